@@ -1,0 +1,83 @@
+"""``distbench export``: the seed tool's JSON files, for users with old tooling."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import click
+
+from distbench.cli.errors import UserError
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _records(con, sql: str) -> list[dict[str, Any]]:
+    result = con.execute(sql)
+    columns = [d[0] for d in result.description]
+    return [{c: _clean(v) for c, v in zip(columns, row, strict=True)} for row in result.fetchall()]
+
+
+def export_json(run_dir: Path, out_dir: Path) -> list[Path]:
+    """Writes ``games.json``, ``trials.json`` and ``summary.json`` into ``out_dir``.
+
+    ``games.json``: one object per game (``game_id``, ``payoff_matrix``, ``row_strategy``,
+    ``col_strategy``, ``value``, ...). ``trials.json``: one object per trial, with the game's
+    id, the mode, the parsed ``action`` (1-based, as the model wrote it) or ``strategy``, the
+    scores and the raw answer. ``summary.json``: the run summary (as the run wrote it).
+    """
+    from distbench.report.summary import matrix_summary
+    from distbench.store.catalog import NotARunError, open_run
+
+    try:
+        con = open_run(run_dir)
+    except NotARunError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        games = _records(
+            con,
+            """SELECT game_id, bucket, seed, rows AS num_rows, cols AS num_cols,
+                      payoff AS payoff_matrix, nash_row AS row_strategy,
+                      nash_col AS col_strategy, value, gap_degenerate
+               FROM games ORDER BY bucket, seed, game_index""",
+        )
+        trials = _records(
+            con,
+            """SELECT game_id, mode, trial, provider, model,
+                      decision + 1 AS action, strategy, parse_status, raw_text,
+                      llm_value, br_value, nash_gap, exploitability
+               FROM trials ORDER BY bucket, seed, game_index, mode, trial""",
+        )
+        summary = matrix_summary(con)
+    finally:
+        con.close()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, payload in (
+        ("games.json", games),
+        ("trials.json", trials),
+        ("summary.json", {"run_id": run_dir.name, "groups": summary}),
+    ):
+        path = out_dir / name
+        path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["json"]), default="json", show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder.  [default: RUN_DIR/export]")
+def export(run_dir: Path, fmt: str, out_dir: Path | None) -> None:
+    """Write RUN_DIR's games, trials and summary as JSON files (the seed tool's format)."""
+    for path in export_json(run_dir, out_dir or run_dir / "export"):
+        click.echo(str(path))

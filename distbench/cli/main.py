@@ -1,0 +1,79 @@
+"""The ``distbench`` command: a click group, one module per subcommand.
+
+Errors: a :class:`UserError`, a click usage error or a known input error is printed as one
+line ``error: ...`` with a non-zero exit code; anything unexpected is one line too, unless
+``--debug`` (or ``DISTBENCH_DEBUG=1``) asks for the traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+import click
+
+from distbench import __version__
+from distbench.cli.errors import UserError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DISTBENCH"})
+@click.version_option(__version__, prog_name="distbench")
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Measure how well language models play strategic games, at any scale."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+def _register() -> None:
+    from distbench.cli import export, query, run
+
+    cli.add_command(run.run)
+    cli.add_command(query.query)
+    cli.add_command(export.export)
+
+
+_register()
+
+
+def _debug_requested(argv: list[str]) -> bool:
+    return "--debug" in argv or os.environ.get("DISTBENCH_DEBUG", "") not in ("", "0")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = _debug_requested(argv)
+    try:
+        rv = cli.main(args=argv, prog_name="distbench", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("error: interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        if isinstance(exc, click.UsageError) and debug:
+            raise
+        click.echo(f"error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
+    except UserError as exc:
+        if debug:
+            raise
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("error: interrupted; committed shards are kept, re-run with the same --run-id to resume", err=True)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - last line of defence, one line unless --debug
+        if debug:
+            raise
+        click.echo(
+            f"error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", err=True
+        )
+        sys.exit(1)
+    if isinstance(rv, int) and rv:
+        sys.exit(rv)

@@ -1,0 +1,228 @@
+"""The driver: runs shards as Ray tasks and is the only writer of the run directory.
+
+``run_matrix`` plans the shards, skips the ones already committed (so re-running the same
+``--run-id`` resumes), submits the rest as Ray tasks with a bounded number in flight, writes
+each returned shard (Parquet via temp file + rename, then the commit marker) as it arrives,
+and finally writes ``summary.json`` and completes ``manifest.json``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from distbench import __version__
+from distbench.engine.plan import MatrixRunConfig, Shard, plan_matrix
+from distbench.store.catalog import open_run
+from distbench.store.writer import RunWriter, read_json, write_json
+
+log = logging.getLogger(__name__)
+
+ProgressFn = Callable[[Shard, dict[str, int]], None]
+
+
+class RunConfigMismatch(ValueError):
+    """The run folder holds a run with another configuration."""
+
+
+def execute_shard(shard: Shard):
+    """Plays one shard in this process (the body of the Ray task)."""
+    from distbench.games.matrix.runner import run_shard
+    from distbench.llm.registry import build_backend
+
+    if shard.family != "matrix":
+        raise ValueError(f"unknown game family {shard.family!r}")
+    return run_shard(shard, build_backend(shard.llm))
+
+
+def versions() -> dict[str, str]:
+    """Versions of distbench, Python and the libraries that decide results."""
+    import duckdb
+    import numba
+    import numpy
+    import pyarrow
+    import scipy
+
+    out = {
+        "distbench": __version__,
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "numba": numba.__version__,
+        "scipy": scipy.__version__,
+        "pyarrow": pyarrow.__version__,
+        "duckdb": duckdb.__version__,
+    }
+    try:
+        import ray
+
+        out["ray"] = ray.__version__
+    except ImportError:  # pragma: no cover - ray is a dependency
+        pass
+    return out
+
+
+def start_ray(num_workers: int | None, address: str | None = None) -> None:
+    """Connects to Ray: an existing cluster at ``address``, or a new local instance."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    env_vars = {"NUMBA_CACHE_DIR": os.environ["NUMBA_CACHE_DIR"]} if "NUMBA_CACHE_DIR" in os.environ else {}
+    kwargs: dict[str, Any] = {
+        "include_dashboard": False,
+        "logging_level": logging.WARNING,
+        "runtime_env": {"env_vars": env_vars} if env_vars else None,
+    }
+    if address:
+        ray.init(address=address, **kwargs)
+    else:
+        ray.init(num_cpus=num_workers, **kwargs)
+
+
+def _ray_results(shards: list[Shard], max_in_flight: int) -> Iterator[tuple[Shard, Any]]:
+    import ray
+
+    remote = ray.remote(execute_shard).options(num_cpus=1, max_retries=3)
+    queue = list(reversed(shards))
+    pending: dict[Any, Shard] = {}
+    while queue or pending:
+        while queue and len(pending) < max_in_flight:
+            shard = queue.pop()
+            pending[remote.remote(shard)] = shard
+        done, _ = ray.wait(list(pending), num_returns=1)
+        for ref in done:
+            shard = pending.pop(ref)
+            yield shard, ray.get(ref)
+
+
+def _local_results(shards: list[Shard]) -> Iterator[tuple[Shard, Any]]:
+    for shard in shards:
+        yield shard, execute_shard(shard)
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """What a finished run reports.
+
+    Attributes:
+        run_dir: The run folder.
+        shards: Number of shards planned.
+        executed: Shards executed by this call.
+        skipped: Shards already committed before this call.
+        summary: The summary records.
+        elapsed_s: Wall time of this call.
+    """
+
+    run_dir: Path
+    shards: int
+    executed: int
+    skipped: int
+    summary: list[dict[str, Any]]
+    elapsed_s: float
+
+
+def _check_manifest(run_dir: Path, config_dict: dict[str, Any]) -> None:
+    path = run_dir / "manifest.json"
+    if not path.exists():
+        return
+    old = read_json(path).get("config")
+    if old is not None and old != config_dict:
+        raise RunConfigMismatch(
+            f"{run_dir} already holds a run with a different configuration; "
+            "pass --overwrite to replace it or choose another --run-id"
+        )
+
+
+def run_matrix(
+    config: MatrixRunConfig,
+    run_dir: Path,
+    *,
+    parallel: bool = True,
+    num_workers: int | None = None,
+    address: str | None = None,
+    command: Iterable[str] | None = None,
+    progress: ProgressFn | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+) -> RunOutcome:
+    """Runs (or resumes) a matrix run into ``run_dir``.
+
+    Args:
+        config: What to play.
+        run_dir: The run folder; created, or resumed when it holds the same configuration.
+        parallel: Run shards as Ray tasks (True) or one after another in this process.
+        num_workers: CPUs of the local Ray instance (default: all).
+        address: Address of an existing Ray cluster, e.g. ``"auto"``.
+        command: The command line, recorded in the manifest.
+        progress: Called after each shard is committed, with the shard and its stats.
+        on_start: Called once with (shards to run, trials to run) before work starts.
+    """
+    from distbench.report.summary import matrix_summary
+
+    t0 = time.perf_counter()
+    run_id = run_dir.name
+    config_dict = config.to_dict()
+    _check_manifest(run_dir, config_dict)
+    writer = RunWriter(run_dir)
+    shards = plan_matrix(config, run_id=run_id)
+    committed = writer.committed()
+    todo = [s for s in shards if s.shard_id not in committed]
+    manifest: dict[str, Any] = {
+        "run_id": run_id,
+        "family": "matrix",
+        "command": list(command) if command is not None else sys.argv,
+        "config": config_dict,
+        "versions": versions(),
+        "seeds": {"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
+        "execution": {"parallel": parallel, "num_workers": num_workers, "address": address},
+        "state": "running",
+        "shards": {"planned": len(shards), "committed": len(shards) - len(todo)},
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    write_json(run_dir / "manifest.json", manifest)
+    if on_start:
+        on_start(len(todo), sum(s.num_trials_total for s in todo))
+
+    if todo:
+        if parallel:
+            start_ray(num_workers, address)
+            import ray
+
+            cpus = int(ray.cluster_resources().get("CPU", 1))
+            results = _ray_results(todo, max_in_flight=max(2, 2 * cpus))
+        else:
+            results = _local_results(todo)
+        for shard, result in results:
+            writer.commit_shard(
+                shard.shard_id, result.tables, extra={"stats": result.stats, "shard": asdict(shard)}
+            )
+            if progress:
+                progress(shard, result.stats)
+
+    con = open_run(run_dir)
+    try:
+        summary = matrix_summary(con)
+    finally:
+        con.close()
+    write_json(run_dir / "summary.json", {"run_id": run_id, "groups": summary})
+    manifest.update(
+        state="complete",
+        shards={"planned": len(shards), "committed": len(writer.committed())},
+        finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    )
+    write_json(run_dir / "manifest.json", manifest)
+    return RunOutcome(
+        run_dir=run_dir,
+        shards=len(shards),
+        executed=len(todo),
+        skipped=len(shards) - len(todo),
+        summary=summary,
+        elapsed_s=time.perf_counter() - t0,
+    )

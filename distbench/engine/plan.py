@@ -1,0 +1,180 @@
+"""Planning: expand a run configuration into shards with stable ids.
+
+Planning is pure: the same configuration always gives the same shards, in the same order, with
+the same ids. A shard id is a hash of everything that decides the shard's rows (family, bucket,
+seed, game range, modes, trials, model, llm seed, prompt settings), so a resumed run recognises
+the shards it has already committed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+
+from distbench.games.matrix.buckets import get_bucket
+from distbench.games.matrix.generate import BLOCK
+from distbench.llm.base import BackendSpec
+
+MODES: tuple[str, ...] = ("pure", "mixed")
+
+
+def stable_hash(payload: object, size: int = 8) -> str:
+    """Hex digest of a JSON-serialisable payload, stable across processes."""
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=size).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixRunConfig:
+    """What a matrix run plays.
+
+    Attributes:
+        buckets: Bucket ids.
+        seeds: Game-stream seeds; each (bucket, seed) cell plays ``num_games`` games.
+        num_games: Games per (bucket, seed).
+        num_trials: Answers asked per game and mode.
+        modes: Answer modes, a subset of :data:`MODES`; several modes play the same games.
+        llm: The model.
+        llm_seed: Seed of the model's sampling (per-request seeds derive from it).
+        tier: Optional tier label of the model.
+        temperature: Sampling temperature sent to the model.
+        max_tokens: Completion budget per answer.
+        shard_trials: Target number of trials per shard (shards hold whole games).
+    """
+
+    buckets: tuple[str, ...]
+    seeds: tuple[int, ...]
+    num_games: int
+    num_trials: int
+    modes: tuple[str, ...]
+    llm: BackendSpec
+    llm_seed: int = 0
+    tier: str | None = None
+    temperature: float = 1.0
+    max_tokens: int = 256
+    shard_trials: int = 20_000
+
+    def __post_init__(self) -> None:
+        if not self.buckets:
+            raise ValueError("at least one bucket is needed")
+        for bucket in self.buckets:
+            get_bucket(bucket)
+        if not self.seeds:
+            raise ValueError("at least one seed is needed")
+        if any(s < 0 for s in self.seeds):
+            raise ValueError("seeds must be non-negative integers")
+        if self.num_games < 1:
+            raise ValueError(f"num_games must be at least 1, got {self.num_games}")
+        if self.num_trials < 1:
+            raise ValueError(f"num_trials must be at least 1, got {self.num_trials}")
+        bad = [m for m in self.modes if m not in MODES]
+        if not self.modes or bad:
+            raise ValueError(f"modes must be among {', '.join(MODES)}, got {list(self.modes)}")
+        if self.shard_trials < 1:
+            raise ValueError("shard_trials must be at least 1")
+
+    def to_dict(self) -> dict:
+        """JSON-shaped (lists, not tuples), so it compares equal to a manifest's copy."""
+        return json.loads(json.dumps(asdict(self)))
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """A unit of work: a chunk of games of one (bucket, seed), played by one model.
+
+    Attributes:
+        shard_id: Stable id (hash of every field below except ``run_id``).
+        chunk_id: Stable id of the chunk of games (bucket, seed, range): shards of different
+            models over the same games share it, and so the games file.
+        family: Game family.
+        bucket: Bucket id.
+        seed: Game-stream seed.
+        start: First game index.
+        stop: One past the last game index.
+        modes: Answer modes played on these games.
+        num_trials: Answers per game and mode.
+        llm: The model.
+        llm_seed: Model sampling seed.
+        tier: Tier label or None.
+        temperature: Sampling temperature.
+        max_tokens: Completion budget.
+        run_id: The run the rows belong to.
+    """
+
+    shard_id: str
+    chunk_id: str
+    family: str
+    bucket: str
+    seed: int
+    start: int
+    stop: int
+    modes: tuple[str, ...]
+    num_trials: int
+    llm: BackendSpec
+    llm_seed: int
+    tier: str | None
+    temperature: float
+    max_tokens: int
+    run_id: str = field(default="", compare=False)
+
+    @property
+    def num_games(self) -> int:
+        return self.stop - self.start
+
+    @property
+    def num_trials_total(self) -> int:
+        return self.num_games * self.num_trials * len(self.modes)
+
+
+def games_per_shard(config: MatrixRunConfig) -> int:
+    """Whole games per shard: about ``shard_trials`` trials, aligned to generation blocks."""
+    per_game = config.num_trials * len(config.modes)
+    games = max(1, config.shard_trials // per_game)
+    if games >= BLOCK:
+        games -= games % BLOCK
+    return games
+
+
+def plan_matrix(config: MatrixRunConfig, run_id: str = "") -> list[Shard]:
+    """Expands ``config`` into shards, in a stable order (bucket, seed, game range)."""
+    size = games_per_shard(config)
+    shards: list[Shard] = []
+    for bucket in config.buckets:
+        for seed in config.seeds:
+            for chunk in range(math.ceil(config.num_games / size)):
+                start = chunk * size
+                stop = min(config.num_games, start + size)
+                chunk_key = {"family": "matrix", "bucket": bucket, "seed": seed,
+                             "start": start, "stop": stop}
+                shard_key = {
+                    **chunk_key,
+                    "modes": list(config.modes),
+                    "num_trials": config.num_trials,
+                    "llm": asdict(config.llm),
+                    "llm_seed": config.llm_seed,
+                    "tier": config.tier,
+                    "temperature": config.temperature,
+                    "max_tokens": config.max_tokens,
+                }
+                shards.append(
+                    Shard(
+                        shard_id=f"m-{stable_hash(shard_key)}",
+                        chunk_id=f"g-{stable_hash(chunk_key)}",
+                        family="matrix",
+                        bucket=bucket,
+                        seed=seed,
+                        start=start,
+                        stop=stop,
+                        modes=tuple(config.modes),
+                        num_trials=config.num_trials,
+                        llm=config.llm,
+                        llm_seed=config.llm_seed,
+                        tier=config.tier,
+                        temperature=config.temperature,
+                        max_tokens=config.max_tokens,
+                        run_id=run_id,
+                    )
+                )
+    return shards

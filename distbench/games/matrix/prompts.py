@@ -1,0 +1,205 @@
+"""Prompts for the matrix family: one zero-sum game, a pure action or a mixed strategy asked for.
+
+Two styles share one game description (the model is the row player; the table gives the row
+player's payoffs; the column player gets the negative; the opponent is perfectly rational and
+knows the game; the number of actions is stated):
+
+- ``style="chat"``: a full instruction for an instruction model, asking it to end its reply with
+  one line ``Action: <k>`` (pure) or ``Strategy: [p1, ..., pm]`` (mixed). Parse the reply with
+  ``parse_pure(text, m)`` / ``parse_mixed(text, m)``.
+- ``style="completion"``: for a raw base model. The prompt ends with the cue, with no trailing
+  space, so the model's continuation is the answer: ``PURE_COMPLETION_CUE`` = ``"Action:"`` (the
+  next token is then `` 2``-like, which also suits reading next-token log-probabilities over the
+  labels) and ``MIXED_COMPLETION_CUE`` = ``"Strategy: ["`` (the open bracket commits the model
+  to a list of numbers). Parse the continuation with ``continuation=True``; the mixed parser
+  accepts continuations with or without their own ``[``.
+
+Prompts are deterministic pure functions of the payoff values. Payoffs are printed as integers
+without ``.0`` when they are whole, otherwise as the shortest decimal that reads back as the same
+float (Python ``repr``), so the model sees exactly the game that is scored.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "MIXED_COMPLETION_CUE",
+    "MIXED_CUE",
+    "PURE_COMPLETION_CUE",
+    "PURE_CUE",
+    "STYLES",
+    "format_payoff",
+    "mixed_prompt",
+    "payoff_table",
+    "pure_prompt",
+]
+
+PURE_CUE = "Action:"
+MIXED_CUE = "Strategy:"
+PURE_COMPLETION_CUE = PURE_CUE
+MIXED_COMPLETION_CUE = MIXED_CUE + " ["
+STYLES = ("chat", "completion")
+
+_COLUMN_GAP = "  "
+_MAX_EXACT_INT = 1e15  # whole numbers below this print as integers
+
+
+def format_payoff(value: float) -> str:
+    """Print one payoff compactly and exactly: ``3``, ``-2``, ``2.5``, ``0.1``, ``1e-05``.
+
+    Args:
+        value: a finite payoff.
+
+    Returns:
+        The integer form when ``value`` is whole (and below 1e15 in size), else Python's
+        shortest round-trip ``repr`` of the float.
+    """
+    x = float(value)
+    if x.is_integer() and abs(x) < _MAX_EXACT_INT:
+        return str(int(x))  # also turns -0.0 into "0"
+    return repr(x)
+
+
+def payoff_table(payoff: np.ndarray) -> str:
+    """Render a payoff matrix as an aligned text table.
+
+    Args:
+        payoff: shape (m, n), payoffs to the row player.
+
+    Returns:
+        Lines ``Action 1 .. Action m`` by ``Column 1 .. Column n``, numbers right-aligned, no
+        trailing spaces.
+    """
+    matrix = _validated(payoff)
+    m, n = matrix.shape
+    header = [""] + [f"Column {j}" for j in range(1, n + 1)]
+    rows = [[f"Action {i + 1}"] + [format_payoff(v) for v in matrix[i]] for i in range(m)]
+    widths = [max(len(row[c]) for row in [header, *rows]) for c in range(n + 1)]
+    lines = []
+    for row in [header, *rows]:
+        cells = [row[0].ljust(widths[0])]
+        cells += [row[c].rjust(widths[c]) for c in range(1, n + 1)]
+        lines.append(_COLUMN_GAP.join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def pure_prompt(payoff: np.ndarray, *, style: str = "chat") -> str:
+    """Prompt asking the row player for one action.
+
+    Args:
+        payoff: shape (m, n), payoffs to the row player; finite numbers.
+        style: ``"chat"`` (instruction, ends by asking for a line ``Action: <k>``) or
+            ``"completion"`` (ends with the cue ``Action:`` for a base model to continue).
+
+    Returns:
+        The prompt text; the same payoff always gives the same text.
+    """
+    matrix = _validated(payoff)
+    _check_style(style)
+    m = matrix.shape[0]
+    parts = [_describe(matrix, mixed=False)]
+    goal = (
+        f"Choose one of your {_count(m, 'action')}, 1 to {m}, to make your payoff as high as "
+        "possible against this opponent."
+    )
+    if style == "chat":
+        parts.append(
+            f"{goal} You may think it through first. End your reply with one line of exactly "
+            f"this form, where <k> is the number of your action (a whole number from 1 to {m}):\n"
+            f"{PURE_CUE} <k>"
+        )
+    else:
+        parts.append(f"{goal} The answer is the number of your action.")
+        parts.append(PURE_COMPLETION_CUE)
+    return "\n\n".join(parts)
+
+
+def mixed_prompt(payoff: np.ndarray, *, style: str = "chat") -> str:
+    """Prompt asking the row player for a mixed strategy (m probabilities summing to 1).
+
+    Args:
+        payoff: shape (m, n), payoffs to the row player; finite numbers.
+        style: ``"chat"`` (instruction, ends by asking for a line ``Strategy: [p1, ..., pm]``)
+            or ``"completion"`` (ends with the cue ``Strategy: [`` for a base model to continue).
+
+    Returns:
+        The prompt text; the same payoff always gives the same text.
+    """
+    matrix = _validated(payoff)
+    _check_style(style)
+    m = matrix.shape[0]
+    labels = ", ".join(f"p{i}" for i in range(1, m + 1))
+    parts = [_describe(matrix, mixed=True)]
+    goal = (
+        f"Choose your mixed strategy: {_count(m, 'probability')}, one for each of your "
+        f"{_count(m, 'action')} in the order {_span('Action', m)}, each between 0 and 1 and "
+        "together summing to 1, to make your expected payoff as high as possible against this "
+        "opponent."
+    )
+    if style == "chat":
+        parts.append(
+            f"{goal} You may think it through first. End your reply with one line of exactly "
+            f"this form, where p1 is the probability of Action 1, p2 the probability of "
+            f"Action 2, and so on, written as decimal numbers:\n{MIXED_CUE} [{labels}]"
+        )
+    else:
+        parts.append(f"{goal} The answer is the list of the {m} probabilities, as decimals.")
+        parts.append(MIXED_COMPLETION_CUE)
+    return "\n\n".join(parts)
+
+
+def _describe(matrix: np.ndarray, *, mixed: bool) -> str:
+    m, n = matrix.shape
+    if mixed:
+        move = (
+            f"You play a mixed strategy: you give a probability to each of your "
+            f"{_count(m, 'action')} ({_span('Action', m)}), and your action is drawn at random "
+            "with these probabilities."
+        )
+    else:
+        move = f"You choose one of your {_count(m, 'action')} ({_span('Action', m)})."
+    intro = (
+        "You are playing a two-player zero-sum game. You are the row player; your opponent "
+        "is the column player."
+    )
+    rules = (
+        f"{move} At the same time, without seeing your choice, the column player chooses one "
+        f"of {_count(n, 'column')} ({_span('Column', n)}). The table below gives your payoff "
+        "for each pair of your action (row) and their column. The game is zero-sum: the column "
+        "player's payoff is the negative of yours, so whatever you win, they lose. Your "
+        "opponent is a perfectly rational player who knows this table and plays to make your "
+        "payoff as low as possible."
+    )
+    table = "Your payoffs (row player):\n\n" + payoff_table(matrix)
+    return "\n\n".join([intro, rules, table])
+
+
+def _count(k: int, noun: str) -> str:
+    if k == 1:
+        return f"1 {noun}"
+    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{k} {plural}"
+
+
+def _span(label: str, k: int) -> str:
+    return f"{label} 1" if k == 1 else f"{label} 1 to {label} {k}"
+
+
+def _check_style(style: str) -> None:
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {', '.join(STYLES)}; got {style!r}")
+
+
+def _validated(payoff: np.ndarray) -> np.ndarray:
+    try:
+        matrix = np.asarray(payoff, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"payoff must be a numeric (m, n) array: {exc}") from None
+    if matrix.ndim != 2:
+        raise ValueError(f"payoff must have shape (m, n), got shape {matrix.shape}")
+    if matrix.shape[0] < 1 or matrix.shape[1] < 1:
+        raise ValueError(f"payoff must have at least one row and one column, got {matrix.shape}")
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError("payoff must contain only finite numbers")
+    return matrix

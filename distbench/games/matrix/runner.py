@@ -1,0 +1,209 @@
+"""Plays one matrix shard: generate, solve, ask, parse, score, tabulate.
+
+Runs inside a Ray task (or in the driver with ``--no-parallel``) and returns Arrow tables; it
+writes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from distbench.engine.plan import Shard
+from distbench.games.matrix.generate import game_ids, generate_games, has_saddle_point
+from distbench.games.matrix.parse import ParseStatus, parse_mixed, parse_pure
+from distbench.games.matrix.prompts import mixed_prompt, pure_prompt
+from distbench.kernels import score_actions, score_strategies, solve_zero_sum
+from distbench.llm.base import Backend, Request, Response
+from distbench.llm.dummy import splitmix64
+from distbench.store.schema import GAMES, TRIALS
+
+
+@dataclass(frozen=True, slots=True)
+class ShardResult:
+    """What a shard returns to the driver.
+
+    Attributes:
+        shard_id: The shard's id.
+        tables: table name -> (file stem, Arrow table).
+        stats: Counts for the progress line and the commit marker.
+    """
+
+    shard_id: str
+    tables: dict[str, tuple[str, pa.Table]]
+    stats: dict[str, int]
+
+
+def _game_seed(llm_seed: int, game_id: str, mode: str) -> int:
+    digest = hashlib.blake2b(f"{llm_seed}/{game_id}/{mode}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def request_seeds(llm_seed: int, ids: Sequence[str], mode: str, num_trials: int) -> np.ndarray:
+    """Per-request seeds, (len(ids), num_trials) uint64: a function of game, mode and trial."""
+    base = np.fromiter(
+        (_game_seed(llm_seed, gid, mode) for gid in ids), dtype=np.uint64, count=len(ids)
+    )
+    with np.errstate(over="ignore"):
+        grid = base[:, None] + np.arange(num_trials, dtype=np.uint64)[None, :]
+    return splitmix64(grid)
+
+
+def games_table(shard: Shard, ids: list[str], payoffs: np.ndarray, sol) -> pa.Table:
+    """The ``games`` rows of a shard."""
+    count = len(ids)
+    status = np.where(sol.status == 0, "ok", "iteration_limit")
+    columns = {
+        "run_id": [shard.run_id] * count,
+        "family": ["matrix"] * count,
+        "bucket": [shard.bucket] * count,
+        "seed": [shard.seed] * count,
+        "game_index": np.arange(shard.start, shard.stop, dtype=np.int64),
+        "game_id": ids,
+        "rows": [payoffs.shape[1]] * count,
+        "cols": [payoffs.shape[2]] * count,
+        "payoff": payoffs.tolist(),
+        "nash_row": sol.row.tolist(),
+        "nash_col": sol.col.tolist(),
+        "value": sol.value,
+        "row_support": sol.row_support,
+        "col_support": sol.col_support,
+        "has_saddle": has_saddle_point(payoffs),
+        "gap_degenerate": sol.gap_degenerate,
+        "residual": sol.residual,
+        "solver_status": status.tolist(),
+    }
+    return pa.table(columns, schema=GAMES)
+
+
+def _ask(backend: Backend, requests: list[Request]) -> list[Response]:
+    return asyncio.run(backend.generate(requests))
+
+
+def play_mode(
+    shard: Shard,
+    mode: str,
+    backend: Backend,
+    ids: list[str],
+    payoffs: np.ndarray,
+    sol,
+) -> pa.Table:
+    """Asks, parses and scores every trial of one mode; returns the ``trials`` rows."""
+    num_games, m, _ = payoffs.shape
+    trials = shard.num_trials
+    style = backend.spec.style
+    continuation = style == "completion"
+    make_prompt = pure_prompt if mode == "pure" else mixed_prompt
+    prompts = [make_prompt(payoffs[g], style=style) for g in range(num_games)]
+    seeds = request_seeds(shard.llm_seed, ids, mode, trials)
+    task = f"matrix.{mode}:{m}"
+    requests = [
+        Request(
+            prompt=prompts[g],
+            seed=int(seeds[g, t]),
+            task=task,
+            max_tokens=shard.max_tokens,
+            temperature=shard.temperature,
+        )
+        for g in range(num_games)
+        for t in range(trials)
+    ]
+    responses = _ask(backend, requests)
+
+    total = num_games * trials
+    game_index = np.repeat(np.arange(num_games, dtype=np.int64), trials)
+    statuses: list[str] = []
+    details: list[str] = []
+    texts: list[str | None] = []
+    if mode == "pure":
+        actions = np.full(total, -1, dtype=np.int64)
+    else:
+        strategies = np.full((total, m), np.nan)
+    for k, resp in enumerate(responses):
+        texts.append(resp.text)
+        if resp.status != "ok" or resp.text is None:
+            statuses.append(ParseStatus.CALL_FAILED.value)
+            details.append(resp.error or "call failed")
+            continue
+        if mode == "pure":
+            ans = parse_pure(resp.text, m, continuation=continuation)
+            if ans.status is ParseStatus.OK:
+                actions[k] = ans.action
+        else:
+            ans = parse_mixed(resp.text, m, continuation=continuation)
+            if ans.status is ParseStatus.OK:
+                strategies[k] = ans.strategy
+        statuses.append(ans.status.value)
+        details.append(ans.detail)
+
+    if mode == "pure":
+        scores = score_actions(payoffs, sol.col, sol.value, game_index, actions)
+        decision = pa.array(actions, mask=actions < 0, type=pa.int32())
+        strategy = pa.nulls(total, type=pa.list_(pa.float64()))
+    else:
+        scores = score_strategies(payoffs, sol.col, sol.value, game_index, strategies)
+        decision = pa.nulls(total, type=pa.int32())
+        valid = ~np.isnan(strategies).any(axis=1)
+        strategy = pa.array(
+            [row if ok else None for row, ok in zip(strategies.tolist(), valid, strict=True)],
+            type=pa.list_(pa.float64()),
+        )
+
+    def nullable(values: np.ndarray) -> pa.Array:
+        return pa.array(values, mask=np.isnan(values), type=pa.float64())
+
+    trial_no = np.tile(np.arange(trials, dtype=np.int32), num_games)
+    trial_game_ids = [ids[g] for g in game_index.tolist()]
+    columns = {
+        "run_id": [shard.run_id] * total,
+        "shard_id": [shard.shard_id] * total,
+        "family": ["matrix"] * total,
+        "bucket": [shard.bucket] * total,
+        "seed": [shard.seed] * total,
+        "provider": [shard.llm.provider] * total,
+        "model": [shard.llm.model] * total,
+        "tier": [shard.tier] * total,
+        "mode": [mode] * total,
+        "game_id": trial_game_ids,
+        "game_index": game_index + shard.start,
+        "trial": trial_no,
+        "trial_id": [f"{gid}/{mode}/t{t}" for gid, t in zip(trial_game_ids, trial_no.tolist(), strict=True)],
+        "decision": decision,
+        "strategy": strategy,
+        "parse_status": statuses,
+        "parse_detail": details,
+        "raw_text": texts,
+        "llm_value": nullable(scores.llm_value),
+        "br_value": nullable(scores.br_value),
+        "nash_gap": nullable(scores.nash_gap),
+        "exploitability": nullable(scores.exploitability),
+        "gap_degenerate": sol.gap_degenerate[game_index],
+        "call_id": pa.nulls(total, type=pa.string()),
+        "latency_ms": [r.latency_ms for r in responses],
+    }
+    return pa.table(columns, schema=TRIALS)
+
+
+def run_shard(shard: Shard, backend: Backend) -> ShardResult:
+    """Plays ``shard`` with ``backend`` and returns its tables."""
+    ids = game_ids(shard.bucket, shard.seed, shard.start, shard.stop)
+    payoffs = generate_games(shard.bucket, shard.seed, shard.start, shard.stop)
+    sol = solve_zero_sum(payoffs)
+    games = games_table(shard, ids, payoffs, sol)
+    parts = [play_mode(shard, mode, backend, ids, payoffs, sol) for mode in shard.modes]
+    trials = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    statuses = trials["parse_status"]
+    valid = int(pc.sum(pc.equal(statuses, ParseStatus.OK.value)).as_py() or 0)
+    failed = int(pc.sum(pc.equal(statuses, ParseStatus.CALL_FAILED.value)).as_py() or 0)
+    stats = {"games": games.num_rows, "trials": trials.num_rows, "valid": valid, "call_failed": failed}
+    return ShardResult(
+        shard_id=shard.shard_id,
+        tables={"games": (shard.chunk_id, games), "trials": (shard.shard_id, trials)},
+        stats=stats,
+    )

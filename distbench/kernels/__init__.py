@@ -1,0 +1,24 @@
+"""Numba kernels: exact zero-sum game solving and scoring of answers, in batch.
+
+No I/O and no Ray here; public functions validate and allocate, private ``@njit(cache=True)``
+kernels fill the outputs in place.
+"""
+
+from distbench.kernels.scoring import INVALID_ACTION, TrialScores, score_actions, score_strategies
+from distbench.kernels.zero_sum import (
+    GAP_DEGENERATE_TOL,
+    SUPPORT_TOL,
+    ZeroSumSolution,
+    solve_zero_sum,
+)
+
+__all__ = [
+    "GAP_DEGENERATE_TOL",
+    "INVALID_ACTION",
+    "SUPPORT_TOL",
+    "TrialScores",
+    "ZeroSumSolution",
+    "score_actions",
+    "score_strategies",
+    "solve_zero_sum",
+]

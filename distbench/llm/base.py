@@ -1,0 +1,109 @@
+"""The model backend interface: a batch of requests in, answers out, asynchronously.
+
+Every backend answers in text, so every answer goes through the same prompt -> answer ->
+parse path. A backend never raises for a failed call: it returns a :class:`Response` with
+``status="failed"`` and the reason, so failures become rows.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One model call.
+
+    Attributes:
+        prompt: The prompt text (the user message for chat models).
+        seed: Per-request sampling seed, stable across runs (derived from ``--llm-seed``, the
+            game and the trial), so a seeded backend answers identically every time.
+        task: What answer the request asks for, e.g. ``"matrix.pure:3"`` (pure action among
+            3) or ``"matrix.mixed:3"``. Real models ignore it; scripted policies use it.
+        max_tokens: Completion budget.
+        temperature: Sampling temperature.
+        logprobs: Number of top log-probabilities to return, or None.
+    """
+
+    prompt: str
+    seed: int
+    task: str = ""
+    max_tokens: int = 256
+    temperature: float = 1.0
+    logprobs: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """The outcome of one call.
+
+    Attributes:
+        text: The answer text, None when the call failed.
+        status: ``"ok"`` or ``"failed"``.
+        error: Why it failed ("" when ok). Never holds a key or a header.
+        http_status: Last HTTP status, None for in-process backends.
+        attempts: Number of attempts made.
+        latency_ms: Wall time of the call including retries.
+        prompt_tokens: Prompt tokens reported by the backend, when known.
+        completion_tokens: Completion tokens reported by the backend, when known.
+        cache_hit: Answered from the response cache.
+    """
+
+    text: str | None
+    status: str = "ok"
+    error: str = ""
+    http_status: int | None = None
+    attempts: int = 1
+    latency_ms: float = 0.0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cache_hit: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BackendSpec:
+    """What model to call and how: small, hashable, picklable (it travels to Ray workers).
+
+    Attributes:
+        provider: Registered provider name, e.g. ``"dummy"``.
+        model: Model name at that provider.
+        style: ``"chat"`` (instruction model, full question) or ``"completion"`` (raw base
+            model, prompt ending with an answer cue).
+        options: Extra provider options as sorted (key, value) pairs.
+    """
+
+    provider: str
+    model: str
+    style: str = "chat"
+    options: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+
+    def option(self, key: str, default: Any = None) -> Any:
+        return dict(self.options).get(key, default)
+
+
+class Backend(abc.ABC):
+    """A model that answers batches of requests.
+
+    Subclasses implement :meth:`generate`; answers come back in request order.
+    """
+
+    def __init__(self, spec: BackendSpec) -> None:
+        self.spec = spec
+
+    @property
+    def provider(self) -> str:
+        return self.spec.provider
+
+    @property
+    def model(self) -> str:
+        return self.spec.model
+
+    @abc.abstractmethod
+    async def generate(self, requests: Sequence[Request]) -> list[Response]:
+        """Answers ``requests``, in order, never raising for a failed call."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Releases connections; the default holds none."""

@@ -1,0 +1,185 @@
+"""The run summary of the matrix family: one record per (bucket, provider, model, tier, mode).
+
+Statistics are over the valid trials (parse_status = 'ok'); the valid-answer rate is reported
+beside them. ``std_nash_gap`` is the population standard deviation (``numpy.std``, ddof=0), as
+in the seed tool. ``gap_ratio`` = mean nash_gap / mean |br_value|. The 95% confidence interval
+of the mean gap is a percentile bootstrap that resamples whole games (the trials of one game
+share its payoffs, so they are not independent), with a fixed seed so it is reproducible.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import duckdb
+import numpy as np
+
+GROUP_KEYS: tuple[str, ...] = ("bucket", "provider", "model", "tier", "mode")
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20240917
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def bootstrap_mean_ci(
+    sums: np.ndarray,
+    counts: np.ndarray,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    level: float = 0.95,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap CI of a mean over clusters.
+
+    Args:
+        sums: (G,) sum of the values of each cluster (game).
+        counts: (G,) number of values of each cluster.
+        resamples: Bootstrap resamples.
+        level: Confidence level.
+        seed: Seed of the resampling.
+
+    Returns:
+        (low, high), or None when there are no values.
+    """
+    sums = np.asarray(sums, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.float64)
+    keep = counts > 0
+    sums, counts = sums[keep], counts[keep]
+    g = len(sums)
+    if g == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    step = max(1, 2_000_000 // g)
+    for lo in range(0, resamples, step):
+        hi = min(resamples, lo + step)
+        idx = rng.integers(0, g, size=(hi - lo, g))
+        means[lo:hi] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    alpha = (1.0 - level) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def summarize_group(
+    game_ids: np.ndarray,
+    valid: np.ndarray,
+    nash_gap: np.ndarray,
+    llm_value: np.ndarray,
+    br_value: np.ndarray,
+    exploitability: np.ndarray,
+    gap_degenerate: np.ndarray,
+) -> dict[str, Any]:
+    """Summary fields of one group of trials (all arrays (T,), aligned)."""
+    total = len(game_ids)
+    uniq, inverse = np.unique(game_ids, return_inverse=True)
+    num_games = len(uniq)
+    per_game = np.bincount(inverse, minlength=num_games)
+    gaps = nash_gap[valid]
+    out: dict[str, Any] = {
+        "num_games": int(num_games),
+        "num_trials_per_game": int(per_game.max()) if num_games else 0,
+        "total_trials": int(total),
+        "valid_trials": int(valid.sum()),
+        "valid_rate": _num(valid.mean()) if total else None,
+        "degenerate_game_share": None,
+    }
+    if num_games:
+        degenerate_games = np.zeros(num_games, dtype=bool)
+        degenerate_games[inverse] = gap_degenerate
+        out["degenerate_game_share"] = float(degenerate_games.mean())
+    if gaps.size:
+        mean_br_abs = float(np.abs(br_value[valid]).mean())
+        sums = np.bincount(inverse[valid], weights=gaps, minlength=num_games)
+        counts = np.bincount(inverse[valid], minlength=num_games)
+        ci = bootstrap_mean_ci(sums, counts)
+        out.update(
+            mean_nash_gap=float(gaps.mean()),
+            median_nash_gap=float(np.median(gaps)),
+            std_nash_gap=float(gaps.std()),
+            min_nash_gap=float(gaps.min()),
+            max_nash_gap=float(gaps.max()),
+            mean_llm_value=float(llm_value[valid].mean()),
+            mean_br_value=float(br_value[valid].mean()),
+            gap_ratio=_num(gaps.mean() / mean_br_abs) if mean_br_abs > 0 else None,
+            mean_exploitability=float(exploitability[valid].mean()),
+            nash_gap_ci95=list(ci) if ci else None,
+        )
+    else:
+        for key in (
+            "mean_nash_gap", "median_nash_gap", "std_nash_gap", "min_nash_gap", "max_nash_gap",
+            "mean_llm_value", "mean_br_value", "gap_ratio", "mean_exploitability",
+            "nash_gap_ci95",
+        ):
+            out[key] = None
+    return out
+
+
+def matrix_summary(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Summary records of the ``trials`` view, one per group, in a stable order."""
+    table = con.sql(
+        f"""
+        SELECT {", ".join(GROUP_KEYS)}, game_id, parse_status = 'ok' AS valid,
+               nash_gap, llm_value, br_value, exploitability, gap_degenerate
+        FROM trials WHERE family = 'matrix'
+        ORDER BY {", ".join(GROUP_KEYS)}, game_id, trial
+        """
+    ).to_arrow_table()
+    if table.num_rows == 0:
+        return []
+    cols = {name: table[name].to_numpy(zero_copy_only=False) for name in table.column_names}
+    keys = list(zip(*(cols[k] for k in GROUP_KEYS), strict=True))
+    order: dict[tuple, list[int]] = {}
+    for i, key in enumerate(keys):
+        order.setdefault(key, []).append(i)
+    records = []
+    for key, rows in order.items():
+        idx = np.asarray(rows)
+        valid = cols["valid"][idx].astype(bool)
+
+        def f64(name: str, idx: np.ndarray = idx) -> np.ndarray:
+            return np.asarray(cols[name][idx], dtype=np.float64)
+
+        record = dict(zip(GROUP_KEYS, key, strict=True))
+        record.update(
+            summarize_group(
+                cols["game_id"][idx],
+                valid,
+                f64("nash_gap"),
+                f64("llm_value"),
+                f64("br_value"),
+                f64("exploitability"),
+                cols["gap_degenerate"][idx].astype(bool),
+            )
+        )
+        records.append(record)
+    return records
+
+
+def format_summary(records: list[dict[str, Any]]) -> str:
+    """A compact plain-text table of summary records for the terminal."""
+    if not records:
+        return "no trials"
+    header = ["bucket", "model", "mode", "games", "trials", "valid", "mean gap", "95% CI",
+              "median", "mean expl."]
+    rows = []
+    for r in records:
+        ci = r.get("nash_gap_ci95")
+
+        def fmt(x: float | None) -> str:
+            return "-" if x is None else f"{x:.4g}"
+
+        rows.append([
+            r["bucket"], f"{r['provider']}:{r['model']}", r["mode"], str(r["num_games"]),
+            str(r["total_trials"]), f"{100 * (r['valid_rate'] or 0):.1f}%",
+            fmt(r["mean_nash_gap"]),
+            "-" if not ci else f"[{ci[0]:.4g}, {ci[1]:.4g}]",
+            fmt(r["median_nash_gap"]), fmt(r["mean_exploitability"]),
+        ])
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    return "\n".join(lines)

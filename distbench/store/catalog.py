@@ -1,0 +1,62 @@
+"""DuckDB views over a run's committed Parquet files.
+
+``open_run(run_dir)`` returns an in-memory DuckDB connection with one view per table
+(``games``, ``trials``, ...), each reading only the files listed by commit markers. A table
+with no committed file is an empty view with the table's schema, so queries never fail because
+a run has not produced a table yet.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from distbench.store.schema import SCHEMAS, empty_table
+from distbench.store.writer import COMMITS, committed_files
+
+
+class NotARunError(ValueError):
+    """The folder is not a distbench run directory."""
+
+
+def _sql_str(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def check_run_dir(run_dir: Path | str) -> Path:
+    """Returns the run folder as a Path, or raises NotARunError with a useful message."""
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise NotARunError(f"no such run directory: {path}")
+    if not (path / COMMITS).is_dir() and not (path / "manifest.json").exists():
+        raise NotARunError(
+            f"{path} is not a distbench run directory (no manifest.json or {COMMITS}/); "
+            "pass a folder such as results/<run-id>"
+        )
+    return path
+
+
+def open_run(run_dir: Path | str, *, threads: int | None = None) -> duckdb.DuckDBPyConnection:
+    """Opens a DuckDB connection with a view per table over the committed files.
+
+    Args:
+        run_dir: The run folder.
+        threads: DuckDB threads (default: DuckDB's choice).
+    """
+    path = check_run_dir(run_dir)
+    con = duckdb.connect(":memory:")
+    if threads:
+        con.execute(f"SET threads = {int(threads)}")
+    files = committed_files(path)
+    for name in SCHEMAS:
+        paths = files.get(name)
+        if paths:
+            listing = ", ".join(_sql_str(p) for p in paths)
+            con.execute(
+                f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listing}], union_by_name=true)"
+            )
+        else:
+            con.register(f"_empty_{name}", empty_table(name))
+            con.execute(f"CREATE VIEW {name} AS SELECT * FROM _empty_{name}")
+    return con

@@ -1,0 +1,103 @@
+"""The one definition of every result table's columns.
+
+Writers build tables against these schemas, the DuckDB catalog creates empty views from them,
+and the README's table reference is checked against them by the tests. Each field carries a
+``description`` in its metadata.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+TIMING_COLUMNS: frozenset[str] = frozenset({"latency_ms", "elapsed_ms"})
+"""Columns that hold wall-clock measurements: the only ones allowed to differ between runs."""
+
+
+def _f(name: str, type_: pa.DataType, description: str, nullable: bool = True) -> pa.Field:
+    return pa.field(name, type_, nullable=nullable, metadata={"description": description})
+
+
+_F64 = pa.float64()
+_LIST_F64 = pa.list_(pa.float64())
+
+GAMES = pa.schema(
+    [
+        _f("run_id", pa.string(), "Run id (the run folder's name).", False),
+        _f("family", pa.string(), "Game family: 'matrix'.", False),
+        _f("bucket", pa.string(), "Bucket id, e.g. '3x3_midVar_mixed'.", False),
+        _f("seed", pa.int64(), "Seed of the game stream.", False),
+        _f("game_index", pa.int64(), "Index of the game in its (bucket, seed) stream.", False),
+        _f("game_id", pa.string(), "Stable game id '<bucket>/s<seed>/g<index>'.", False),
+        _f("rows", pa.int32(), "Number of row (model) actions.", False),
+        _f("cols", pa.int32(), "Number of column (opponent) actions.", False),
+        _f("payoff", pa.list_(_LIST_F64), "Payoffs to the row player, rows x cols.", False),
+        _f("nash_row", _LIST_F64, "Row player's Nash (maximin) strategy x*.", False),
+        _f("nash_col", _LIST_F64, "Column player's Nash (minimax) strategy y* (the opponent).", False),
+        _f("value", _F64, "Value of the game to the row player.", False),
+        _f("row_support", pa.int32(), "Number of row actions with x*_i > 1e-9.", False),
+        _f("col_support", pa.int32(), "Number of column actions with y*_j > 1e-9.", False),
+        _f("has_saddle", pa.bool_(), "The game has a pure saddle point.", False),
+        _f(
+            "gap_degenerate",
+            pa.bool_(),
+            "Every row action earns the value against y*, so nash_gap is 0 for any answer; "
+            "read exploitability instead.",
+            False,
+        ),
+        _f("residual", _F64, "Duality residual max_i (U y*)_i - min_j (x*'U)_j.", False),
+        _f("solver_status", pa.string(), "'ok' or 'iteration_limit'.", False),
+    ]
+)
+
+TRIALS = pa.schema(
+    [
+        _f("run_id", pa.string(), "Run id.", False),
+        _f("shard_id", pa.string(), "Shard that produced the row.", False),
+        _f("family", pa.string(), "Game family: 'matrix'.", False),
+        _f("bucket", pa.string(), "Bucket id.", False),
+        _f("seed", pa.int64(), "Seed of the game stream.", False),
+        _f("provider", pa.string(), "Model provider, e.g. 'dummy', 'openai'.", False),
+        _f("model", pa.string(), "Model name.", False),
+        _f("tier", pa.string(), "Model tier label (sweeps), NULL when none."),
+        _f("mode", pa.string(), "Answer mode: 'pure', 'mixed' or 'logprob'.", False),
+        _f("game_id", pa.string(), "Game id (joins games.game_id).", False),
+        _f("game_index", pa.int64(), "Index of the game in its stream.", False),
+        _f("trial", pa.int32(), "Trial number within (game, mode), from 0.", False),
+        _f("trial_id", pa.string(), "Stable trial id '<game_id>/<mode>/t<trial>'.", False),
+        _f("decision", pa.int32(), "Pure mode: chosen row action, 0-based; NULL when invalid."),
+        _f("strategy", _LIST_F64, "Mixed mode: the stated strategy (sums to 1); NULL when invalid."),
+        _f("parse_status", pa.string(), "'ok' or why the answer is invalid (no_answer, ...).", False),
+        _f("parse_detail", pa.string(), "Short reason when parse_status is not 'ok'.", False),
+        _f("raw_text", pa.string(), "The model's answer text, verbatim; NULL when the call failed."),
+        _f("llm_value", _F64, "x'U y*: the answer's expected payoff against the Nash opponent."),
+        _f("br_value", _F64, "max_a (U y*)_a: the best response's payoff against y*."),
+        _f("nash_gap", _F64, "br_value - llm_value >= 0."),
+        _f("exploitability", _F64, "value - min_j (x'U)_j >= 0: what a best responder takes."),
+        _f("gap_degenerate", pa.bool_(), "Copied from games: nash_gap is 0 for every answer.", False),
+        _f("call_id", pa.string(), "Row of the calls table, NULL for backends without calls."),
+        _f("latency_ms", _F64, "Latency of the model call in milliseconds (timing column)."),
+    ]
+)
+
+SCHEMAS: dict[str, pa.Schema] = {"games": GAMES, "trials": TRIALS}
+
+
+def schema_for(table: str) -> pa.Schema:
+    """The schema of ``table``; KeyError names the known tables."""
+    try:
+        return SCHEMAS[table]
+    except KeyError:
+        raise KeyError(f"unknown table {table!r}; known: {', '.join(SCHEMAS)}") from None
+
+
+def empty_table(table: str) -> pa.Table:
+    """An empty Arrow table with the schema of ``table``."""
+    return schema_for(table).empty_table()
+
+
+def describe(table: str) -> list[tuple[str, str, str]]:
+    """(column, type, description) rows of ``table``, for docs and ``distbench tables``."""
+    return [
+        (f.name, str(f.type), (f.metadata or {}).get(b"description", b"").decode())
+        for f in schema_for(table)
+    ]

@@ -1,0 +1,125 @@
+"""The run directory and its only writer.
+
+Layout of ``<output_dir>/<run_id>/``::
+
+    manifest.json            what was asked (command, config, versions, seeds), state, counts
+    summary.json             the summary, written at the end
+    games/<chunk_id>.parquet one file per generated chunk of games
+    trials/<shard_id>.parquet one file per shard
+    _commits/<shard_id>.json  commit marker: the files the shard owns, with row counts
+
+Every file is written to a hidden temporary name in its final folder and moved into place with
+an atomic rename. A shard's rows become visible only when its commit marker exists; readers
+(:mod:`distbench.store.catalog`) list files from the markers, never by globbing. A shard that is
+redone writes the same names again, so it overwrites and never duplicates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from distbench.store.schema import schema_for
+
+COMMITS = "_commits"
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def write_json(path: Path, payload: Mapping[str, Any]) -> None:
+    """Writes ``payload`` as indented JSON, atomically."""
+    _atomic_write_bytes(path, (json.dumps(payload, indent=2, sort_keys=False) + "\n").encode())
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def write_parquet(path: Path, table: pa.Table) -> None:
+    """Writes ``table`` to ``path`` atomically (temp file in the same folder, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+class RunWriter:
+    """Writes a run directory; the driver process holds the only instance.
+
+    Args:
+        run_dir: The run folder, created if missing.
+    """
+
+    def __init__(self, run_dir: Path | str) -> None:
+        self.run_dir = Path(run_dir)
+        (self.run_dir / COMMITS).mkdir(parents=True, exist_ok=True)
+
+    def is_committed(self, shard_id: str) -> bool:
+        return (self.run_dir / COMMITS / f"{shard_id}.json").exists()
+
+    def committed(self) -> set[str]:
+        """Ids of the shards whose commit marker exists."""
+        return {p.stem for p in (self.run_dir / COMMITS).glob("*.json")}
+
+    def commit_shard(
+        self,
+        shard_id: str,
+        tables: Mapping[str, tuple[str, pa.Table]],
+        extra: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Writes a shard's tables, then its commit marker.
+
+        Args:
+            shard_id: The shard's stable id.
+            tables: table name -> (file stem, Arrow table). The file stem decides the file
+                name, ``<table>/<stem>.parquet``; shards that produce the same rows (the same
+                chunk of games) use the same stem, so the file is written once in effect.
+            extra: More fields for the marker (e.g. counts of failures).
+
+        Returns:
+            The marker that was written.
+        """
+        files: dict[str, dict[str, Any]] = {}
+        for name, (stem, table) in tables.items():
+            table = table.cast(schema_for(name))
+            rel = f"{name}/{stem}.parquet"
+            write_parquet(self.run_dir / rel, table)
+            files[name] = {"file": rel, "rows": table.num_rows}
+        marker = {"shard_id": shard_id, "files": files, **(extra or {})}
+        write_json(self.run_dir / COMMITS / f"{shard_id}.json", marker)
+        return marker
+
+
+def committed_files(run_dir: Path | str) -> dict[str, list[str]]:
+    """Table name -> sorted list of committed files (absolute paths, deduplicated)."""
+    run_dir = Path(run_dir)
+    out: dict[str, set[str]] = {}
+    for marker_path in sorted((run_dir / COMMITS).glob("*.json")):
+        marker = read_json(marker_path)
+        for name, entry in marker.get("files", {}).items():
+            out.setdefault(name, set()).add(str((run_dir / entry["file"]).resolve()))
+    return {name: sorted(paths) for name, paths in out.items()}

@@ -1,0 +1,26 @@
+-- Summary per (bucket, provider, model, tier, mode) over the trials table: the same figures as
+-- summary.json, except the bootstrap CI (which needs resampling; see distbench/report/summary.py).
+-- Statistics are over valid answers (parse_status = 'ok'); std is the population std (ddof 0).
+SELECT
+    bucket,
+    provider,
+    model,
+    tier,
+    mode,
+    count(DISTINCT game_id)                                    AS num_games,
+    count(*)                                                   AS total_trials,
+    count(*) FILTER (WHERE parse_status = 'ok')                AS valid_trials,
+    avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END)   AS valid_rate,
+    avg(nash_gap)                                              AS mean_nash_gap,
+    median(nash_gap)                                           AS median_nash_gap,
+    stddev_pop(nash_gap)                                       AS std_nash_gap,
+    min(nash_gap)                                              AS min_nash_gap,
+    max(nash_gap)                                              AS max_nash_gap,
+    avg(llm_value)                                             AS mean_llm_value,
+    avg(br_value)                                              AS mean_br_value,
+    avg(nash_gap) / nullif(avg(abs(br_value)), 0)              AS gap_ratio,
+    avg(exploitability)                                        AS mean_exploitability
+FROM trials
+WHERE family = 'matrix'
+GROUP BY ALL
+ORDER BY bucket, provider, model, tier, mode;

@@ -1,0 +1,89 @@
+"""Summary statistics against hand computations."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from distbench.report.summary import bootstrap_mean_ci, matrix_summary, summarize_group
+
+
+def _group(gaps, games, valid=None, br=None):
+    gaps = np.asarray(gaps, dtype=float)
+    valid = np.ones(len(gaps), bool) if valid is None else np.asarray(valid)
+    br = np.full(len(gaps), 2.0) if br is None else np.asarray(br, dtype=float)
+    return summarize_group(
+        np.asarray(games), valid, gaps, br - gaps, br, gaps * 2, np.zeros(len(gaps), bool)
+    )
+
+
+def test_summary_fields_match_a_hand_computation():
+    # Two games, two trials each; the last trial is invalid (its gap is NaN and ignored).
+    gaps = [1.0, 3.0, 2.0, np.nan]
+    out = _group(gaps, ["a", "a", "b", "b"], valid=[True, True, True, False],
+                 br=[4.0, 4.0, -2.0, -2.0])
+    assert out["num_games"] == 2
+    assert out["num_trials_per_game"] == 2
+    assert out["total_trials"] == 4
+    assert out["valid_trials"] == 3
+    assert out["valid_rate"] == pytest.approx(0.75)
+    assert out["mean_nash_gap"] == pytest.approx(2.0)
+    assert out["median_nash_gap"] == pytest.approx(2.0)
+    assert out["std_nash_gap"] == pytest.approx(np.sqrt(2 / 3))  # population std of 1, 3, 2
+    assert (out["min_nash_gap"], out["max_nash_gap"]) == (1.0, 3.0)
+    assert out["mean_br_value"] == pytest.approx((4 + 4 - 2) / 3)
+    assert out["mean_llm_value"] == pytest.approx((3 + 1 - 4) / 3)
+    assert out["gap_ratio"] == pytest.approx(2.0 / ((4 + 4 + 2) / 3))
+    assert out["mean_exploitability"] == pytest.approx(4.0)
+    lo, hi = out["nash_gap_ci95"]
+    assert 1.0 <= lo <= 2.0 <= hi <= 3.0
+
+
+def test_no_valid_answer_gives_nulls_not_errors():
+    out = _group([np.nan, np.nan], ["a", "a"], valid=[False, False])
+    assert out["valid_rate"] == 0.0
+    assert out["mean_nash_gap"] is None and out["nash_gap_ci95"] is None
+
+
+def test_bootstrap_ci_is_deterministic_and_covers_the_mean():
+    rng = np.random.default_rng(0)
+    sums = rng.normal(5.0, 1.0, size=200) * 10
+    counts = np.full(200, 10)
+    a = bootstrap_mean_ci(sums, counts)
+    assert a == bootstrap_mean_ci(sums, counts)
+    assert a[0] < sums.sum() / counts.sum() < a[1]
+    # roughly mean +- 1.96 * sd / sqrt(n) for the cluster means
+    width = a[1] - a[0]
+    assert width == pytest.approx(2 * 1.96 * 1.0 / np.sqrt(200), rel=0.2)
+
+
+def test_bootstrap_ci_of_nothing_is_none():
+    assert bootstrap_mean_ci(np.array([]), np.array([])) is None
+
+
+def test_matrix_summary_groups_by_bucket_model_and_mode():
+    table = pa.table({
+        "family": ["matrix"] * 4,
+        "bucket": ["b1", "b1", "b2", "b2"],
+        "provider": ["dummy"] * 4,
+        "model": ["m"] * 4,
+        "tier": [None] * 4,
+        "mode": ["pure", "pure", "pure", "mixed"],
+        "game_id": ["g1", "g2", "g3", "g3"],
+        "trial": [0, 0, 0, 0],
+        "parse_status": ["ok", "ok", "no_answer", "ok"],
+        "nash_gap": [1.0, 2.0, None, 0.5],
+        "llm_value": [0.0, 0.0, None, 0.0],
+        "br_value": [1.0, 2.0, None, 0.5],
+        "exploitability": [1.0, 1.0, None, 0.1],
+        "gap_degenerate": [False, False, True, True],
+    })
+    con = duckdb.connect()
+    con.register("trials", table)
+    records = matrix_summary(con)
+    assert [(r["bucket"], r["mode"]) for r in records] == [("b1", "pure"), ("b2", "mixed"), ("b2", "pure")]
+    assert records[0]["mean_nash_gap"] == pytest.approx(1.5)
+    assert records[2]["valid_rate"] == 0.0
+    assert records[1]["degenerate_game_share"] == 1.0

@@ -1,0 +1,82 @@
+"""The run writer (temp file + rename + commit marker) and the DuckDB views."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from distbench.store.catalog import NotARunError, open_run
+from distbench.store.schema import SCHEMAS, TRIALS, describe, empty_table
+from distbench.store.writer import RunWriter, committed_files
+
+
+def _trials(shard_id: str, n: int) -> pa.Table:
+    cols = {}
+    for field in TRIALS:
+        if field.name == "shard_id":
+            cols[field.name] = [shard_id] * n
+        elif field.name == "trial":
+            cols[field.name] = list(range(n))
+        elif pa.types.is_string(field.type):
+            cols[field.name] = [f"{field.name}{i}" if not field.nullable else None for i in range(n)]
+        elif pa.types.is_boolean(field.type):
+            cols[field.name] = [False] * n
+        elif pa.types.is_integer(field.type):
+            cols[field.name] = [0 if not field.nullable else None] * n
+        elif pa.types.is_list(field.type):
+            cols[field.name] = [None] * n
+        else:
+            cols[field.name] = [1.0] * n
+    return pa.table(cols, schema=TRIALS)
+
+
+def test_committed_shards_are_visible_and_uncommitted_files_are_not(tmp_path):
+    writer = RunWriter(tmp_path)
+    writer.commit_shard("s1", {"trials": ("s1", _trials("s1", 3))})
+    # A file without a marker (a crashed shard) and a leftover temp file stay invisible.
+    pq.write_table(_trials("s2", 5), tmp_path / "trials" / "s2.parquet")
+    pq.write_table(_trials("s3", 7), tmp_path / "trials" / ".tmp-abc-s3.parquet")
+    con = open_run(tmp_path)
+    assert con.execute("select count(*) from trials").fetchone()[0] == 3
+    assert con.execute("select count(*) from games").fetchone()[0] == 0
+
+
+def test_a_redone_shard_overwrites_and_never_duplicates(tmp_path):
+    writer = RunWriter(tmp_path)
+    writer.commit_shard("s1", {"trials": ("s1", _trials("s1", 3))})
+    writer.commit_shard("s1", {"trials": ("s1", _trials("s1", 3))})
+    writer.commit_shard("s2", {"trials": ("s2", _trials("s2", 4))})
+    con = open_run(tmp_path)
+    assert con.execute("select count(*) from trials").fetchone()[0] == 7
+    assert writer.committed() == {"s1", "s2"}
+    assert not list(tmp_path.rglob(".tmp-*"))
+
+
+def test_shards_sharing_a_games_chunk_list_it_once(tmp_path):
+    writer = RunWriter(tmp_path)
+    games = empty_table("games")
+    writer.commit_shard("a", {"games": ("chunk", games)})
+    writer.commit_shard("b", {"games": ("chunk", games)})
+    assert len(committed_files(tmp_path)["games"]) == 1
+
+
+def test_empty_views_have_the_schema_columns(tmp_path):
+    RunWriter(tmp_path)
+    con = open_run(tmp_path)
+    for name, schema in SCHEMAS.items():
+        cols = [d[0] for d in con.execute(f"select * from {name}").description]
+        assert cols == schema.names
+
+
+def test_a_folder_that_is_not_a_run_is_refused(tmp_path):
+    with pytest.raises(NotARunError, match="not a distbench run directory"):
+        open_run(tmp_path)
+    with pytest.raises(NotARunError, match="no such run directory"):
+        open_run(tmp_path / "missing")
+
+
+def test_every_column_is_described():
+    for name in SCHEMAS:
+        for column, _type, description in describe(name):
+            assert description, f"{name}.{column} has no description"
