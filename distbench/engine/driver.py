@@ -20,6 +20,7 @@ from typing import Any
 
 from distbench import __version__
 from distbench.engine.plan import MatrixRunConfig, Shard, plan_matrix
+from distbench.llm.base import BackendSpec
 from distbench.store.catalog import open_run
 from distbench.store.writer import RunWriter, read_json, write_json
 
@@ -32,14 +33,49 @@ class RunConfigMismatch(ValueError):
     """The run folder holds a run with another configuration."""
 
 
-def execute_shard(shard: Shard):
-    """Plays one shard in this process (the body of the Ray task)."""
+def execute_shard(shard: Shard, backend=None):
+    """Plays one shard in this process (the body of the Ray task).
+
+    Args:
+        shard: The shard.
+        backend: The model; by default the dummy in-process, or the run's endpoint actor.
+    """
     from distbench.games.matrix.runner import run_shard
-    from distbench.llm.registry import build_backend
 
     if shard.family != "matrix":
         raise ValueError(f"unknown game family {shard.family!r}")
-    return run_shard(shard, build_backend(shard.llm))
+    if backend is None:
+        backend = shard_backend(shard.llm, in_ray=True)
+    return run_shard(shard, backend)
+
+
+def shard_backend(spec: BackendSpec, *, in_ray: bool):
+    """The backend a shard uses: the dummy in-process; any real model through its endpoint
+    actor under Ray, or directly (with the cache) without Ray."""
+    from distbench.llm.endpoint import ActorBackend, build_direct
+    from distbench.llm.registry import build_backend
+
+    if spec.provider == "dummy":
+        return build_backend(spec)
+    return ActorBackend(spec) if in_ray else build_direct(spec)
+
+
+def preflight(spec: BackendSpec) -> None:
+    """Fails fast, before any work, when the model cannot be used: a missing key, an
+    unreachable server, a rejected key, or the bundled model not installed."""
+    import asyncio
+
+    from distbench.llm.http import OpenAICompatibleBackend, check_reachable
+    from distbench.llm.registry import get_provider
+
+    target = get_provider(spec.provider).target
+    if spec.provider == "local":
+        from distbench.llm.local import find_model_path
+
+        find_model_path(spec.option("model_path"))
+    elif target.endswith(":OpenAICompatibleBackend"):
+        OpenAICompatibleBackend(spec)  # raises when the key is missing
+        asyncio.run(check_reachable(spec))
 
 
 def versions() -> dict[str, str]:
@@ -103,9 +139,10 @@ def _ray_results(shards: list[Shard], max_in_flight: int) -> Iterator[tuple[Shar
             yield shard, ray.get(ref)
 
 
-def _local_results(shards: list[Shard]) -> Iterator[tuple[Shard, Any]]:
+def _local_results(shards: list[Shard], spec: BackendSpec) -> Iterator[tuple[Shard, Any]]:
+    backend = shard_backend(spec, in_ray=False)
     for shard in shards:
-        yield shard, execute_shard(shard)
+        yield shard, execute_shard(shard, backend)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +170,7 @@ def _check_manifest(run_dir: Path, config_dict: dict[str, Any]) -> None:
     path = run_dir / "manifest.json"
     if not path.exists():
         return
-    old = read_json(path).get("config")
+    old = read_json(path).get("identity")
     if old is not None and old != config_dict:
         raise RunConfigMismatch(
             f"{run_dir} already holds a run with a different configuration; "
@@ -168,8 +205,8 @@ def run_matrix(
 
     t0 = time.perf_counter()
     run_id = run_dir.name
-    config_dict = config.to_dict()
-    _check_manifest(run_dir, config_dict)
+    _check_manifest(run_dir, config.identity())
+    preflight(config.llm)
     writer = RunWriter(run_dir)
     shards = plan_matrix(config, run_id=run_id)
     committed = writer.committed()
@@ -178,7 +215,8 @@ def run_matrix(
         "run_id": run_id,
         "family": "matrix",
         "command": list(command) if command is not None else sys.argv,
-        "config": config_dict,
+        "config": config.to_dict(),
+        "identity": config.identity(),
         "versions": versions(),
         "seeds": {"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
         "execution": {"parallel": parallel, "num_workers": num_workers, "address": address},
@@ -191,20 +229,38 @@ def run_matrix(
         on_start(len(todo), sum(s.num_trials_total for s in todo))
 
     if todo:
+        endpoint = None
         if parallel:
             start_ray(num_workers, address)
             import ray
 
             cpus = int(ray.cluster_resources().get("CPU", 1))
+            if config.llm.provider != "dummy":
+                from distbench.llm.endpoint import get_or_create
+
+                endpoint = get_or_create(config.llm)  # held until the run ends
             results = _ray_results(todo, max_in_flight=max(2, 2 * cpus))
         else:
-            results = _local_results(todo)
-        for shard, result in results:
-            writer.commit_shard(
-                shard.shard_id, result.tables, extra={"stats": result.stats, "shard": asdict(shard)}
-            )
-            if progress:
-                progress(shard, result.stats)
+            results = _local_results(todo, config.llm)
+        try:
+            for shard, result in results:
+                writer.commit_shard(
+                    shard.shard_id, result.tables,
+                    extra={"stats": result.stats, "shard": asdict(shard)},
+                )
+                if progress:
+                    progress(shard, result.stats)
+        except Exception as exc:
+            cause = getattr(exc, "cause", None) or exc
+            from distbench.llm.http import AuthenticationFailed
+
+            if isinstance(cause, AuthenticationFailed):
+                manifest.update(state="stopped", error=str(cause))
+                write_json(run_dir / "manifest.json", manifest)
+                raise AuthenticationFailed(str(cause)) from None
+            raise
+        finally:
+            del endpoint
 
     con = open_run(run_dir)
     try:

@@ -17,7 +17,7 @@ from distbench.games.matrix.buckets import get_bucket
 from distbench.games.matrix.generate import BLOCK
 from distbench.llm.base import BackendSpec
 
-MODES: tuple[str, ...] = ("pure", "mixed")
+MODES: tuple[str, ...] = ("pure", "mixed", "logprob")
 
 
 def stable_hash(payload: object, size: int = 8) -> str:
@@ -79,6 +79,14 @@ class MatrixRunConfig:
         """JSON-shaped (lists, not tuples), so it compares equal to a manifest's copy."""
         return json.loads(json.dumps(asdict(self)))
 
+    def identity(self) -> dict:
+        """:meth:`to_dict` without the execution-only settings (rate limits, cache): two
+        configurations with the same identity plan the same shards and produce the same rows.
+        (The shard size stays in: it decides the shards.)"""
+        out = self.to_dict()
+        out["llm"] = json.loads(json.dumps(self.llm.identity()))
+        return out
+
 
 @dataclass(frozen=True, slots=True)
 class Shard:
@@ -125,12 +133,14 @@ class Shard:
 
     @property
     def num_trials_total(self) -> int:
-        return self.num_games * self.num_trials * len(self.modes)
+        """Trial rows this shard produces (logprob mode: one per game)."""
+        per_game = sum(1 if m == "logprob" else self.num_trials for m in self.modes)
+        return self.num_games * per_game
 
 
 def games_per_shard(config: MatrixRunConfig) -> int:
     """Whole games per shard: about ``shard_trials`` trials, aligned to generation blocks."""
-    per_game = config.num_trials * len(config.modes)
+    per_game = sum(1 if m == "logprob" else config.num_trials for m in config.modes)
     games = max(1, config.shard_trials // per_game)
     if games >= BLOCK:
         games -= games % BLOCK
@@ -152,7 +162,7 @@ def plan_matrix(config: MatrixRunConfig, run_id: str = "") -> list[Shard]:
                     **chunk_key,
                     "modes": list(config.modes),
                     "num_trials": config.num_trials,
-                    "llm": asdict(config.llm),
+                    "llm": config.llm.identity(),
                     "llm_seed": config.llm_seed,
                     "tier": config.tier,
                     "temperature": config.temperature,

@@ -7,6 +7,10 @@ kernels fill the outputs in place.
 from distbench.kernels.scoring import INVALID_ACTION, TrialScores, score_actions, score_strategies
 from distbench.kernels.zero_sum import (
     GAP_DEGENERATE_TOL,
+    RESIDUAL_TOL,
+    STATUS_INACCURATE,
+    STATUS_ITERATION_LIMIT,
+    STATUS_OK,
     SUPPORT_TOL,
     ZeroSumSolution,
     solve_zero_sum,
@@ -15,6 +19,10 @@ from distbench.kernels.zero_sum import (
 __all__ = [
     "GAP_DEGENERATE_TOL",
     "INVALID_ACTION",
+    "RESIDUAL_TOL",
+    "STATUS_INACCURATE",
+    "STATUS_ITERATION_LIMIT",
+    "STATUS_OK",
     "SUPPORT_TOL",
     "TrialScores",
     "ZeroSumSolution",

@@ -16,12 +16,19 @@ whose optimum ``w`` gives ``y = w / sum(w)`` and ``value' = 1 / sum(w)``; the du
 (the objective-row entries under the slack columns) give the row strategy ``x`` the same way.
 Pivots follow Dantzig's rule (most negative reduced cost, ties in the ratio test broken by
 the larger pivot element) and switch to Bland's rule (smallest label, ties by smallest label)
-after ``3 (m + n)`` pivots, so degenerate games cannot cycle. A hard pivot cap sets
-``status = 1``.
+after ``3 (m + n)`` pivots, so degenerate games cannot cycle.
 
 The value and the diagnostics (residual, supports, degenerate gap) are computed in the original
 units from the strategies, not read from the tableau; sums run over ``U - min U`` so that a
 large common offset does not cancel away their precision.
+
+Accuracy guard. Every answer is checked: a game whose residual exceeds
+``RESIDUAL_TOL * max(1, max |U|)`` (or that hit the pivot cap) is solved again with Bland's
+rule from the first pivot, and if that does not pass either, by scipy's HiGHS (the reference
+solver, about a millisecond per game). Games with integer payoffs of moderate size never need
+this; badly scaled ones can (payoffs spanning many orders of magnitude, e.g. heavy-tailed
+draws), because mapping U into [1, 2] squashes their small entries together. A game that
+fails every route keeps ``status = 2``.
 """
 
 from __future__ import annotations
@@ -37,6 +44,10 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "GAP_DEGENERATE_TOL",
+    "RESIDUAL_TOL",
+    "STATUS_INACCURATE",
+    "STATUS_ITERATION_LIMIT",
+    "STATUS_OK",
     "SUPPORT_TOL",
     "ZeroSumSolution",
     "solve_zero_sum",
@@ -47,14 +58,18 @@ SUPPORT_TOL = 1e-9
 #: ``gap_degenerate`` holds when ``max_i (U y)_i - min_i (U y)_i <= GAP_DEGENERATE_TOL * scale``
 #: with ``scale = max U - min U`` (1 for a constant matrix).
 GAP_DEGENERATE_TOL = 1e-9
+#: A solution is accepted when ``residual <= RESIDUAL_TOL * max(1, max |U|)``.
+RESIDUAL_TOL = 1e-9
 
+#: ``status`` codes.
 STATUS_OK = 0
-STATUS_ITERATION_LIMIT = 1
+STATUS_ITERATION_LIMIT = 1  # pivot cap hit and no fallback fixed it
+STATUS_INACCURATE = 2  # residual above tolerance on every route
 
 # Simplex tolerances, in the normalised units where U' lies in [1, 2] and the tableau's
 # right-hand side and objective row are of order 1.
 _REDUCED_COST_TOL = 1e-12
-_PIVOT_TOL = 1e-9
+_PIVOT_TOL = 1e-11
 _RATIO_TIE_TOL = 1e-12
 
 
@@ -68,8 +83,11 @@ class ZeroSumSolution:
         value: (B,) float64, value of the game to the row player, ``row^T U col``.
         residual: (B,) float64, duality residual ``max_i (U col)_i - min_j (row^T U)_j``,
             non-negative up to rounding; it bounds how far both strategies are from optimal.
-        iterations: (B,) int32, simplex pivots.
-        status: (B,) int8, 0 ok, 1 iteration limit hit (the result is unreliable).
+        iterations: (B,) int32, simplex pivots of the numba kernel (both runs added when a
+            game was solved again with Bland's rule).
+        status: (B,) int8, 0 ok; otherwise the result is unreliable: 1 the pivot cap was
+            hit, 2 the residual stays above ``RESIDUAL_TOL * max(1, max |U|)``. With the
+            default fallbacks neither occurs in practice.
         row_support: (B,) int32, number of ``row`` entries above :data:`SUPPORT_TOL`.
         col_support: (B,) int32, number of ``col`` entries above :data:`SUPPORT_TOL`.
         gap_degenerate: (B,) bool, every row action earns the value against ``col``
@@ -117,6 +135,7 @@ def _solve(
     parallel: bool = False,
     bland_after: int | None = None,
     max_iter: int | None = None,
+    fallback: bool = True,
 ) -> ZeroSumSolution:
     """:func:`solve_zero_sum` with the pivot-rule knobs exposed (for tests).
 
@@ -126,63 +145,131 @@ def _solve(
         bland_after: pivots under Dantzig's rule before switching to Bland's rule;
             default ``3 (m + n)``.
         max_iter: pivot cap per game; default ``100 (m + n) + 1000``.
+        fallback: re-solve games with a nonzero status (Bland's rule, then HiGHS).
     """
     u = _as_payoff_batch(payoffs)
-    n_games, m, n = u.shape
+    _, m, n = u.shape
     if bland_after is None:
         bland_after = 3 * (m + n)
     if max_iter is None:
         max_iter = 100 * (m + n) + 1000
     if bland_after < 0 or max_iter < 0:
         raise ValueError("bland_after and max_iter must be >= 0")
-
-    row = np.zeros((n_games, m), dtype=np.float64)
-    col = np.zeros((n_games, n), dtype=np.float64)
-    value = np.zeros(n_games, dtype=np.float64)
-    residual = np.zeros(n_games, dtype=np.float64)
-    iterations = np.zeros(n_games, dtype=np.int32)
-    status = np.zeros(n_games, dtype=np.int8)
-    row_support = np.zeros(n_games, dtype=np.int32)
-    col_support = np.zeros(n_games, dtype=np.int32)
-    gap_degenerate = np.zeros(n_games, dtype=np.bool_)
-
-    if n_games > 0:
-        args = (
-            u,
-            bland_after,
-            max_iter,
-            row,
-            col,
-            value,
-            residual,
-            iterations,
-            status,
-            row_support,
-            col_support,
-            gap_degenerate,
+    out = _run_kernel(u, parallel=parallel, bland_after=bland_after, max_iter=max_iter)
+    if fallback:
+        _repair(u, out, max_iter=max_iter)
+    n_bad = int(np.count_nonzero(out["status"]))
+    if n_bad:
+        logger.warning(
+            "zero-sum solver: %d of %d games have status != 0 (unreliable result)",
+            n_bad,
+            u.shape[0],
         )
-        if parallel and n_games > 1:
-            n_chunks = min(n_games, 8 * numba.get_num_threads())
-            _solve_batch_parallel(n_chunks, *args)
-        else:
-            _solve_batch_serial(*args)
-        n_bad = int(np.count_nonzero(status))
-        if n_bad:
-            logger.warning(
-                "zero-sum solver hit the pivot cap on %d of %d games (status=1)", n_bad, n_games
-            )
+    return ZeroSumSolution(**out)
 
-    return ZeroSumSolution(
-        row=row,
-        col=col,
-        value=value,
-        residual=residual,
-        iterations=iterations,
-        status=status,
-        row_support=row_support,
-        col_support=col_support,
-        gap_degenerate=gap_degenerate,
+
+def _run_kernel(
+    u: np.ndarray, *, parallel: bool, bland_after: int, max_iter: int
+) -> dict[str, np.ndarray]:
+    """Allocate the outputs (in the kernel's argument order) and run the numba kernel."""
+    n_games, m, n = u.shape
+    out = {
+        "row": np.zeros((n_games, m), dtype=np.float64),
+        "col": np.zeros((n_games, n), dtype=np.float64),
+        "value": np.zeros(n_games, dtype=np.float64),
+        "residual": np.zeros(n_games, dtype=np.float64),
+        "iterations": np.zeros(n_games, dtype=np.int32),
+        "status": np.zeros(n_games, dtype=np.int8),
+        "row_support": np.zeros(n_games, dtype=np.int32),
+        "col_support": np.zeros(n_games, dtype=np.int32),
+        "gap_degenerate": np.zeros(n_games, dtype=np.bool_),
+    }
+    if n_games == 0:
+        return out
+    args = (u, bland_after, max_iter, *out.values())
+    if parallel and n_games > 1:
+        n_chunks = min(n_games, 8 * numba.get_num_threads())
+        _solve_batch_parallel(n_chunks, *args)
+    else:
+        _solve_range(0, n_games, *args)
+    return out
+
+
+def _repair(u: np.ndarray, out: dict[str, np.ndarray], *, max_iter: int) -> None:
+    """Re-solve the games with a nonzero status in place: Bland's rule, then HiGHS."""
+    bad = np.flatnonzero(out["status"] != STATUS_OK)
+    if bad.size == 0:
+        return
+    retry = _run_kernel(u[bad], parallel=False, bland_after=0, max_iter=max_iter)
+    retry["iterations"] += out["iterations"][bad]
+    take = (retry["status"] == STATUS_OK) | (retry["residual"] < out["residual"][bad])
+    for name, arr in out.items():
+        arr[bad[take]] = retry[name][take]
+    still = bad[out["status"][bad] != STATUS_OK]
+    n_highs = 0
+    for b in still:
+        strategies = _highs_strategies(u[b])
+        if strategies is None:
+            continue
+        x, y = strategies
+        value, residual, gap_degenerate, ok = _diagnostics(u[b], x, y)
+        if ok or residual < out["residual"][b]:
+            out["row"][b] = x
+            out["col"][b] = y
+            out["value"][b] = value
+            out["residual"][b] = residual
+            out["gap_degenerate"][b] = gap_degenerate
+            out["row_support"][b] = np.count_nonzero(x > SUPPORT_TOL)
+            out["col_support"][b] = np.count_nonzero(y > SUPPORT_TOL)
+            if ok:
+                out["status"][b] = STATUS_OK
+                n_highs += 1
+    logger.info(
+        "zero-sum solver: %d games re-solved (%d by Bland's rule, %d by HiGHS)",
+        bad.size,
+        bad.size - still.size,
+        n_highs,
     )
+
+
+def _highs_strategies(u: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Both players' strategies of one (m, n) game by HiGHS: the row LP and its duals."""
+    from scipy.optimize import linprog  # only needed on this rare path; keeps imports light
+
+    m, n = u.shape
+    c = np.zeros(m + 1)
+    c[-1] = -1.0  # maximize v
+    res = linprog(
+        c,
+        A_ub=np.hstack([-u.T, np.ones((n, 1))]),  # v - (U^T x)_j <= 0
+        b_ub=np.zeros(n),
+        A_eq=np.append(np.ones(m), 0.0)[None, :],
+        b_eq=[1.0],
+        bounds=[(0.0, None)] * m + [(None, None)],
+        method="highs",
+    )
+    if res.status != 0:
+        logger.warning("HiGHS fallback failed: %s", res.message)
+        return None
+    x = np.clip(res.x[:m], 0.0, None)
+    y = np.clip(-res.ineqlin.marginals, 0.0, None)
+    if x.sum() <= 0.0 or y.sum() <= 0.0:
+        return None
+    return x / x.sum(), y / y.sum()
+
+
+def _diagnostics(u: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[float, float, bool, bool]:
+    """(value, residual, gap_degenerate, accepted) of strategies x, y in one game, as the kernel."""
+    lo = float(u.min())
+    hi = float(u.max())
+    scale = hi - lo if hi > lo else 1.0
+    d = u - lo
+    uy = d @ y
+    xu = x @ d
+    residual = float(uy.max() - xu.min())
+    gap_degenerate = bool(uy.max() - uy.min() <= GAP_DEGENERATE_TOL * scale)
+    ok = residual <= RESIDUAL_TOL * max(1.0, abs(lo), abs(hi))
+    return lo + float(x @ uy), residual, gap_degenerate, ok
 
 
 def _as_payoff_batch(payoffs: np.ndarray) -> np.ndarray:
@@ -342,7 +429,6 @@ def _solve_range(
             nonbasic[c] = lab
             it += 1
         iterations[b] = it
-        status[b] = st
 
         # ---- strategies: primal w from the basic rows, duals from the slack columns
         for j in range(n):
@@ -402,6 +488,9 @@ def _solve_range(
                 xu_min = s
         value[b] = lo + val
         residual[b] = uy_max - xu_min
+        if st == STATUS_OK and uy_max - xu_min > RESIDUAL_TOL * max(1.0, abs(lo), abs(hi)):
+            st = STATUS_INACCURATE
+        status[b] = st
         gap_degenerate[b] = uy_max - uy_min <= GAP_DEGENERATE_TOL * scale
         ns = 0
         for i in range(m):
@@ -413,40 +502,6 @@ def _solve_range(
             if col[b, j] > SUPPORT_TOL:
                 ns += 1
         col_support[b] = ns
-
-
-@njit(cache=True)
-def _solve_batch_serial(
-    payoffs,
-    bland_after,
-    max_iter,
-    row,
-    col,
-    value,
-    residual,
-    iterations,
-    status,
-    row_support,
-    col_support,
-    gap_degenerate,
-):
-    """Solve every game of the batch on the calling thread."""
-    _solve_range(
-        0,
-        payoffs.shape[0],
-        payoffs,
-        bland_after,
-        max_iter,
-        row,
-        col,
-        value,
-        residual,
-        iterations,
-        status,
-        row_support,
-        col_support,
-        gap_degenerate,
-    )
 
 
 @njit(cache=True, parallel=True)

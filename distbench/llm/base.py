@@ -50,6 +50,8 @@ class Response:
         prompt_tokens: Prompt tokens reported by the backend, when known.
         completion_tokens: Completion tokens reported by the backend, when known.
         cache_hit: Answered from the response cache.
+        logprobs: Top log-probabilities of the first generated token, as (token, logprob)
+            pairs, when the request asked for them; None otherwise.
     """
 
     text: str | None
@@ -61,6 +63,7 @@ class Response:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cache_hit: bool = False
+    logprobs: tuple[tuple[str, float], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +84,25 @@ class BackendSpec:
     options: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
 
     def option(self, key: str, default: Any = None) -> Any:
-        return dict(self.options).get(key, default)
+        value = dict(self.options).get(key)
+        return default if value is None else value
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that decide answers (not how fast or how they are fetched): used for
+        shard ids and to recognise a run when it is resumed."""
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "style": self.style,
+            "options": {k: v for k, v in self.options if k not in EXECUTION_OPTIONS},
+        }
+
+
+EXECUTION_OPTIONS = frozenset(
+    {"rpm", "tpm", "max_concurrency", "timeout", "max_retries", "cache", "cache_path",
+     "key_env", "key_required"}
+)
+"""Backend options that change how calls are made, never what they answer."""
 
 
 class Backend(abc.ABC):

@@ -2,7 +2,8 @@
 
 Pure requests get a uniformly random action, mixed requests a strategy drawn from the flat
 Dirichlet distribution (uniform on the simplex), both written as a model would write them and
-parsed like any model's answer. Each answer is a function of the request's seed alone (a
+parsed like any model's answer. Logprob requests get a flat-Dirichlet next-token distribution
+over the action labels (95% of the mass; 5% on a newline token). Each answer is a function of the request's seed alone (a
 SplitMix64 counter stream), so answers do not depend on batching or sharding.
 """
 
@@ -65,6 +66,16 @@ class DummyBackend(Backend):
                 actions = np.minimum((uniforms(seeds, 1)[:, 0] * size).astype(np.int64), size - 1)
                 fmt = " {}" if completion else "Action: {}"
                 texts = [fmt.format(a + 1) for a in actions.tolist()]
+            elif kind == "matrix.logprob":
+                # The next-token distribution over the labels (95% of the mass; the rest on a
+                # newline), and its most likely label as the text.
+                weights = -np.log(uniforms(seeds, size))
+                probs = weights / weights.sum(axis=1, keepdims=True)
+                for i, row in zip(idx, probs.tolist(), strict=True):
+                    top = tuple((f" {k + 1}", float(np.log(0.95 * p))) for k, p in enumerate(row))
+                    best = int(np.argmax(row)) + 1
+                    out[i] = Response(text=f" {best}", logprobs=top + (("\n", float(np.log(0.05))),))
+                continue
             elif kind == "matrix.mixed":
                 weights = -np.log(uniforms(seeds, size))
                 probs = weights / weights.sum(axis=1, keepdims=True)

@@ -27,6 +27,7 @@ class Provider:
         default_model: Model used when ``--llm-model`` is not given.
         style: Default answer style, ``"chat"`` or ``"completion"``.
         description: One line for ``--help`` and the README.
+        defaults: Default backend options (base_url, key_env, rate limits, ...).
     """
 
     name: str
@@ -34,6 +35,7 @@ class Provider:
     default_model: str
     style: str
     description: str
+    defaults: tuple[tuple[str, object], ...] = ()
 
 
 _PROVIDERS: dict[str, Provider] = {}
@@ -55,6 +57,39 @@ register(
         description="seeded random answers in text (uniform actions, flat-Dirichlet strategies)",
     )
 )
+
+
+_HTTP = "distbench.llm.http:OpenAICompatibleBackend"
+register(Provider(
+    "openai", _HTTP, "gpt-4o-mini", "chat", "OpenAI API (chat; completions for base models)",
+    (("base_url", "https://api.openai.com"), ("key_env", "OPENAI_API_KEY"), ("rpm", 500.0),
+     ("tpm", 200_000.0), ("max_concurrency", 16)),
+))
+register(Provider(
+    "together", _HTTP, "meta-llama/Llama-3.2-3B-Instruct-Turbo", "chat",
+    "Together AI (OpenAI-compatible; raw base models through completions)",
+    (("base_url", "https://api.together.xyz"), ("key_env", "TOGETHER_API_KEY"), ("rpm", 600.0),
+     ("max_concurrency", 16)),
+))
+register(Provider(
+    "ollama", _HTTP, "llama3.2", "chat", "a local Ollama server (no key)",
+    (("base_url", "http://127.0.0.1:11434"), ("rpm", None), ("max_concurrency", 2)),
+))
+register(Provider(
+    "vllm", _HTTP, "default", "completion", "any vLLM server at --base-url (key optional: VLLM_API_KEY)",
+    (("base_url", "http://127.0.0.1:8000"), ("key_env", "VLLM_API_KEY"), ("key_required", False),
+     ("rpm", None), ("max_concurrency", 32)),
+))
+register(Provider(
+    "llamacpp", _HTTP, "default", "chat",
+    "any llama.cpp / OpenAI-compatible server at --base-url, e.g. distbench serve local",
+    (("base_url", "http://127.0.0.1:8080"), ("key_env", "LLAMACPP_API_KEY"),
+     ("key_required", False), ("rpm", None), ("max_concurrency", 4)),
+))
+register(Provider(
+    "local", "distbench.llm.local:LocalBackend", "smollm2-135m-instruct", "chat",
+    "the bundled SmolLM2-135M-Instruct on the CPU through llama.cpp (no server, no key)",
+))
 
 
 def providers() -> dict[str, Provider]:
@@ -82,11 +117,13 @@ def make_spec(
     style = style or entry.style
     if style not in ("chat", "completion"):
         raise ValueError(f"answer style must be 'chat' or 'completion', got {style!r}")
+    merged = dict(entry.defaults)
+    merged.update({k: v for k, v in options.items() if v is not None})
     return BackendSpec(
         provider=provider,
         model=model or entry.default_model,
         style=style,
-        options=tuple(sorted(options.items())),
+        options=tuple(sorted((k, v) for k, v in merged.items() if v is not None)),
     )
 
 

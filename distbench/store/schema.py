@@ -45,7 +45,7 @@ GAMES = pa.schema(
             False,
         ),
         _f("residual", _F64, "Duality residual max_i (U y*)_i - min_j (x*'U)_j.", False),
-        _f("solver_status", pa.string(), "'ok' or 'iteration_limit'.", False),
+        _f("solver_status", pa.string(), "'ok', 'iteration_limit' or 'inaccurate' (not 'ok': do not trust the game).", False),
     ]
 )
 
@@ -65,7 +65,10 @@ TRIALS = pa.schema(
         _f("trial", pa.int32(), "Trial number within (game, mode), from 0.", False),
         _f("trial_id", pa.string(), "Stable trial id '<game_id>/<mode>/t<trial>'.", False),
         _f("decision", pa.int32(), "Pure mode: chosen row action, 0-based; NULL when invalid."),
-        _f("strategy", _LIST_F64, "Mixed mode: the stated strategy (sums to 1); NULL when invalid."),
+        _f("strategy", _LIST_F64,
+           "Mixed / logprob mode: the strategy (sums to 1); NULL when invalid."),
+        _f("label_mass", _F64,
+           "Logprob mode: probability mass the model put on valid action labels."),
         _f("parse_status", pa.string(), "'ok' or why the answer is invalid (no_answer, ...).", False),
         _f("parse_detail", pa.string(), "Short reason when parse_status is not 'ok'.", False),
         _f("raw_text", pa.string(), "The model's answer text, verbatim; NULL when the call failed."),
@@ -79,7 +82,32 @@ TRIALS = pa.schema(
     ]
 )
 
-SCHEMAS: dict[str, pa.Schema] = {"games": GAMES, "trials": TRIALS}
+CALLS = pa.schema(
+    [
+        _f("run_id", pa.string(), "Run id.", False),
+        _f("shard_id", pa.string(), "Shard that made the call.", False),
+        _f("call_id", pa.string(), "Call id (joins trials.call_id).", False),
+        _f("trial_id", pa.string(), "The trial the call answered.", False),
+        _f("mode", pa.string(), "Answer mode of the trial.", False),
+        _f("endpoint", pa.string(), "'<provider>:<base URL>' ('in-process' for local).", False),
+        _f("provider", pa.string(), "Model provider.", False),
+        _f("model", pa.string(), "Model name.", False),
+        _f("style", pa.string(), "'chat' or 'completion'.", False),
+        _f("request_hash", pa.string(), "SHA-256 of what decides the answer (cache key).", False),
+        _f("prompt_text", pa.string(), "The prompt sent.", False),
+        _f("response_text", pa.string(), "The answer text; NULL when the call failed."),
+        _f("status", pa.string(), "'ok' or 'failed'.", False),
+        _f("error", pa.string(), "Why the call failed ('' when ok); never a key.", False),
+        _f("http_status", pa.int32(), "Last HTTP status; NULL in-process or without an answer."),
+        _f("attempts", pa.int32(), "Attempts made (0 for a cache hit).", False),
+        _f("latency_ms", _F64, "Wall time of the call with retries (timing column)."),
+        _f("prompt_tokens", pa.int64(), "Prompt tokens reported by the endpoint."),
+        _f("completion_tokens", pa.int64(), "Completion tokens reported by the endpoint."),
+        _f("cache_hit", pa.bool_(), "Answered from the response cache.", False),
+    ]
+)
+
+SCHEMAS: dict[str, pa.Schema] = {"games": GAMES, "trials": TRIALS, "calls": CALLS}
 
 
 def schema_for(table: str) -> pa.Schema:

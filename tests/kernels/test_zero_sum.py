@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import pytest
@@ -11,7 +12,11 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 from distbench.kernels import ZeroSumSolution, solve_zero_sum
-from distbench.kernels.zero_sum import _solve
+from distbench.kernels.zero_sum import RESIDUAL_TOL, STATUS_INACCURATE, _solve
+
+# The numba kernel without the Bland/HiGHS fallback: the correctness tests use it, so that a
+# kernel bug cannot hide behind the fallback.
+kernel_only = functools.partial(_solve, fallback=False)
 
 # --------------------------------------------------------------------------------------------
 # helpers
@@ -135,7 +140,7 @@ def random_games(rng: np.random.Generator, count: int, m: int, n: int) -> np.nda
 def test_value_matches_highs_on_1000_random_square_games(size: int) -> None:
     rng = np.random.default_rng([20240611, size])
     payoffs = random_games(rng, 1000, size, size)
-    sol = solve_zero_sum(payoffs)
+    sol = kernel_only(payoffs)
     assert_valid_solution(sol, payoffs)
     assert_values_match(sol.value, reference_values(payoffs), payoffs)
 
@@ -145,7 +150,7 @@ def test_value_matches_highs_on_rectangular_games(shape: tuple[int, int]) -> Non
     m, n = shape
     rng = np.random.default_rng([7, m, n])
     payoffs = random_games(rng, 400, m, n)
-    sol = solve_zero_sum(payoffs)
+    sol = kernel_only(payoffs)
     assert_valid_solution(sol, payoffs)
     assert_values_match(sol.value, reference_values(payoffs), payoffs)
 
@@ -157,8 +162,8 @@ def test_blands_rule_from_the_first_pivot_gives_the_same_values(size: int) -> No
     payoffs = np.concatenate(
         [random_games(rng, 400, size, size), rng.integers(0, 2, size=(200, size, size))]
     ).astype(np.float64)
-    dantzig = solve_zero_sum(payoffs)
-    bland = _solve(payoffs, bland_after=0)
+    dantzig = kernel_only(payoffs)
+    bland = kernel_only(payoffs, bland_after=0)
     assert_valid_solution(bland, payoffs)
     assert_values_match(bland.value, dantzig.value, payoffs)
 
@@ -166,11 +171,11 @@ def test_blands_rule_from_the_first_pivot_gives_the_same_values(size: int) -> No
 def test_iteration_cap_sets_status_1() -> None:
     rng = np.random.default_rng(3)
     payoffs = rng.normal(size=(50, 6, 6))
-    capped = _solve(payoffs, max_iter=0)
+    capped = kernel_only(payoffs, max_iter=0)
     assert_array_equal(capped.status, 1)
     assert_array_equal(capped.iterations, 0)
-    one = _solve(payoffs, max_iter=1)
-    full = solve_zero_sum(payoffs)
+    one = kernel_only(payoffs, max_iter=1)
+    full = kernel_only(payoffs)
     assert_array_equal(one.status == 1, full.iterations > 1)
     assert_array_equal(full.status, 0)
     # an interrupted solve still returns distributions, with an honest (large) residual
@@ -182,12 +187,46 @@ def test_iteration_cap_sets_status_1() -> None:
     assert (one.residual[one.status == 1] > 1e-3).all()
 
 
+def test_fallback_repairs_games_that_hit_the_pivot_cap() -> None:
+    rng = np.random.default_rng(3)
+    payoffs = random_games(rng, 40, 6, 6)
+    # the kernel gives up at once, so does the Bland retry: HiGHS answers every game
+    sol = _solve(payoffs, max_iter=0)
+    assert_valid_solution(sol, payoffs)
+    assert_values_match(sol.value, reference_values(payoffs), payoffs)
+    assert_array_equal(sol.iterations, 0)
+
+
+def badly_scaled_games(rng: np.random.Generator, count: int, k: int) -> np.ndarray:
+    """Rows scaled by 10^-6 .. 10^6: payoffs spanning twelve orders of magnitude."""
+    return rng.normal(size=(count, k, k)) * 10.0 ** rng.integers(-6, 7, size=(count, k, 1))
+
+
+def test_badly_scaled_games_are_flagged_by_the_kernel_and_repaired() -> None:
+    payoffs = badly_scaled_games(np.random.default_rng(123), 1500, 10)
+    raw = kernel_only(payoffs)
+    flagged = raw.status == STATUS_INACCURATE
+    # the kernel alone cannot solve all of these, and says so ...
+    assert flagged.sum() >= 5
+    assert_array_equal(flagged, raw.residual > RESIDUAL_TOL * scale_of(payoffs))
+    # ... the fallback does, leaving the other games as they were
+    sol = solve_zero_sum(payoffs)
+    assert_valid_solution(sol, payoffs)  # the residual certifies every value
+    # HiGHS's default tolerances (1e-7) make it the less accurate one here: on game 455 its
+    # strategies bound the value only to [-7.6e-7, -2.3e-7], while ours, checked in exact
+    # rational arithmetic, pin it to -6.01728315e-07 +- 1e-15. Compare at HiGHS's accuracy.
+    reference = reference_values(payoffs)
+    assert (np.abs(sol.value - reference) <= 1e-6 * scale_of(payoffs)).all()
+    for name in ("row", "col", "value", "residual", "iterations"):
+        assert_array_equal(getattr(sol, name)[~flagged], getattr(raw, name)[~flagged])
+
+
 # --------------------------------------------------------------------------------------------
 # textbook games with known equilibria
 
 
 def test_matching_pennies() -> None:
-    sol = solve_zero_sum(np.array([[[1.0, -1.0], [-1.0, 1.0]]]))
+    sol = kernel_only(np.array([[[1.0, -1.0], [-1.0, 1.0]]]))
     assert_allclose(sol.value, [0.0], atol=1e-12)
     assert_allclose(sol.row, [[0.5, 0.5]], atol=1e-12)
     assert_allclose(sol.col, [[0.5, 0.5]], atol=1e-12)
@@ -198,7 +237,7 @@ def test_matching_pennies() -> None:
 
 def test_rock_paper_scissors() -> None:
     rps = np.array([[[0, -1, 1], [1, 0, -1], [-1, 1, 0]]])  # integer input is accepted
-    sol = solve_zero_sum(rps)
+    sol = kernel_only(rps)
     assert_allclose(sol.value, [0.0], atol=1e-12)
     assert_allclose(sol.row, np.full((1, 3), 1 / 3), atol=1e-12)
     assert_allclose(sol.col, np.full((1, 3), 1 / 3), atol=1e-12)
@@ -208,7 +247,7 @@ def test_rock_paper_scissors() -> None:
 def test_biased_rock_paper_scissors_from_openspiel() -> None:
     # open_spiel/python/algorithms/lp_solver_test.py
     u = np.array([[0.0, -0.25, 0.5], [0.25, 0.0, -0.05], [-0.5, 0.05, 0.0]])
-    sol = solve_zero_sum(u[None])
+    sol = kernel_only(u[None])
     expected = np.array([1.0, 10.0, 5.0]) / 16.0
     assert_allclose(sol.value, [0.0], atol=1e-12)
     assert_allclose(sol.row[0], expected, atol=1e-12)
@@ -219,7 +258,7 @@ def test_biased_rock_paper_scissors_from_openspiel() -> None:
 def test_pure_saddle_point() -> None:
     # (row 1, col 0) is the saddle: 4 is the minimum of its row and the maximum of its column
     u = np.array([[3.0, 7.0, 9.0], [4.0, 6.0, 5.0], [2.0, 8.0, 1.0]])
-    sol = solve_zero_sum(u[None])
+    sol = kernel_only(u[None])
     assert_allclose(sol.value, [4.0], rtol=1e-12)
     assert_allclose(sol.row[0], [0.0, 1.0, 0.0], atol=1e-12)
     assert_allclose(sol.col[0], [1.0, 0.0, 0.0], atol=1e-12)
@@ -231,7 +270,7 @@ def test_pure_saddle_point() -> None:
 def test_value_of_a_known_mixed_2x2_game() -> None:
     # [[a, b], [c, d]] without saddle: v = (ad - bc) / (a + d - b - c), x1 = (d - c) / (a+d-b-c)
     u = np.array([[4.0, -2.0], [-1.0, 3.0]])
-    sol = solve_zero_sum(u[None])
+    sol = kernel_only(u[None])
     assert_allclose(sol.value, [(12.0 - 2.0) / 10.0], rtol=1e-12)
     assert_allclose(sol.row[0], [0.4, 0.6], atol=1e-12)
     assert_allclose(sol.col[0], [0.5, 0.5], atol=1e-12)
@@ -245,7 +284,7 @@ def test_value_of_a_known_mixed_2x2_game() -> None:
 @pytest.mark.parametrize("shape", [(1, 1), (3, 3), (2, 5), (6, 2)])
 def test_constant_games(constant: float, shape: tuple[int, int]) -> None:
     payoffs = np.full((2, *shape), constant)
-    sol = solve_zero_sum(payoffs)
+    sol = kernel_only(payoffs)
     assert_valid_solution(sol, payoffs)
     assert_array_equal(sol.value, constant)
     assert_array_equal(sol.residual, 0.0)
@@ -253,7 +292,7 @@ def test_constant_games(constant: float, shape: tuple[int, int]) -> None:
 
 
 def test_one_by_one_game() -> None:
-    sol = solve_zero_sum(np.array([[[-2.5]]]))
+    sol = kernel_only(np.array([[[-2.5]]]))
     assert_array_equal(sol.value, [-2.5])
     assert_array_equal(sol.row, [[1.0]])
     assert_array_equal(sol.col, [[1.0]])
@@ -287,7 +326,7 @@ def hand_made_degenerate_games() -> list[np.ndarray]:
 @pytest.mark.parametrize("bland_after", [None, 0])
 def test_hand_made_degenerate_games_match_highs(game: np.ndarray, bland_after: int | None) -> None:
     payoffs = game[None]
-    sol = _solve(payoffs, bland_after=bland_after)
+    sol = kernel_only(payoffs, bland_after=bland_after)
     assert_valid_solution(sol, payoffs)
     assert_values_match(sol.value, np.array([reference_value(game)]), payoffs)
 
@@ -296,7 +335,7 @@ def test_hand_made_degenerate_games_match_highs(game: np.ndarray, bland_after: i
 def test_identity_and_permutation_games_have_value_one_over_k(k: int) -> None:
     perm = np.eye(k)[np.random.default_rng(k).permutation(k)]
     payoffs = np.stack([np.eye(k), perm])
-    sol = solve_zero_sum(payoffs)
+    sol = kernel_only(payoffs)
     assert_allclose(sol.value, 1.0 / k, rtol=1e-12)
     assert_allclose(sol.row, np.full((2, k), 1.0 / k), atol=1e-12)
     assert_array_equal(sol.gap_degenerate, True)
@@ -306,7 +345,7 @@ def test_identity_and_permutation_games_have_value_one_over_k(k: int) -> None:
 def test_zero_one_games_with_many_ratio_ties_match_highs(size: int) -> None:
     rng = np.random.default_rng([5, size])
     payoffs = rng.integers(0, 2, size=(300, size, size)).astype(np.float64)
-    sol = solve_zero_sum(payoffs)
+    sol = kernel_only(payoffs)
     assert_valid_solution(sol, payoffs)
     assert_values_match(sol.value, reference_values(payoffs), payoffs)
 
@@ -321,7 +360,7 @@ def test_large_payoffs_match_highs(shape: tuple[int, int]) -> None:
             rng.integers(-10, 11, size=(100, *shape)) + 1e6,  # large offset, small spread
         ]
     )
-    sol = solve_zero_sum(payoffs)
+    sol = kernel_only(payoffs)
     assert_valid_solution(sol, payoffs)
     assert_values_match(sol.value, reference_values(payoffs), payoffs)
 
@@ -339,14 +378,14 @@ def test_gap_degenerate_flags_full_support_games_only() -> None:
             [[4.0, -2.0], [-1.0, 3.0]],  # full support mixed: degenerate
         ]
     )
-    sol = solve_zero_sum(payoffs)
+    sol = kernel_only(payoffs)
     assert_array_equal(sol.gap_degenerate, [True, False, True, True])
 
 
 def test_gap_degenerate_agrees_with_the_spread_of_u_times_col() -> None:
     rng = np.random.default_rng(21)
     payoffs = rng.integers(-10, 11, size=(2000, 4, 4)).astype(np.float64)
-    sol = solve_zero_sum(payoffs)
+    sol = kernel_only(payoffs)
     uy = np.einsum("bij,bj->bi", payoffs, sol.col)
     spread = uy.max(axis=1) - uy.min(axis=1)
     assert_array_equal(sol.gap_degenerate, spread <= 1e-9 * np.ptp(payoffs, axis=(1, 2)))
@@ -361,7 +400,7 @@ def test_large_common_offset_keeps_diagnostics_exact(offset: float) -> None:
     # RPS + offset: the diagnostics are summed over U - min U, so the offset does not cancel
     # their precision away (summing over U itself would leave noise of ulp(offset))
     rps = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
-    sol = solve_zero_sum((rps + offset)[None])
+    sol = kernel_only((rps + offset)[None])
     assert_allclose(sol.value, [offset], rtol=1e-15)
     assert_allclose(sol.row, np.full((1, 3), 1 / 3), atol=1e-12)
     assert sol.residual[0] <= 1e-12

@@ -22,7 +22,7 @@ from distbench.games.matrix.prompts import mixed_prompt, pure_prompt
 from distbench.kernels import score_actions, score_strategies, solve_zero_sum
 from distbench.llm.base import Backend, Request, Response
 from distbench.llm.dummy import splitmix64
-from distbench.store.schema import GAMES, TRIALS
+from distbench.store.schema import CALLS, GAMES, TRIALS
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ def request_seeds(llm_seed: int, ids: Sequence[str], mode: str, num_trials: int)
 def games_table(shard: Shard, ids: list[str], payoffs: np.ndarray, sol) -> pa.Table:
     """The ``games`` rows of a shard."""
     count = len(ids)
-    status = np.where(sol.status == 0, "ok", "iteration_limit")
+    status = np.array(["ok", "iteration_limit", "inaccurate"])[sol.status]
     columns = {
         "run_id": [shard.run_id] * count,
         "family": ["matrix"] * count,
@@ -86,47 +86,43 @@ def _ask(backend: Backend, requests: list[Request]) -> list[Response]:
     return asyncio.run(backend.generate(requests))
 
 
-def play_mode(
-    shard: Shard,
-    mode: str,
-    backend: Backend,
-    ids: list[str],
-    payoffs: np.ndarray,
-    sol,
-) -> pa.Table:
-    """Asks, parses and scores every trial of one mode; returns the ``trials`` rows."""
-    num_games, m, _ = payoffs.shape
-    trials = shard.num_trials
-    style = backend.spec.style
-    continuation = style == "completion"
-    make_prompt = pure_prompt if mode == "pure" else mixed_prompt
-    prompts = [make_prompt(payoffs[g], style=style) for g in range(num_games)]
-    seeds = request_seeds(shard.llm_seed, ids, mode, trials)
-    task = f"matrix.{mode}:{m}"
-    requests = [
-        Request(
-            prompt=prompts[g],
-            seed=int(seeds[g, t]),
-            task=task,
-            max_tokens=shard.max_tokens,
-            temperature=shard.temperature,
-        )
-        for g in range(num_games)
-        for t in range(trials)
-    ]
-    responses = _ask(backend, requests)
+LOGPROB_TOP = 20
 
-    total = num_games * trials
-    game_index = np.repeat(np.arange(num_games, dtype=np.int64), trials)
+
+def strategy_from_logprobs(
+    top: Sequence[tuple[str, float]] | None, num_actions: int
+) -> tuple[np.ndarray | None, float, str]:
+    """Reads a mixed strategy from the first token's top log-probabilities.
+
+    The probability of action ``k`` is the summed probability of the tokens that read ``k``
+    once stripped of white space (`` 2``, ``2``); the strategy is those probabilities
+    renormalised over the labels.
+
+    Returns:
+        (strategy (m,) or None, probability mass on valid labels, detail when None).
+    """
+    if not top:
+        return None, 0.0, "the endpoint returned no logprobs"
+    mass = np.zeros(num_actions)
+    for token, logprob in top:
+        label = token.strip()
+        if label.isdigit() and label.isascii() and 1 <= int(label) <= num_actions:
+            mass[int(label) - 1] += float(np.exp(logprob))
+    total = float(mass.sum())
+    if total <= 0:
+        return None, 0.0, "no probability on the action labels"
+    return mass / total, total, ""
+
+
+def _parse_all(mode: str, responses: Sequence[Response], m: int, continuation: bool):
+    """Parses answers: (statuses, details, actions (T,), strategies (T, m), label_mass (T,))."""
+    total = len(responses)
     statuses: list[str] = []
     details: list[str] = []
-    texts: list[str | None] = []
-    if mode == "pure":
-        actions = np.full(total, -1, dtype=np.int64)
-    else:
-        strategies = np.full((total, m), np.nan)
+    actions = np.full(total, -1, dtype=np.int64)
+    strategies = np.full((total, m), np.nan)
+    label_mass = np.full(total, np.nan)
     for k, resp in enumerate(responses):
-        texts.append(resp.text)
         if resp.status != "ok" or resp.text is None:
             statuses.append(ParseStatus.CALL_FAILED.value)
             details.append(resp.error or "call failed")
@@ -135,12 +131,108 @@ def play_mode(
             ans = parse_pure(resp.text, m, continuation=continuation)
             if ans.status is ParseStatus.OK:
                 actions[k] = ans.action
-        else:
+            statuses.append(ans.status.value)
+            details.append(ans.detail)
+        elif mode == "mixed":
             ans = parse_mixed(resp.text, m, continuation=continuation)
             if ans.status is ParseStatus.OK:
                 strategies[k] = ans.strategy
-        statuses.append(ans.status.value)
-        details.append(ans.detail)
+            statuses.append(ans.status.value)
+            details.append(ans.detail)
+        else:
+            strategy, mass, detail = strategy_from_logprobs(resp.logprobs, m)
+            label_mass[k] = mass
+            if strategy is None:
+                statuses.append(ParseStatus.NO_ANSWER.value)
+                details.append(detail)
+            else:
+                strategies[k] = strategy
+                statuses.append(ParseStatus.OK.value)
+                details.append("")
+    return statuses, details, actions, strategies, label_mass
+
+
+def calls_table(
+    shard: Shard, mode: str, requests: Sequence[Request], responses: Sequence[Response],
+    call_ids: Sequence[str], trial_ids: Sequence[str],
+) -> pa.Table:
+    """The ``calls`` rows: one per model call, never a key or a header."""
+    from distbench.llm.cache import cache_key
+
+    spec = shard.llm
+    endpoint = f"{spec.provider}:{spec.option('base_url') or 'in-process'}"
+    n = len(requests)
+    columns = {
+        "run_id": [shard.run_id] * n,
+        "shard_id": [shard.shard_id] * n,
+        "call_id": list(call_ids),
+        "trial_id": list(trial_ids),
+        "mode": [mode] * n,
+        "endpoint": [endpoint] * n,
+        "provider": [spec.provider] * n,
+        "model": [spec.model] * n,
+        "style": [spec.style] * n,
+        "request_hash": [cache_key(spec, r) for r in requests],
+        "prompt_text": [r.prompt for r in requests],
+        "response_text": [r.text for r in responses],
+        "status": [r.status for r in responses],
+        "error": [r.error for r in responses],
+        "http_status": [r.http_status for r in responses],
+        "attempts": [r.attempts for r in responses],
+        "latency_ms": [r.latency_ms for r in responses],
+        "prompt_tokens": [r.prompt_tokens for r in responses],
+        "completion_tokens": [r.completion_tokens for r in responses],
+        "cache_hit": [r.cache_hit for r in responses],
+    }
+    return pa.table(columns, schema=CALLS)
+
+
+def play_mode(
+    shard: Shard,
+    mode: str,
+    backend: Backend,
+    ids: list[str],
+    payoffs: np.ndarray,
+    sol,
+) -> tuple[pa.Table, pa.Table | None]:
+    """Asks, parses and scores every trial of one mode.
+
+    Returns:
+        The ``trials`` rows, and the ``calls`` rows (None for the dummy backend, whose answers
+        cost nothing and are fully determined by the trial).
+    """
+    num_games, m, _ = payoffs.shape
+    style = backend.spec.style
+    if mode == "logprob":
+        # One call per game: the completion prompt ends with the cue, so the next token is
+        # the action label whatever the endpoint's style.
+        trials, prompt_style, logprobs, max_tokens = 1, "completion", LOGPROB_TOP, 1
+        make_prompt = pure_prompt
+    else:
+        trials, prompt_style, logprobs, max_tokens = shard.num_trials, style, None, shard.max_tokens
+        make_prompt = pure_prompt if mode == "pure" else mixed_prompt
+    continuation = style == "completion"
+    prompts = [make_prompt(payoffs[g], style=prompt_style) for g in range(num_games)]
+    seeds = request_seeds(shard.llm_seed, ids, mode, trials)
+    task = f"matrix.{mode}:{m}"
+    requests = [
+        Request(
+            prompt=prompts[g],
+            seed=int(seeds[g, t]),
+            task=task,
+            max_tokens=max_tokens,
+            temperature=shard.temperature,
+            logprobs=logprobs,
+        )
+        for g in range(num_games)
+        for t in range(trials)
+    ]
+    responses = _ask(backend, requests)
+    total = num_games * trials
+    game_index = np.repeat(np.arange(num_games, dtype=np.int64), trials)
+    statuses, details, actions, strategies, label_mass = _parse_all(
+        mode, responses, m, continuation
+    )
 
     if mode == "pure":
         scores = score_actions(payoffs, sol.col, sol.value, game_index, actions)
@@ -160,6 +252,9 @@ def play_mode(
 
     trial_no = np.tile(np.arange(trials, dtype=np.int32), num_games)
     trial_game_ids = [ids[g] for g in game_index.tolist()]
+    trial_ids = [f"{gid}/{mode}/t{t}" for gid, t in zip(trial_game_ids, trial_no.tolist(), strict=True)]
+    with_calls = shard.llm.provider != "dummy"
+    call_ids = [f"{shard.shard_id}/{mode}/{k}" for k in range(total)] if with_calls else None
     columns = {
         "run_id": [shard.run_id] * total,
         "shard_id": [shard.shard_id] * total,
@@ -173,21 +268,25 @@ def play_mode(
         "game_id": trial_game_ids,
         "game_index": game_index + shard.start,
         "trial": trial_no,
-        "trial_id": [f"{gid}/{mode}/t{t}" for gid, t in zip(trial_game_ids, trial_no.tolist(), strict=True)],
+        "trial_id": trial_ids,
         "decision": decision,
         "strategy": strategy,
+        "label_mass": nullable(label_mass),
         "parse_status": statuses,
         "parse_detail": details,
-        "raw_text": texts,
+        "raw_text": [r.text for r in responses],
         "llm_value": nullable(scores.llm_value),
         "br_value": nullable(scores.br_value),
         "nash_gap": nullable(scores.nash_gap),
         "exploitability": nullable(scores.exploitability),
         "gap_degenerate": sol.gap_degenerate[game_index],
-        "call_id": pa.nulls(total, type=pa.string()),
+        "call_id": call_ids if with_calls else pa.nulls(total, type=pa.string()),
         "latency_ms": [r.latency_ms for r in responses],
     }
-    return pa.table(columns, schema=TRIALS)
+    trials_tab = pa.table(columns, schema=TRIALS)
+    calls = (calls_table(shard, mode, requests, responses, call_ids, trial_ids)
+             if with_calls else None)
+    return trials_tab, calls
 
 
 def run_shard(shard: Shard, backend: Backend) -> ShardResult:
@@ -196,14 +295,15 @@ def run_shard(shard: Shard, backend: Backend) -> ShardResult:
     payoffs = generate_games(shard.bucket, shard.seed, shard.start, shard.stop)
     sol = solve_zero_sum(payoffs)
     games = games_table(shard, ids, payoffs, sol)
-    parts = [play_mode(shard, mode, backend, ids, payoffs, sol) for mode in shard.modes]
-    trials = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    played = [play_mode(shard, mode, backend, ids, payoffs, sol) for mode in shard.modes]
+    trials = pa.concat_tables([t for t, _ in played])
+    calls = [c for _, c in played if c is not None]
     statuses = trials["parse_status"]
     valid = int(pc.sum(pc.equal(statuses, ParseStatus.OK.value)).as_py() or 0)
     failed = int(pc.sum(pc.equal(statuses, ParseStatus.CALL_FAILED.value)).as_py() or 0)
-    stats = {"games": games.num_rows, "trials": trials.num_rows, "valid": valid, "call_failed": failed}
-    return ShardResult(
-        shard_id=shard.shard_id,
-        tables={"games": (shard.chunk_id, games), "trials": (shard.shard_id, trials)},
-        stats=stats,
-    )
+    stats = {"games": games.num_rows, "trials": trials.num_rows, "valid": valid,
+             "call_failed": failed, "calls": sum(c.num_rows for c in calls)}
+    tables = {"games": (shard.chunk_id, games), "trials": (shard.shard_id, trials)}
+    if calls:
+        tables["calls"] = (shard.shard_id, pa.concat_tables(calls))
+    return ShardResult(shard_id=shard.shard_id, tables=tables, stats=stats)

@@ -1,0 +1,89 @@
+"""An on-disk response cache (SQLite), so a re-run or a resumed run pays nothing twice.
+
+Keys hash everything that decides an answer: provider, model, answer style, base URL and the
+request itself (prompt, budget, temperature, logprobs and the per-request seed, which encodes
+the trial). Only successful answers are stored. Nothing secret is stored: no key, no header.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from distbench.llm.base import BackendSpec, Request, Response
+
+
+def cache_key(spec: BackendSpec, req: Request) -> str:
+    """The request hash: stable across processes and runs."""
+    payload = {
+        "provider": spec.provider,
+        "model": spec.model,
+        "style": spec.style,
+        "base_url": spec.option("base_url"),
+        "prompt": req.prompt,
+        "seed": req.seed,
+        "max_tokens": req.max_tokens,
+        "temperature": req.temperature,
+        "logprobs": req.logprobs,
+    }
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class ResponseCache:
+    """A SQLite table of successful responses by request hash.
+
+    Args:
+        path: The database file (created with its folder).
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._con = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        self._con.execute("PRAGMA journal_mode=WAL")
+        self._con.execute(
+            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, text TEXT NOT NULL, "
+            "prompt_tokens INTEGER, completion_tokens INTEGER, logprobs TEXT)"
+        )
+        self._con.commit()
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
+        """Cached responses for the keys that have one (marked ``cache_hit``)."""
+        out: dict[str, Response] = {}
+        with self._lock:
+            for lo in range(0, len(keys), 500):
+                chunk = list(keys[lo : lo + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = self._con.execute(
+                    f"SELECT key, text, prompt_tokens, completion_tokens, logprobs "
+                    f"FROM responses WHERE key IN ({marks})", chunk
+                ).fetchall()
+                for key, text, p_tok, c_tok, lp in rows:
+                    logprobs = tuple(tuple(x) for x in json.loads(lp)) if lp else None
+                    out[key] = Response(text=text, status="ok", attempts=0, latency_ms=0.0,
+                                        prompt_tokens=p_tok, completion_tokens=c_tok,
+                                        cache_hit=True, logprobs=logprobs)
+        return out
+
+    def put_many(self, items: Sequence[tuple[str, Response]]) -> None:
+        """Stores the successful responses among ``items``."""
+        rows = [
+            (key, r.text, r.prompt_tokens, r.completion_tokens,
+             json.dumps(r.logprobs) if r.logprobs is not None else None)
+            for key, r in items if r.status == "ok" and r.text is not None
+        ]
+        if not rows:
+            return
+        with self._lock:
+            self._con.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)", rows)
+            self._con.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            self._con.close()

@@ -1,0 +1,127 @@
+"""Endpoints: one caching, rate-limited backend per endpoint, shared by every shard of a run.
+
+* :class:`CachingBackend` puts the response cache in front of any backend.
+* :class:`EndpointActor` is the async Ray actor holding one endpoint's backend (and so its rate
+  limiter, connection pool and cache). It is named after :func:`endpoint_key` (provider, base
+  URL, model, style and a fingerprint of the key — never the key), created by the driver and
+  looked up by the shard tasks, and restartable (``max_restarts``).
+* :class:`ActorBackend` is what a shard task uses: it sends its requests to the actor in
+  batches and gets answers back in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from distbench.llm.base import Backend, BackendSpec, Request, Response
+from distbench.llm.cache import ResponseCache, cache_key
+
+NAMESPACE = "distbench"
+BATCH = 256
+
+
+def endpoint_key(spec: BackendSpec) -> str:
+    """Identity of an endpoint: provider, base URL, model, style and key fingerprint."""
+    key_env = spec.option("key_env")
+    secret = os.environ.get(key_env, "") if key_env else ""
+    fingerprint = hashlib.sha256(secret.encode()).hexdigest()[:12] if secret else ""
+    text = json.dumps([spec.provider, spec.option("base_url"), spec.model, spec.style,
+                       fingerprint])
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def actor_name(spec: BackendSpec) -> str:
+    return f"distbench-endpoint-{spec.provider}-{endpoint_key(spec)}"
+
+
+class CachingBackend(Backend):
+    """Answers from the cache when it can, asks ``inner`` for the rest, stores the answers."""
+
+    def __init__(self, inner: Backend, cache: ResponseCache | None) -> None:
+        super().__init__(inner.spec)
+        self.inner = inner
+        self.cache = cache
+
+    async def generate(self, requests: Sequence[Request]) -> list[Response]:
+        if self.cache is None:
+            return await self.inner.generate(requests)
+        keys = [cache_key(self.spec, r) for r in requests]
+        hits = self.cache.get_many(keys)
+        missing = [i for i, k in enumerate(keys) if k not in hits]
+        answers = await self.inner.generate([requests[i] for i in missing]) if missing else []
+        self.cache.put_many([(keys[i], a) for i, a in zip(missing, answers, strict=True)])
+        fresh = dict(zip(missing, answers, strict=True))
+        return [hits[k] if k in hits else fresh[i] for i, k in enumerate(keys)]
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+        if self.cache is not None:
+            self.cache.close()
+
+
+def default_cache_path() -> Path:
+    from distbench import cache_dir
+
+    return cache_dir() / "responses.sqlite"
+
+
+def build_direct(spec: BackendSpec) -> Backend:
+    """The endpoint's backend in this process, behind the cache unless ``cache`` is off."""
+    from distbench.llm.registry import build_backend
+
+    inner = build_backend(spec)
+    if not spec.option("cache", True):
+        return inner
+    path = spec.option("cache_path") or default_cache_path()
+    return CachingBackend(inner, ResponseCache(path))
+
+
+class EndpointActor:
+    """The Ray actor of one endpoint (wrapped with ``ray.remote`` by :func:`get_or_create`)."""
+
+    def __init__(self, spec: BackendSpec) -> None:
+        self.backend = build_direct(spec)
+        self.calls = 0
+
+    async def generate(self, requests: Sequence[Request]) -> list[Response]:
+        self.calls += len(requests)
+        return await self.backend.generate(requests)
+
+    def stats(self) -> dict[str, int]:
+        return {"requests": self.calls}
+
+
+def get_or_create(spec: BackendSpec):
+    """The endpoint actor for ``spec``: created (once per cluster namespace) or looked up."""
+    import ray
+
+    remote = ray.remote(EndpointActor)
+    return remote.options(
+        name=actor_name(spec),
+        namespace=NAMESPACE,
+        get_if_exists=True,
+        max_restarts=3,
+        max_task_retries=2,
+        max_concurrency=1000,
+        num_cpus=0,
+    ).remote(spec)
+
+
+class ActorBackend(Backend):
+    """A shard's view of an endpoint actor: batches out, answers back in order."""
+
+    def __init__(self, spec: BackendSpec) -> None:
+        super().__init__(spec)
+        import ray
+
+        self._actor = ray.get_actor(actor_name(spec), namespace=NAMESPACE)
+
+    async def generate(self, requests: Sequence[Request]) -> list[Response]:
+        batches = [list(requests[i : i + BATCH]) for i in range(0, len(requests), BATCH)]
+        results = await asyncio.gather(*(self._actor.generate.remote(b) for b in batches))
+        return [r for batch in results for r in batch]
