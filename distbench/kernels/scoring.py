@@ -28,7 +28,8 @@ __all__ = ["INVALID_ACTION", "TrialScores", "score_actions", "score_strategies"]
 #: The action code of an answer that could not be parsed.
 INVALID_ACTION = -1
 
-# Relative tolerance for clipping rounding negatives, and for checking that strategies are
+# Relative tolerance (times max(1, max|U|)) within which a gap or an exploitability is rounding
+# noise and reads as exactly 0, and for checking that strategies are
 # probability vectors.
 _CLIP_TOL = 1e-9
 _SIMPLEX_TOL = 1e-6
@@ -274,10 +275,10 @@ def _score_strategies_kernel(
             if s < worst:
                 worst = s
         gap = br[g] - lv
-        if -tol[g] <= gap < 0.0:
+        if -tol[g] <= gap <= tol[g]:
             gap = 0.0
         expl = value[g] - worst
-        if -tol[g] <= expl < 0.0:
+        if -tol[g] <= expl <= tol[g]:
             expl = 0.0
         llm_value[t] = lv
         br_value[t] = br[g]
@@ -324,10 +325,10 @@ def _score_actions_kernel(
             if payoffs[g, a, j] < worst:
                 worst = payoffs[g, a, j]
         gap = br[g] - lv
-        if -tol[g] <= gap < 0.0:
+        if -tol[g] <= gap <= tol[g]:
             gap = 0.0
         expl = value[g] - worst
-        if -tol[g] <= expl < 0.0:
+        if -tol[g] <= expl <= tol[g]:
             expl = 0.0
         llm_value[t] = lv
         br_value[t] = br[g]

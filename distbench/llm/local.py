@@ -363,7 +363,10 @@ class LocalModel:
 
 
 def _chunks(tokens: list[int], size: int) -> list[list[int]]:
-    """``tokens`` in chunks of at most ``size``, none of one token unless there is only one."""
+    """``tokens`` in chunks of at most ``size`` (>= 3), none of one token unless there is only
+    one token."""
+    if size < 3:
+        raise ValueError(f"chunk size must be at least 3, got {size}")
     chunks = [tokens[i : i + size] for i in range(0, len(tokens), size)]
     if len(chunks) > 1 and len(chunks[-1]) == 1:
         chunks[-1].insert(0, chunks[-2].pop())

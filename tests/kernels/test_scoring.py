@@ -151,6 +151,28 @@ def test_rounding_negatives_are_clipped_to_zero() -> None:
     assert_allclose(got.exploitability, 0.0, atol=1e-15)
 
 
+def test_rounding_noise_on_best_responses_reads_as_exactly_zero() -> None:
+    # In a full-support game every row earns the value against y* exactly; in floating point
+    # the rows differ by ~1e-15, which must not show up as a positive gap (users query
+    # `nash_gap = 0`).
+    rng = np.random.default_rng(11)
+    payoffs = rng.integers(-50, 51, size=(400, 3, 3)).astype(float)
+    sol = solve_zero_sum(payoffs)
+    full = sol.row_support == 3
+    assert full.sum() > 20
+    games = np.flatnonzero(full)
+    idx = np.repeat(games, 3)
+    actions = np.tile(np.arange(3), len(games))
+    got = score_actions(payoffs, sol.col, sol.value, idx, actions)
+    assert (got.nash_gap == 0.0).all()
+    # ... while a real gap survives.
+    uy = (payoffs @ sol.col[:, :, None])[:, :, 0]
+    spread = np.flatnonzero(uy.max(axis=1) - uy.min(axis=1) > 1e-6)
+    assert len(spread) > 20
+    real = score_actions(payoffs, sol.col, sol.value, spread, uy[spread].argmin(axis=1))
+    assert (real.nash_gap > 1e-6).all()
+
+
 def test_large_negatives_from_inconsistent_inputs_are_kept() -> None:
     # a value that is off by one is an input error; clipping must not hide it
     payoffs, col, value = solved(SADDLE[None])

@@ -134,16 +134,32 @@ def test_chat_and_completion_answer_in_openai_shape(model):
 
 
 def test_same_seed_gives_the_same_text_whatever_ran_in_between(model):
-    first = model.chat(HELLO, max_tokens=16, temperature=1.0, seed=42)
+    game = np.array([[3, -1, 2], [0, 2, -4], [1, 1, 1]])
+    prompt, sibling = pure_prompt(game), pure_prompt(game + np.eye(3, dtype=int))
+
+    def ask(llm, text, seed):
+        out = llm.chat([{"role": "user", "content": text}], max_tokens=16, temperature=1.0,
+                       seed=seed)
+        return out["choices"][0]["message"]["content"]
+
+    # back to back (llama would re-evaluate the last prompt token alone), after a prompt
+    # sharing a long prefix, and after unrelated calls: always the same text
+    first = ask(model, prompt, 42)
+    assert ask(model, prompt, 42) == first
+    ask(model, sibling, 42)
+    assert ask(model, prompt, 42) == first
     model.complete("Something else entirely:", max_tokens=6, temperature=1.0, seed=7)
-    again = model.chat(HELLO, max_tokens=16, temperature=1.0, seed=42)
-    texts = {model.chat(HELLO, max_tokens=16, temperature=1.0, seed=s)["choices"][0]["message"]["content"]
-             for s in range(4)}
-    assert first["choices"][0]["message"]["content"] == again["choices"][0]["message"]["content"]
-    assert len(texts) > 1  # the seed does change the sample at temperature 1
+    assert ask(model, prompt, 42) == first
+    assert len({ask(model, prompt, s) for s in range(4)}) > 1  # the seed matters at T=1
     a = model.complete("Once upon a time", max_tokens=12, seed=3)["choices"][0]["text"]
-    b = model.complete("Once upon a time", max_tokens=12, seed=3)["choices"][0]["text"]
-    assert a == b
+    assert model.complete("Once upon a time", max_tokens=12, seed=3)["choices"][0]["text"] == a
+
+
+def test_prompts_are_evaluated_in_chunks_of_at_least_two_tokens():
+    assert local._chunks(list(range(5)), 512) == [[0, 1, 2, 3, 4]]
+    assert local._chunks(list(range(7)), 3) == [[0, 1, 2], [3, 4], [5, 6]]
+    assert [len(c) for c in local._chunks(list(range(1025)), 512)] == [512, 511, 2]
+    assert local._chunks([7], 512) == [[7]]
 
 
 def test_logprobs_come_back_in_openai_format_when_asked(model):
