@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+# Compiled kernels stay in the user's cache (compiling them again costs seconds), but the
+# response cache of this test session is its own, so no test gets another run's answers.
+# Both are set before Ray starts, so its workers inherit them.
+os.environ.setdefault(
+    "NUMBA_CACHE_DIR",
+    os.path.join(os.path.expanduser("~"), ".cache", "distbench", "numba"),
+)
+os.environ["DISTBENCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="distbench-test-cache-")
 
 
 @pytest.fixture(scope="session")

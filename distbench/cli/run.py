@@ -149,10 +149,10 @@ def run(
 ) -> None:
     """Play a model on matrix games against a Nash opponent and report the Nash gap."""
     from distbench.engine.driver import RunConfigMismatch, run_matrix
-    from distbench.llm.http import AuthenticationFailed, EndpointUnavailable
-    from distbench.llm.local import LocalModelUnavailable, local_available
     from distbench.engine.plan import MatrixRunConfig
     from distbench.games.matrix.buckets import UnknownBucketError, default_bucket_id, get_bucket
+    from distbench.llm.http import AuthenticationFailed, EndpointUnavailable
+    from distbench.llm.local import LocalModelUnavailable, local_available
     from distbench.llm.registry import UnknownProviderError, make_spec
     from distbench.report.summary import format_summary
 

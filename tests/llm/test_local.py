@@ -134,8 +134,8 @@ def test_chat_and_completion_answer_in_openai_shape(model):
 
 
 def test_same_seed_gives_the_same_text_whatever_ran_in_between(model):
-    game = np.array([[3, -1, 2], [0, 2, -4], [1, 1, 1]])
-    prompt, sibling = pure_prompt(game), pure_prompt(game + np.eye(3, dtype=int))
+    game = np.array([[3, -1], [0, 2]])
+    prompt, sibling = pure_prompt(game), pure_prompt(game + np.eye(2, dtype=int))
 
     def ask(llm, text, seed):
         out = llm.chat([{"role": "user", "content": text}], max_tokens=16, temperature=1.0,
@@ -150,7 +150,7 @@ def test_same_seed_gives_the_same_text_whatever_ran_in_between(model):
     assert ask(model, prompt, 42) == first
     model.complete("Something else entirely:", max_tokens=6, temperature=1.0, seed=7)
     assert ask(model, prompt, 42) == first
-    assert len({ask(model, prompt, s) for s in range(4)}) > 1  # the seed matters at T=1
+    assert len({ask(model, prompt, s) for s in range(3)}) > 1  # the seed matters at T=1
     a = model.complete("Once upon a time", max_tokens=12, seed=3)["choices"][0]["text"]
     assert model.complete("Once upon a time", max_tokens=12, seed=3)["choices"][0]["text"] == a
 
@@ -203,7 +203,7 @@ def test_backend_answers_in_order_with_token_counts_and_fails_softly(model):
 
     completion = LocalBackend(BackendSpec("local", "smollm2-135m-instruct", "completion"))
     [answer] = asyncio.run(completion.generate(
-        [Request(pure_prompt(game, style="completion"), seed=1, max_tokens=4, logprobs=2)]))
+        [Request("Pick a number from 1 to 3: ", seed=1, max_tokens=4, logprobs=2)]))
     assert answer.status == "ok" and answer.completion_tokens >= 1 and answer.logprobs
 
 
