@@ -102,7 +102,13 @@ def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> 
 
 
 class _Bucket:
-    """A token bucket refilled continuously at ``rate`` per second up to ``capacity``."""
+    """A token bucket refilled continuously at ``rate`` per second up to ``capacity``.
+
+    Reservations may take the balance below zero; the reserver then waits until the balance is
+    back at zero. Waiting on a debt (rather than for a full token) keeps the long-run rate exact:
+    when a sleep overshoots, the extra time is credited to the next reservation instead of
+    being lost to the capacity cap.
+    """
 
     def __init__(self, rate: float, capacity: float) -> None:
         self.rate = rate
@@ -115,17 +121,11 @@ class _Bucket:
         self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
 
-    def wait_time(self, amount: float) -> float:
-        """Seconds until ``amount`` tokens are available (0 when they are)."""
-        self._refill()
-        amount = min(amount, self.capacity)
-        if self.tokens >= amount:
-            return 0.0
-        return (amount - self.tokens) / self.rate
-
-    def take(self, amount: float) -> None:
+    def reserve(self, amount: float) -> float:
+        """Takes ``amount`` (at most the capacity) and returns the seconds to wait before use."""
         self._refill()
         self.tokens -= min(amount, self.capacity)
+        return max(0.0, -self.tokens / self.rate)
 
 
 class RateLimiter:
@@ -153,21 +153,19 @@ class RateLimiter:
         return self._requests.rate if self._requests else None
 
     async def acquire(self, tokens: float = 0.0) -> None:
-        """Waits until one request of about ``tokens`` tokens may be sent."""
+        """Waits until one request of about ``tokens`` tokens may be sent.
+
+        Reservations are made in arrival order under a lock, then each caller sleeps off its
+        own wait, so callers are served first come, first served.
+        """
+        wait = 0.0
         async with self._lock:
-            while True:
-                wait = 0.0
-                if self._requests:
-                    wait = max(wait, self._requests.wait_time(1.0))
-                if self._tokens and tokens > 0:
-                    wait = max(wait, self._tokens.wait_time(tokens))
-                if wait <= 0:
-                    break
-                await asyncio.sleep(wait)
             if self._requests:
-                self._requests.take(1.0)
+                wait = max(wait, self._requests.reserve(1.0))
             if self._tokens and tokens > 0:
-                self._tokens.take(tokens)
+                wait = max(wait, self._tokens.reserve(tokens))
+        if wait > 0:
+            await asyncio.sleep(wait)
 
     def slot(self) -> asyncio.Semaphore:
         """The concurrency bound: ``async with limiter.slot(): ...`` around each attempt."""

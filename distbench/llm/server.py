@@ -1,7 +1,9 @@
 """An OpenAI-compatible HTTP server on loopback, with deterministic fault injection.
 
 Endpoints: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``GET /v1/models``,
-``GET /health``, ``GET /stats`` (JSON counters) and ``POST /stats/reset``. Only the standard
+``GET /health``, ``GET /stats`` (JSON counters of every other request: total, by path, by
+returned status, by fault kind including ``rate_limit``) and ``POST /stats/reset`` (zeroes
+them and restarts the fault sequence). Only the standard
 library serves (``ThreadingHTTPServer``, one daemon thread per connection, HTTP/1.1
 keep-alive), so the server runs anywhere the package does.
 
@@ -30,6 +32,7 @@ import json
 import logging
 import math
 import re
+import select
 import socket
 import threading
 import time
@@ -446,7 +449,16 @@ class LocalAnswerer:
         self.model_name = model.name
         self.seed = seed
 
-    def chat(self, messages, *, max_tokens, temperature, seed, logprobs, top_logprobs):  # type: ignore[no-untyped-def]
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        logprobs: bool,
+        top_logprobs: int | None,
+    ) -> dict[str, Any]:
         if seed is None:
             seed = _stable_seed(self.seed, _last_user_text(messages))
         return self.model.chat(
@@ -458,7 +470,16 @@ class LocalAnswerer:
             top_logprobs=top_logprobs,
         )
 
-    def complete(self, prompt, *, max_tokens, temperature, seed, logprobs, stop):  # type: ignore[no-untyped-def]
+    def complete(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        logprobs: int | None,
+        stop: list[str] | None,
+    ) -> dict[str, Any]:
         if seed is None:
             seed = _stable_seed(self.seed, prompt)
         return self.model.complete(
@@ -665,7 +686,7 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms stalls
-    server_version = "distbench-mock/1"
+    server_version = "distbench/1"
     sys_version = ""
     server: _Server
 
@@ -723,6 +744,19 @@ class _Handler(BaseHTTPRequestHandler):
     def _path(self) -> str:
         return self.path.split("?", 1)[0]
 
+    def _hang(self, seconds: float) -> None:
+        """Holds the call for ``seconds``, until the server stops or the client goes away."""
+        deadline = time.monotonic() + seconds
+        while (remaining := deadline - time.monotonic()) > 0:
+            if self.server.stopping.wait(min(remaining, 0.25)):
+                return
+            try:
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                if readable and self.connection.recv(1, socket.MSG_PEEK) == b"":
+                    return  # the client closed the connection
+            except (OSError, ValueError):
+                return
+
     def _wait(self, seconds: float) -> None:
         if seconds > 0:
             self.server.stopping.wait(seconds)
@@ -771,7 +805,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.stats.fault(kind)
         if kind == "hang":
             self.close_connection = True
-            self.server.stopping.wait(self.server.config.hang_seconds)
+            self._hang(self.server.config.hang_seconds)
             return
         self._wait(self.server.config.latency_ms / 1000.0)
         if kind is not None and kind != "truncate":

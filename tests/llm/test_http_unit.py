@@ -173,3 +173,40 @@ def test_limits_validate():
         Limits(rpm=0)
     with pytest.raises(ValueError):
         Limits(max_concurrency=0)
+
+
+def test_rate_limiter_paces_to_the_configured_rate_without_bursts():
+    import time
+
+    from distbench.llm.limits import RateLimiter
+
+    async def run() -> list[float]:
+        limiter = RateLimiter(Limits(rpm=1200, max_concurrency=8))  # 20 requests/s
+        t0 = time.perf_counter()
+        stamps: list[float] = []
+
+        async def one() -> None:
+            await limiter.acquire()
+            stamps.append(time.perf_counter() - t0)
+
+        await asyncio.gather(*(one() for _ in range(30)))
+        return sorted(stamps)
+
+    stamps = asyncio.run(run())
+    # 30 requests at 20/s: the first at once, the last after 29 intervals of 50 ms.
+    assert 1.4 <= stamps[-1] <= 1.9
+    gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+    assert min(gaps) >= 0.03  # never two at once
+
+
+def test_429s_slow_the_limiter_down_and_successes_win_it_back():
+    from distbench.llm.limits import RateLimiter
+
+    limiter = RateLimiter(Limits(rpm=600))
+    assert limiter.current_rps == pytest.approx(10.0)
+    for _ in range(30):
+        limiter.on_throttled()
+    assert limiter.current_rps == pytest.approx(1.0)  # floor: a tenth of the configured rate
+    for _ in range(500):
+        limiter.on_success()
+    assert limiter.current_rps == pytest.approx(10.0)

@@ -44,8 +44,9 @@ def _chat(client: httpx.Client, prompt: str, **extra) -> httpx.Response:
     return client.post(CHAT, json={"messages": [{"role": "user", "content": prompt}], **extra})
 
 
-def _complete(client: httpx.Client, prompt: str, **extra) -> httpx.Response:
-    return client.post(COMPLETIONS, json={"prompt": prompt, **extra})
+def _complete(client: httpx.Client, prompt: str, timeout=None, **extra) -> httpx.Response:
+    kwargs = {} if timeout is None else {"timeout": timeout}
+    return client.post(COMPLETIONS, json={"prompt": prompt, **extra}, **kwargs)
 
 
 def _dummy(prompt: str, seed: int, task: str, style: str) -> str:
@@ -259,9 +260,25 @@ def test_hung_calls_time_out_the_client_and_are_dropped_after_hang_seconds():
         assert server.stats()["faults"] == {"hang": plan.count("hang")}
         with pytest.raises(httpx.ReadTimeout):
             while True:  # the next hang, with a client that gives up first
-                c.post(COMPLETIONS, json={"prompt": "x"}, timeout=httpx.Timeout(5, read=0.1))
+                _complete(c, "x", timeout=httpx.Timeout(5, read=0.1))
     assert outcomes == ["dropped" if kind == "hang" else 200 for kind in plan]
     assert 0 < plan.count("hang") < 8
+
+
+def test_a_hung_call_is_released_when_its_client_gives_up():
+    import threading
+
+    with start_server(ServerConfig(hang=1.0)) as server:  # every call hangs for an hour
+        baseline = threading.active_count()
+        for _ in range(3):
+            with httpx.Client(base_url=server.url, timeout=httpx.Timeout(5, read=0.2)) as c, \
+                    pytest.raises(httpx.ReadTimeout):
+                _complete(c, "x")
+        deadline = time.monotonic() + 5
+        while threading.active_count() > baseline and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert threading.active_count() <= baseline
+        assert server.stats()["faults"] == {"hang": 3}
 
 
 def test_stop_returns_promptly_with_hung_and_idle_connections_open():
