@@ -32,11 +32,12 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from distbench.cli import export, query, run
+    from distbench.cli import export, query, run, serve
 
     cli.add_command(run.run)
     cli.add_command(query.query)
     cli.add_command(export.export)
+    cli.add_command(serve.serve)
 
 
 _register()

@@ -102,7 +102,9 @@ class _Progress:
 @click.option("--style", type=click.Choice(["chat", "completion"]), default=None,
               help="Prompt style: chat (instruction models) or completion (raw base models).")
 @click.option("--temperature", type=click.FloatRange(min=0), default=1.0, show_default=True)
-@click.option("--max-tokens", type=click.IntRange(min=1), default=256, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None,
+              help="Completion budget per answer.  [default: 256 in chat style, 32 in "
+                   "completion style]")
 @click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("results"), show_default=True, help="Folder of run folders.")
 @click.option("--run-id", default=None, help="Exact run folder name (re-running it resumes).")
@@ -138,7 +140,7 @@ def run(
     no_cache: bool,
     style: str | None,
     temperature: float,
-    max_tokens: int,
+    max_tokens: int | None,
     output_dir: Path,
     run_id: str | None,
     overwrite: bool,
@@ -148,7 +150,7 @@ def run(
     shard_trials: int,
 ) -> None:
     """Play a model on matrix games against a Nash opponent and report the Nash gap."""
-    from distbench.engine.driver import RunConfigMismatch, run_matrix
+    from distbench.engine.driver import RunConfigMismatch, preflight, run_matrix
     from distbench.engine.plan import MatrixRunConfig
     from distbench.games.matrix.buckets import UnknownBucketError, default_bucket_id, get_bucket
     from distbench.llm.http import AuthenticationFailed, EndpointUnavailable
@@ -186,9 +188,13 @@ def run(
         llm=spec,
         llm_seed=llm_seed,
         temperature=temperature,
-        max_tokens=max_tokens,
+        max_tokens=max_tokens or (256 if spec.style == "chat" else 32),
         shard_trials=shard_trials,
     )
+    try:
+        preflight(spec)  # a missing key or an unreachable server: one line, before any work
+    except (EndpointUnavailable, AuthenticationFailed, LocalModelUnavailable) as exc:
+        raise UserError(str(exc)) from None
     run_dir = _resolve_run_dir(output_dir, run_id, modes, overwrite)
     click.echo(f"run {run_dir.name}: {', '.join(config.buckets)} | {spec.provider}:{spec.model} "
                f"| {'+'.join(modes)} | {num_games} games x {num_trials} trials", err=True)

@@ -26,6 +26,7 @@ class Request:
         max_tokens: Completion budget.
         temperature: Sampling temperature.
         logprobs: Number of top log-probabilities to return, or None.
+        stop: Stop sequences (completion style: the answer ends at the first one).
     """
 
     prompt: str
@@ -34,6 +35,7 @@ class Request:
     max_tokens: int = 256
     temperature: float = 1.0
     logprobs: int | None = None
+    stop: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ def cache_key(spec: BackendSpec, req: Request) -> str:
         "max_tokens": req.max_tokens,
         "temperature": req.temperature,
         "logprobs": req.logprobs,
+        "stop": list(req.stop) if req.stop else None,
     }
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

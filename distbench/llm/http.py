@@ -53,6 +53,8 @@ def build_payload(spec: BackendSpec, req: Request) -> tuple[str, dict[str, Any]]
         "temperature": req.temperature,
         "seed": int(req.seed % (2**31)),
     }
+    if req.stop:
+        body["stop"] = list(req.stop)
     if spec.style == "completion":
         body["prompt"] = req.prompt
         if req.logprobs is not None:

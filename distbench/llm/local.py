@@ -22,17 +22,22 @@ cache written by an earlier prompt's batch is reused, and the rest goes in chunk
 two tokens; llama then samples straight from those logits. Repeated trials of one game share
 their long prompt prefix, so reuse saves most of the prompt evaluation.
 
-Log-probabilities need llama.cpp's ``logits_all=True``, which makes prompt evaluation several
-times slower and keeps an ``n_ctx x vocab`` float32 score buffer (about 400 MB at
+Log-probabilities need llama.cpp's ``logits_all=True``, which slows prompt evaluation and keeps an ``n_ctx x vocab`` float32 score buffer (about 400 MB at
 ``n_ctx=2048``). So a :class:`LocalModel` holds two llama instances: a fast one without
 ``logits_all`` for plain calls, loaded at construction, and a scoring one with it, loaded on
 the first call that asks for logprobs (or at construction with ``logprobs=True``). Both share
 the memory-mapped weights and one lock (llama.cpp contexts are not reentrant, and two cores
 gain nothing from running both at once).
 
+SmolLM2's tokenizer splits digits from the space before them (``"Action: 2"`` is ``Action``,
+``:``, `` ``, ``2``): after a prompt ending ``Action:`` the first token is usually ``" "``,
+so read label log-probabilities after a prompt ending ``"Action: "`` (labels ``"1"`` .. ``"9"``;
+``"10"`` is two tokens).
+
 llama.cpp's "extra buffer types" (AMX and repacked weight layouts) are off by default: on
-virtual machines that report AMX without supporting it (this project's 2-core Firecracker
-VM) the AMX matmul segfaults, and Q4_1 weights gain nothing from repacking on AVX2 machines.
+virtual machines that report AMX without supporting it (this project's 2-core Firecracker VM)
+the AMX matrix multiply segfaults on the first call. ``LocalModel(extra_buffers=True)`` turns
+them back on where they work.
 """
 
 from __future__ import annotations
@@ -59,7 +64,9 @@ __all__ = [
     "LocalModel",
     "LocalModelUnavailable",
     "find_model_path",
+    "first_token_logprobs",
     "local_available",
+    "shared_model",
 ]
 
 DEFAULT_MODEL_NAME = "smollm2-135m-instruct"
@@ -393,18 +400,20 @@ def _finish(response: dict[str, Any], name: str) -> dict[str, Any]:
     return response
 
 
-_SHARED: dict[tuple[str, int], LocalModel] = {}
+_SHARED: dict[tuple[str, int | None], LocalModel] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_model(model_path: str | os.PathLike[str] | None = None, *, seed: int = 0) -> LocalModel:
-    """One :class:`LocalModel` per file and seed in this process, loaded on first use."""
+def shared_model(
+    model_path: str | os.PathLike[str] | None = None, *, n_threads: int | None = None
+) -> LocalModel:
+    """One :class:`LocalModel` per file and thread count in this process, loaded on first use."""
     path = find_model_path(model_path)
-    key = (str(path.resolve()), seed)
+    key = (str(path.resolve()), n_threads)
     with _SHARED_LOCK:
         model = _SHARED.get(key)
         if model is None:
-            model = _SHARED[key] = LocalModel(path, seed=seed)
+            model = _SHARED[key] = LocalModel(path, n_threads=n_threads)
         return model
 
 
@@ -435,8 +444,10 @@ class LocalBackend(Backend):
     """The ``local`` provider: the bundled model, called one request at a time in a thread.
 
     Spec options: ``model_path`` (a GGUF file; default: see :func:`find_model_path`; a
-    ``spec.model`` ending in ``.gguf`` is also read as a path). ``style="chat"`` sends the
-    prompt as one user message; ``style="completion"`` continues it as raw text.
+    ``spec.model`` ending in ``.gguf`` is also read as a path) and ``n_threads`` (default: all
+    CPUs of the process; give each of several Ray workers on one machine its share).
+    ``style="chat"`` sends the prompt as one user message; ``style="completion"`` continues
+    it as raw text. One model per process is shared by all backends that name the same file.
 
     Raises:
         LocalModelUnavailable: At construction, when llama-cpp-python or the file is missing
@@ -450,13 +461,14 @@ class LocalBackend(Backend):
         if explicit is None and spec.model.endswith(".gguf"):
             explicit = spec.model
         self._path = find_model_path(explicit)
+        self._n_threads = spec.option("n_threads")
         self._model: LocalModel | None = None
 
     def _call(self, request: Request) -> Response:
         started = time.perf_counter()
         try:
             if self._model is None:
-                self._model = shared_model(self._path)
+                self._model = shared_model(self._path, n_threads=self._n_threads)
             if self.spec.style == "completion":
                 out = self._model.complete(
                     request.prompt,
@@ -464,6 +476,7 @@ class LocalBackend(Backend):
                     temperature=request.temperature,
                     seed=request.seed,
                     logprobs=request.logprobs,
+                    stop=list(request.stop) if request.stop else None,
                 )
                 text = out["choices"][0]["text"]
             else:

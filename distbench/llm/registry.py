@@ -87,8 +87,10 @@ register(Provider(
      ("key_required", False), ("rpm", None), ("max_concurrency", 4)),
 ))
 register(Provider(
-    "local", "distbench.llm.local:LocalBackend", "smollm2-135m-instruct", "chat",
+    "local", "distbench.llm.local:LocalBackend", "smollm2-135m-instruct", "completion",
     "the bundled SmolLM2-135M-Instruct on the CPU through llama.cpp (no server, no key)",
+    # Its tokenizer splits " 2" into " " and "2": the logprob cue ends with the space.
+    (("logprob_cue_space", True),),
 ))
 
 

@@ -15,6 +15,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 def distbench(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONUNBUFFERED": "1"}
+    for key in ("OPENAI_API_KEY", "TOGETHER_API_KEY"):
+        env.pop(key, None)
     return subprocess.run(
         [sys.executable, "-m", "distbench.cli", *args],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
@@ -69,6 +71,9 @@ def test_demo_run_writes_tables_prints_summary_and_answers_queries(tmp_path):
         (["run", "--llm-type", "gpt5000"], "unknown llm type 'gpt5000'"),
         (["run", "--bucket", "3x3_midVar_mixd"], "unknown equilibrium kind"),
         (["run", "--combined", "--mode", "pure"], "--combined"),
+        (["run", "--llm-type", "openai"], "set the environment variable OPENAI_API_KEY"),
+        (["run", "--llm-type", "llamacpp", "--base-url", "http://127.0.0.1:9"], "cannot reach"),
+        (["run", "--rpm", "0"], "--rpm"),
         (["query", "nowhere", "select 1"], "no such run directory"),
         (["frobnicate"], "No such command"),
     ],
@@ -105,3 +110,41 @@ def test_overwrite_refuses_to_delete_a_folder_that_is_not_a_run(tmp_path):
     result = distbench("run", "--run-id", "precious", "--overwrite", "--no-parallel", cwd=tmp_path)
     assert result.returncode != 0 and "refusing to overwrite" in result.stderr
     assert (tmp_path / "results" / "precious" / "data.txt").read_text() == "keep me"
+
+
+def test_a_canary_key_reaches_no_file_or_log_of_a_real_ray_run(tmp_path):
+    """The whole stack: CLI, local Ray cluster, endpoint actor, HTTP, Parquet, Ray's logs."""
+    import glob
+
+    from distbench.llm.server import ServerConfig, start_server
+
+    canary = "canary-sk-71c0ffee5e"
+    env_key = {"LLAMACPP_API_KEY": canary}
+    with start_server(ServerConfig(api_key=canary, fail_500=0.2, seed=2)) as server:
+        result = subprocess.run(
+            [sys.executable, "-m", "distbench.cli", "--debug", "run", "--llm-type", "llamacpp",
+             "--base-url", server.url, "--num-games", "3", "--num-trials", "3", "--no-cache",
+             "--max-retries", "0", "--run-id", "canary"],
+            cwd=tmp_path, env={**os.environ, "RAY_AUTH_MODE": "disabled", **env_key},
+            capture_output=True, text=True, timeout=300,
+        )
+        assert result.returncode == 0, result.stderr
+        bad = subprocess.run(
+            [sys.executable, "-m", "distbench.cli", "run", "--llm-type", "llamacpp",
+             "--base-url", server.url, "--no-parallel", "--run-id", "bad"],
+            cwd=tmp_path, env={**os.environ, "LLAMACPP_API_KEY": canary + "-wrong"},
+            capture_output=True, text=True, timeout=300,
+        )
+    assert bad.returncode != 0 and "LLAMACPP_API_KEY" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+    for text in (result.stdout, result.stderr, bad.stdout, bad.stderr):
+        assert canary not in text
+    failed = json.loads(distbench("query", "results/canary", "select count(*) as n from calls "
+                                  "where status = 'failed'", "--format", "json", cwd=tmp_path).stdout)
+    assert failed[0]["n"] > 0  # the faults happened, and their error texts were stored
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    files += [Path(p) for p in glob.glob("/tmp/ray/session_latest/logs/**/*", recursive=True)
+              if Path(p).is_file()]
+    assert len(files) > 10
+    for path in files:
+        assert canary.encode() not in path.read_bytes(), path

@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 
@@ -266,8 +267,6 @@ def test_hung_calls_time_out_the_client_and_are_dropped_after_hang_seconds():
 
 
 def test_a_hung_call_is_released_when_its_client_gives_up():
-    import threading
-
     with start_server(ServerConfig(hang=1.0)) as server:  # every call hangs for an hour
         baseline = threading.active_count()
         for _ in range(3):

@@ -213,6 +213,12 @@ def play_mode(
         make_prompt = pure_prompt if mode == "pure" else mixed_prompt
     continuation = style == "completion"
     prompts = [make_prompt(payoffs[g], style=prompt_style) for g in range(num_games)]
+    if mode == "logprob" and shard.llm.option("logprob_cue_space", False):
+        prompts = [p + " " for p in prompts]
+    # Completion style: the answer is the start of the continuation; stop there.
+    stop = None
+    if prompt_style == "completion" and mode != "logprob":
+        stop = ("\n",) if mode == "pure" else ("]", "\n\n")
     seeds = request_seeds(shard.llm_seed, ids, mode, trials)
     task = f"matrix.{mode}:{m}"
     requests = [
@@ -223,6 +229,7 @@ def play_mode(
             max_tokens=max_tokens,
             temperature=shard.temperature,
             logprobs=logprobs,
+            stop=stop,
         )
         for g in range(num_games)
         for t in range(trials)
