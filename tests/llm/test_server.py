@@ -300,7 +300,11 @@ def test_stop_returns_promptly_with_hung_and_idle_connections_open():
     assert time.monotonic() - started < 2.0
     for sock in [*hung, idle]:
         sock.settimeout(2)
-        assert sock.recv(100) == b""  # closed by the server, no answer
+        try:
+            data = sock.recv(100)
+        except ConnectionResetError:  # closed with a reset: also closed, also no answer
+            data = b""
+        assert data == b""  # closed by the server, no answer
         sock.close()
     with pytest.raises(OSError):
         socket.create_connection((host, port), timeout=1)
