@@ -26,27 +26,38 @@ from distbench.store.writer import RunWriter, read_json, write_json
 
 log = logging.getLogger(__name__)
 
-ProgressFn = Callable[[Shard, dict[str, int]], None]
+ProgressFn = Callable[[Any, dict[str, int]], None]
+
+IN_PROCESS_PROVIDERS = frozenset({"dummy"})
+"""Providers answered in the shard's own process: free, stateless, no endpoint actor."""
 
 
 class RunConfigMismatch(ValueError):
     """The run folder holds a run with another configuration."""
 
 
-def execute_shard(shard: Shard, backend=None):
+def shard_specs(shard: Any) -> tuple[BackendSpec, ...]:
+    """The models a shard calls: ``shard.specs`` (multi-model families) or ``(shard.llm,)``."""
+    specs = getattr(shard, "specs", None)
+    return tuple(specs) if specs is not None else (shard.llm,)
+
+
+def execute_shard(shard: Any, backends: dict[BackendSpec, Any] | None = None):
     """Plays one shard in this process (the body of the Ray task).
 
-    Args:
-        shard: The shard.
-        backend: The model; by default the dummy in-process, or the run's endpoint actor.
+    Dispatches on ``shard.family`` to ``distbench.games.<family>.runner.run_shard(shard,
+    backends)``, where ``backends`` maps each of :func:`shard_specs` to its backend: the dummy
+    or a scripted player in-process, a real model through its endpoint actor (under Ray) or
+    directly (without Ray).
     """
-    from distbench.games.matrix.runner import run_shard
+    import importlib
 
-    if shard.family != "matrix":
+    if not shard.family.isidentifier():
         raise ValueError(f"unknown game family {shard.family!r}")
-    if backend is None:
-        backend = shard_backend(shard.llm, in_ray=True)
-    return run_shard(shard, backend)
+    runner = importlib.import_module(f"distbench.games.{shard.family}.runner")
+    if backends is None:
+        backends = {spec: shard_backend(spec, in_ray=True) for spec in shard_specs(shard)}
+    return runner.run_shard(shard, backends)
 
 
 def shard_backend(spec: BackendSpec, *, in_ray: bool):
@@ -55,7 +66,7 @@ def shard_backend(spec: BackendSpec, *, in_ray: bool):
     from distbench.llm.endpoint import ActorBackend, build_direct
     from distbench.llm.registry import build_backend
 
-    if spec.provider == "dummy":
+    if spec.provider in IN_PROCESS_PROVIDERS or spec.provider.startswith("scripted"):
         return build_backend(spec)
     return ActorBackend(spec) if in_ray else build_direct(spec)
 
@@ -68,6 +79,8 @@ def preflight(spec: BackendSpec) -> None:
     from distbench.llm.http import OpenAICompatibleBackend, check_reachable
     from distbench.llm.registry import get_provider
 
+    if spec.provider in IN_PROCESS_PROVIDERS or spec.provider.startswith("scripted"):
+        return
     target = get_provider(spec.provider).target
     if spec.provider == "local":
         from distbench.llm.local import find_model_path
@@ -139,10 +152,13 @@ def _ray_results(shards: list[Shard], max_in_flight: int) -> Iterator[tuple[Shar
             yield shard, ray.get(ref)
 
 
-def _local_results(shards: list[Shard], spec: BackendSpec) -> Iterator[tuple[Shard, Any]]:
-    backend = shard_backend(spec, in_ray=False)
+def _local_results(shards: list[Any]) -> Iterator[tuple[Any, Any]]:
+    backends: dict[BackendSpec, Any] = {}
     for shard in shards:
-        yield shard, execute_shard(shard, backend)
+        for spec in shard_specs(shard):
+            if spec not in backends:
+                backends[spec] = shard_backend(spec, in_ray=False)
+        yield shard, execute_shard(shard, {s: backends[s] for s in shard_specs(shard)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +194,41 @@ def _check_manifest(run_dir: Path, config_dict: dict[str, Any]) -> None:
         )
 
 
-def run_matrix(
-    config: MatrixRunConfig,
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything the driver needs to run a family's configuration.
+
+    Attributes:
+        family: Game family name.
+        config: The configuration as JSON (recorded in the manifest).
+        identity: What decides the rows (compared on resume): the configuration without
+            execution-only settings.
+        shards: The planned shards, each with ``shard_id``, ``family``, ``num_units`` and
+            ``specs`` or ``llm``.
+        seeds: Seeds to record in the manifest.
+        summarize: Builds the summary records from a DuckDB connection over the run.
+        unit: What ``num_units`` counts (trials, episodes, games), for the progress line.
+    """
+
+    family: str
+    config: dict[str, Any]
+    identity: dict[str, Any]
+    shards: list[Any]
+    seeds: dict[str, Any]
+    summarize: Callable[[Any], list[dict[str, Any]]]
+    unit: str = "trials"
+
+    def specs(self) -> list[BackendSpec]:
+        """Every model the plan calls, once each, in a stable order."""
+        seen: dict[BackendSpec, None] = {}
+        for shard in self.shards:
+            for spec in shard_specs(shard):
+                seen.setdefault(spec, None)
+        return list(seen)
+
+
+def run_plan(
+    plan: RunPlan,
     run_dir: Path,
     *,
     parallel: bool = True,
@@ -189,36 +238,36 @@ def run_matrix(
     progress: ProgressFn | None = None,
     on_start: Callable[[int, int], None] | None = None,
 ) -> RunOutcome:
-    """Runs (or resumes) a matrix run into ``run_dir``.
+    """Runs (or resumes) a plan into ``run_dir``.
 
     Args:
-        config: What to play.
+        plan: What to play.
         run_dir: The run folder; created, or resumed when it holds the same configuration.
         parallel: Run shards as Ray tasks (True) or one after another in this process.
         num_workers: CPUs of the local Ray instance (default: all).
         address: Address of an existing Ray cluster, e.g. ``"auto"``.
         command: The command line, recorded in the manifest.
         progress: Called after each shard is committed, with the shard and its stats.
-        on_start: Called once with (shards to run, trials to run) before work starts.
+        on_start: Called once with (shards to run, units to run) before work starts.
     """
-    from distbench.report.summary import matrix_summary
-
     t0 = time.perf_counter()
     run_id = run_dir.name
-    _check_manifest(run_dir, config.identity())
-    preflight(config.llm)
+    _check_manifest(run_dir, plan.identity)
+    specs = plan.specs()
+    for spec in specs:
+        preflight(spec)
     writer = RunWriter(run_dir)
-    shards = plan_matrix(config, run_id=run_id)
+    shards = plan.shards
     committed = writer.committed()
     todo = [s for s in shards if s.shard_id not in committed]
     manifest: dict[str, Any] = {
         "run_id": run_id,
-        "family": "matrix",
+        "family": plan.family,
         "command": list(command) if command is not None else sys.argv,
-        "config": config.to_dict(),
-        "identity": config.identity(),
+        "config": plan.config,
+        "identity": plan.identity,
         "versions": versions(),
-        "seeds": {"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
+        "seeds": plan.seeds,
         "execution": {"parallel": parallel, "num_workers": num_workers, "address": address},
         "state": "running",
         "shards": {"planned": len(shards), "committed": len(shards) - len(todo)},
@@ -226,27 +275,28 @@ def run_matrix(
     }
     write_json(run_dir / "manifest.json", manifest)
     if on_start:
-        on_start(len(todo), sum(s.num_trials_total for s in todo))
+        on_start(len(todo), sum(s.num_units for s in todo))
 
     if todo:
-        endpoint = None
+        endpoints = []
         if parallel:
             start_ray(num_workers, address)
             import ray
 
             cpus = int(ray.cluster_resources().get("CPU", 1))
-            if config.llm.provider != "dummy":
-                from distbench.llm.endpoint import get_or_create
+            from distbench.llm.endpoint import get_or_create
 
-                endpoint = get_or_create(config.llm)  # held until the run ends
+            endpoints = [get_or_create(spec) for spec in specs
+                         if not (spec.provider in IN_PROCESS_PROVIDERS
+                                 or spec.provider.startswith("scripted"))]
             results = _ray_results(todo, max_in_flight=max(2, 2 * cpus))
         else:
-            results = _local_results(todo, config.llm)
+            results = _local_results(todo)
         try:
             for shard, result in results:
                 writer.commit_shard(
                     shard.shard_id, result.tables,
-                    extra={"stats": result.stats, "shard": asdict(shard)},
+                    extra={"stats": result.stats, "shard": _jsonable(shard)},
                 )
                 if progress:
                     progress(shard, result.stats)
@@ -260,14 +310,15 @@ def run_matrix(
                 raise AuthenticationFailed(str(cause)) from None
             raise
         finally:
-            del endpoint
+            del endpoints
 
     con = open_run(run_dir)
     try:
-        summary = matrix_summary(con)
+        summary = plan.summarize(con)
     finally:
         con.close()
-    write_json(run_dir / "summary.json", {"run_id": run_id, "groups": summary})
+    write_json(run_dir / "summary.json", {"run_id": run_id, "family": plan.family,
+                                          "groups": summary})
     manifest.update(
         state="complete",
         shards={"planned": len(shards), "committed": len(writer.committed())},
@@ -282,3 +333,28 @@ def run_matrix(
         summary=summary,
         elapsed_s=time.perf_counter() - t0,
     )
+
+
+def _jsonable(shard: Any) -> Any:
+    import json
+
+    return json.loads(json.dumps(asdict(shard), default=str))
+
+
+def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
+    """The :class:`RunPlan` of a matrix configuration."""
+    from distbench.report.summary import matrix_summary
+
+    return RunPlan(
+        family="matrix",
+        config=config.to_dict(),
+        identity=config.identity(),
+        shards=plan_matrix(config, run_id=run_id),
+        seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
+        summarize=matrix_summary,
+    )
+
+
+def run_matrix(config: MatrixRunConfig, run_dir: Path, **kwargs: Any) -> RunOutcome:
+    """Runs (or resumes) a matrix configuration into ``run_dir``; see :func:`run_plan`."""
+    return run_plan(matrix_plan(config, run_dir.name), run_dir, **kwargs)

@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from distbench.games.matrix.buckets import get_bucket
 from distbench.games.matrix.generate import BLOCK
@@ -24,6 +25,23 @@ def stable_hash(payload: object, size: int = 8) -> str:
     """Hex digest of a JSON-serialisable payload, stable across processes."""
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.blake2b(text.encode(), digest_size=size).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ShardResult:
+    """What a shard returns to the driver (every family).
+
+    Attributes:
+        shard_id: The shard's id.
+        tables: table name -> (file stem, Arrow table). Shards that produce the same rows
+            (e.g. the same chunk of games) use the same stem, so the file is written once.
+        stats: Counts for the progress line and the commit marker (``trials``, ``episodes``
+            or ``games``, ``calls``, failures, ...).
+    """
+
+    shard_id: str
+    tables: dict[str, tuple[str, Any]]
+    stats: dict[str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +148,11 @@ class Shard:
     @property
     def num_games(self) -> int:
         return self.stop - self.start
+
+    @property
+    def num_units(self) -> int:
+        """Progress units of this shard: its trial rows."""
+        return self.num_trials_total
 
     @property
     def num_trials_total(self) -> int:

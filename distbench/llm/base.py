@@ -27,6 +27,9 @@ class Request:
         temperature: Sampling temperature.
         logprobs: Number of top log-probabilities to return, or None.
         stop: Stop sequences (completion style: the answer ends at the first one).
+        messages: A multi-turn conversation as (role, content) pairs, roles ``system``,
+            ``user`` and ``assistant``; when given, chat style sends it instead of ``prompt``
+            and completion style sends :func:`render_transcript` of it.
     """
 
     prompt: str
@@ -36,6 +39,24 @@ class Request:
     temperature: float = 1.0
     logprobs: int | None = None
     stop: tuple[str, ...] | None = None
+    messages: tuple[tuple[str, str], ...] | None = None
+
+    def chat_messages(self) -> list[dict[str, str]]:
+        """The OpenAI ``messages`` list of this request."""
+        if self.messages:
+            return [{"role": role, "content": content} for role, content in self.messages]
+        return [{"role": "user", "content": self.prompt}]
+
+    def completion_prompt(self) -> str:
+        """The raw prompt of this request (a transcript when it is a conversation)."""
+        return render_transcript(self.messages) if self.messages else self.prompt
+
+
+def render_transcript(messages: tuple[tuple[str, str], ...]) -> str:
+    """A conversation as plain text for a base model, ending where the assistant speaks next."""
+    names = {"system": "", "user": "User: ", "assistant": "Assistant: "}
+    parts = [f"{names.get(role, role.title() + ': ')}{content}".strip() for role, content in messages]
+    return "\n\n".join(parts) + "\n\nAssistant:"
 
 
 @dataclass(frozen=True, slots=True)

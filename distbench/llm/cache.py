@@ -30,6 +30,7 @@ def cache_key(spec: BackendSpec, req: Request) -> str:
         "temperature": req.temperature,
         "logprobs": req.logprobs,
         "stop": list(req.stop) if req.stop else None,
+        "messages": [list(m) for m in req.messages] if req.messages else None,
     }
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

@@ -56,11 +56,11 @@ def build_payload(spec: BackendSpec, req: Request) -> tuple[str, dict[str, Any]]
     if req.stop:
         body["stop"] = list(req.stop)
     if spec.style == "completion":
-        body["prompt"] = req.prompt
+        body["prompt"] = req.completion_prompt()
         if req.logprobs is not None:
             body["logprobs"] = int(req.logprobs)
         return "/v1/completions", body
-    body["messages"] = [{"role": "user", "content": req.prompt}]
+    body["messages"] = req.chat_messages()
     if req.logprobs is not None:
         body["logprobs"] = True
         body["top_logprobs"] = int(req.logprobs)

@@ -471,7 +471,7 @@ class LocalBackend(Backend):
                 self._model = shared_model(self._path, n_threads=self._n_threads)
             if self.spec.style == "completion":
                 out = self._model.complete(
-                    request.prompt,
+                    request.completion_prompt(),
                     max_tokens=request.max_tokens,
                     temperature=request.temperature,
                     seed=request.seed,
@@ -481,7 +481,7 @@ class LocalBackend(Backend):
                 text = out["choices"][0]["text"]
             else:
                 out = self._model.chat(
-                    [{"role": "user", "content": request.prompt}],
+                    request.chat_messages(),
                     max_tokens=request.max_tokens,
                     temperature=request.temperature,
                     seed=request.seed,

@@ -13,9 +13,7 @@ TIMING_COLUMNS: frozenset[str] = frozenset({"latency_ms", "elapsed_ms"})
 """Columns that hold wall-clock measurements: the only ones allowed to differ between runs."""
 
 
-def _f(name: str, type_: pa.DataType, description: str, nullable: bool = True) -> pa.Field:
-    return pa.field(name, type_, nullable=nullable, metadata={"description": description})
-
+from distbench.store.fields import column as _f
 
 _F64 = pa.float64()
 _LIST_F64 = pa.list_(pa.float64())

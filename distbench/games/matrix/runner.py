@@ -8,36 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from distbench.engine.plan import Shard
+from distbench.engine.plan import Shard, ShardResult
 from distbench.games.matrix.generate import game_ids, generate_games, has_saddle_point
 from distbench.games.matrix.parse import ParseStatus, parse_mixed, parse_pure
 from distbench.games.matrix.prompts import mixed_prompt, pure_prompt
 from distbench.kernels import score_actions, score_strategies, solve_zero_sum
-from distbench.llm.base import Backend, Request, Response
+from distbench.llm.base import Backend, BackendSpec, Request, Response
+from distbench.llm.calls import calls_table
 from distbench.llm.dummy import splitmix64
-from distbench.store.schema import CALLS, GAMES, TRIALS
-
-
-@dataclass(frozen=True, slots=True)
-class ShardResult:
-    """What a shard returns to the driver.
-
-    Attributes:
-        shard_id: The shard's id.
-        tables: table name -> (file stem, Arrow table).
-        stats: Counts for the progress line and the commit marker.
-    """
-
-    shard_id: str
-    tables: dict[str, tuple[str, pa.Table]]
-    stats: dict[str, int]
+from distbench.store.schema import GAMES, TRIALS
 
 
 def _game_seed(llm_seed: int, game_id: str, mode: str) -> int:
@@ -152,41 +137,6 @@ def _parse_all(mode: str, responses: Sequence[Response], m: int, continuation: b
     return statuses, details, actions, strategies, label_mass
 
 
-def calls_table(
-    shard: Shard, mode: str, requests: Sequence[Request], responses: Sequence[Response],
-    call_ids: Sequence[str], trial_ids: Sequence[str],
-) -> pa.Table:
-    """The ``calls`` rows: one per model call, never a key or a header."""
-    from distbench.llm.cache import cache_key
-
-    spec = shard.llm
-    endpoint = f"{spec.provider}:{spec.option('base_url') or 'in-process'}"
-    n = len(requests)
-    columns = {
-        "run_id": [shard.run_id] * n,
-        "shard_id": [shard.shard_id] * n,
-        "call_id": list(call_ids),
-        "trial_id": list(trial_ids),
-        "mode": [mode] * n,
-        "endpoint": [endpoint] * n,
-        "provider": [spec.provider] * n,
-        "model": [spec.model] * n,
-        "style": [spec.style] * n,
-        "request_hash": [cache_key(spec, r) for r in requests],
-        "prompt_text": [r.prompt for r in requests],
-        "response_text": [r.text for r in responses],
-        "status": [r.status for r in responses],
-        "error": [r.error for r in responses],
-        "http_status": [r.http_status for r in responses],
-        "attempts": [r.attempts for r in responses],
-        "latency_ms": [r.latency_ms for r in responses],
-        "prompt_tokens": [r.prompt_tokens for r in responses],
-        "completion_tokens": [r.completion_tokens for r in responses],
-        "cache_hit": [r.cache_hit for r in responses],
-    }
-    return pa.table(columns, schema=CALLS)
-
-
 def play_mode(
     shard: Shard,
     mode: str,
@@ -291,13 +241,14 @@ def play_mode(
         "latency_ms": [r.latency_ms for r in responses],
     }
     trials_tab = pa.table(columns, schema=TRIALS)
-    calls = (calls_table(shard, mode, requests, responses, call_ids, trial_ids)
-             if with_calls else None)
+    calls = (calls_table(shard.run_id, shard.shard_id, shard.llm, mode, requests, responses,
+                         call_ids, trial_ids) if with_calls else None)
     return trials_tab, calls
 
 
-def run_shard(shard: Shard, backend: Backend) -> ShardResult:
-    """Plays ``shard`` with ``backend`` and returns its tables."""
+def run_shard(shard: Shard, backends: Mapping[BackendSpec, Backend]) -> ShardResult:
+    """Plays ``shard`` with its model (``backends[shard.llm]``) and returns its tables."""
+    backend = backends[shard.llm]
     ids = game_ids(shard.bucket, shard.seed, shard.start, shard.stop)
     payoffs = generate_games(shard.bucket, shard.seed, shard.start, shard.stop)
     sol = solve_zero_sum(payoffs)
