@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from distbench.store.fields import column as _f
+
 TIMING_COLUMNS: frozenset[str] = frozenset({"latency_ms", "elapsed_ms"})
 """Columns that hold wall-clock measurements: the only ones allowed to differ between runs."""
 
-
-from distbench.store.fields import column as _f
 
 _F64 = pa.float64()
 _LIST_F64 = pa.list_(pa.float64())
