@@ -80,26 +80,42 @@ def render(columns: list[str], rows: list[tuple], fmt: str) -> str:
     return "\n".join(out)
 
 
-def run_sql(run_dir: Path, sql: str) -> tuple[list[str], list[tuple]]:
-    """Runs ``sql`` over the run's views; returns (columns, rows)."""
+def run_sql(run_dir: Path, sql: str, *, timeout: float | None = None) -> tuple[list[str], list[tuple]]:
+    """Runs ``sql`` over the run's views, locked to the run's files; returns (columns, rows).
+
+    Args:
+        run_dir: The run folder.
+        sql: The query (several statements allowed; the last one's result is returned).
+        timeout: Seconds after which the query is interrupted (None: no limit).
+    """
+    import threading
+
     import duckdb
 
     from distbench.store.catalog import NotARunError, open_run
 
     try:
-        con = open_run(run_dir)
+        con = open_run(run_dir, safe=True)
     except NotARunError as exc:
         raise UserError(str(exc)) from None
+    timer = threading.Timer(timeout, con.interrupt) if timeout else None
+    if timer:
+        timer.daemon = True
+        timer.start()
     try:
         result = con.execute(sql)
         if result.description is None:
             return [], []
         columns = [d[0] for d in result.description]
         return columns, result.fetchall()
+    except duckdb.InterruptException:
+        raise UserError(f"query stopped after the --timeout of {timeout:g} s") from None
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(f"query failed: {first}") from None
     finally:
+        if timer:
+            timer.cancel()
         con.close()
 
 
@@ -110,12 +126,14 @@ def run_sql(run_dir: Path, sql: str) -> tuple[list[str], list[tuple]]:
               help="Read the SQL from a file, or a shipped query by name (e.g. summary).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "markdown"]),
               default="table", show_default=True)
-def query(run_dir: Path, sql: str | None, sql_file: str | None, fmt: str) -> None:
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
+              show_default=True, help="Stop a query that runs longer than this (seconds).")
+def query(run_dir: Path, sql: str | None, sql_file: str | None, fmt: str, timeout: float) -> None:
     """Run SQL over RUN_DIR's tables (views: games, trials), committed shards only."""
     if (sql is None) == (sql_file is None):
         raise UserError("give either SQL or --file, not both and not neither")
     if sql_file is not None:
         sql = resolve_query_file(sql_file).read_text(encoding="utf-8")
-    columns, rows = run_sql(run_dir, sql or "")
+    columns, rows = run_sql(run_dir, sql or "", timeout=timeout)
     if columns:
         click.echo(render(columns, rows, fmt))

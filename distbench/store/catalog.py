@@ -4,6 +4,12 @@
 (``games``, ``trials``, ...), each reading only the files listed by commit markers. A table
 with no committed file is an empty view with the table's schema, so queries never fail because
 a run has not produced a table yet.
+
+With ``safe=True`` (what ``distbench query`` uses) the connection can read the committed
+Parquet files of the run and nothing else: external access is off except for exactly those
+files (``allowed_paths``), extensions can be neither installed nor loaded, and the
+configuration is locked, so SQL cannot read other files, write any (``COPY ... TO``), attach
+databases, or undo the settings.
 """
 
 from __future__ import annotations
@@ -37,18 +43,27 @@ def check_run_dir(run_dir: Path | str) -> Path:
     return path
 
 
-def open_run(run_dir: Path | str, *, threads: int | None = None) -> duckdb.DuckDBPyConnection:
+def open_run(
+    run_dir: Path | str, *, threads: int | None = None, safe: bool = False
+) -> duckdb.DuckDBPyConnection:
     """Opens a DuckDB connection with a view per table over the committed files.
 
     Args:
         run_dir: The run folder.
         threads: DuckDB threads (default: DuckDB's choice).
+        safe: Lock the connection to the run's committed files (see the module docstring).
     """
     path = check_run_dir(run_dir)
-    con = duckdb.connect(":memory:")
+    files = committed_files(path)
+    config = {"autoinstall_known_extensions": False, "autoload_known_extensions": False} if safe else {}
+    con = duckdb.connect(":memory:", config=config)
     if threads:
         con.execute(f"SET threads = {int(threads)}")
-    files = committed_files(path)
+    if safe:
+        allowed = sorted({p for paths in files.values() for p in paths})
+        con.execute("SET allowed_paths = ?", [allowed])
+        con.execute("SET allowed_directories = ?", [[]])
+        con.execute("SET enable_external_access = false")
     for name in SCHEMAS:
         paths = files.get(name)
         if paths:
@@ -59,4 +74,6 @@ def open_run(run_dir: Path | str, *, threads: int | None = None) -> duckdb.DuckD
         else:
             con.register(f"_empty_{name}", empty_table(name))
             con.execute(f"CREATE VIEW {name} AS SELECT * FROM _empty_{name}")
+    if safe:
+        con.execute("SET lock_configuration = true")
     return con
