@@ -32,12 +32,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from distbench.cli import export, query, run, serve
+    from distbench.cli import export, query, run, serve, sweep
 
     cli.add_command(run.run)
     cli.add_command(query.query)
     cli.add_command(export.export)
     cli.add_command(serve.serve)
+    cli.add_command(sweep.sweep)
 
 
 _register()

@@ -248,6 +248,7 @@ class Game:
         self.done = False
         self.winner: str | None = None
         self.end_reason = ""
+        self.last_orders: list[list[Order]] = [[], []]
 
     # -- observation -------------------------------------------------------------------
     def observation(self, player: int) -> Observation:
@@ -321,6 +322,7 @@ class Game:
                         events.append(Event(t, "invalid_order", p, i, {"order": _fmt(o)}))
                     o = HOLD
                 ords[p].append(o)
+        self.last_orders = ords
         # 1. scouting
         for p in (0, 1):
             for i in range(k):

@@ -1,0 +1,287 @@
+"""``distbench sweep plan|run|report``: seeds x buckets x models x modes, resumable."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from distbench.cli.errors import UserError
+from distbench.cli.query import render, resolve_query_file, run_sql
+
+
+def _split(flag: str, value: str) -> list[str]:
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise UserError(f"{flag} needs a comma-separated list, got {value!r}")
+    return items
+
+
+def _tiers_json(flag: str, value: str) -> dict[str, list[str]]:
+    try:
+        tiers = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{flag}: not valid JSON ({exc.msg}); example: "
+                        '\'{"A": ["gpt-4o"], "B": ["gpt-4o-mini"]}\'') from None
+    if not isinstance(tiers, dict) or not all(
+        isinstance(v, list) and all(isinstance(m, str) for m in v) for v in tiers.values()
+    ):
+        raise UserError(f'{flag}: expected an object of tier -> list of models, e.g. {{"A": ["m"]}}')
+    return tiers
+
+
+def spec_data(
+    spec_path: Path | None,
+    *,
+    providers: str | None = None,
+    bucket_ids: str | None = None,
+    num_games_per_bucket: int | None = None,
+    num_trials: int | None = None,
+    seeds: str | None = None,
+    openai_tiers: str | None = None,
+    together_tiers: str | None = None,
+    use_dummy: bool = False,
+) -> tuple[dict[str, Any], str]:
+    """The spec as a dict with the seed tool's override flags applied, and its source name."""
+    from distbench.spec import DEFAULT_SUITE, load_spec
+
+    if spec_path is None:
+        data, source = copy.deepcopy(DEFAULT_SUITE), "built-in default suite"
+    else:
+        data, source = load_spec(spec_path), str(spec_path)
+    provs = data.setdefault("providers", {})
+    if openai_tiers:
+        provs.setdefault("openai", {})["tiers"] = _tiers_json("--openai-model-tiers-json", openai_tiers)
+    if together_tiers:
+        provs.setdefault("together", {})["tiers"] = _tiers_json("--together-model-tiers-json",
+                                                                together_tiers)
+    if providers:
+        keep = _split("--providers", providers)
+        unknown = [p for p in keep if p not in provs]
+        if unknown:
+            raise UserError(f"--providers: {', '.join(unknown)} not in the spec (it has "
+                            f"{', '.join(provs) or 'none'})")
+        data["providers"] = {p: provs[p] for p in keep}
+    if use_dummy:
+        # Every model becomes the dummy, tiers kept: the whole pipeline with no key and no cost.
+        tiers: dict[str, list[str]] = {}
+        for name, table in data["providers"].items():
+            for tier, models in (table.get("tiers") or {}).items():
+                tiers.setdefault(tier, []).extend(f"{name}/{m}" for m in models)
+        data["providers"] = {"dummy": {"tiers": tiers or {"A": ["random"]}}}
+    if bucket_ids:
+        data["buckets"] = _split("--bucket-ids", bucket_ids)
+    if num_games_per_bucket is not None:
+        data["games_per_bucket"] = num_games_per_bucket
+    if num_trials is not None:
+        data["trials_per_game"] = num_trials
+    if seeds:
+        try:
+            data["seeds"] = [int(s) for s in _split("--seeds", seeds)]
+        except ValueError:
+            raise UserError(f"--seeds: expected integers such as 42,43, got {seeds!r}") from None
+    return data, source
+
+
+def _parse(data: dict[str, Any], source: str):
+    from distbench.spec import SpecError, parse_spec
+
+    try:
+        return parse_spec(data, source)
+    except SpecError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _override_options(func):
+    options = [
+        click.option("--providers", default=None, help="Keep only these providers (comma list)."),
+        click.option("--bucket-ids", default=None, help="Buckets to play (comma list)."),
+        click.option("--num-games-per-bucket", type=click.IntRange(min=1), default=None),
+        click.option("--num-trials", type=click.IntRange(min=1), default=None,
+                     help="Trials per game."),
+        click.option("--seeds", default=None, help="Game seeds (comma list), e.g. 42,43,44."),
+        click.option("--openai-model-tiers-json", "openai_tiers", default=None,
+                     help='OpenAI tiers, e.g. \'{"A": ["gpt-4o"], "B": ["gpt-4o-mini"]}\'.'),
+        click.option("--together-model-tiers-json", "together_tiers", default=None,
+                     help="Together tiers, same form."),
+        click.option("--use-dummy", is_flag=True,
+                     help="Replace every model by the seeded dummy (tiers kept): no key, no cost."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@click.group()
+def sweep() -> None:
+    """Controlled sweeps: seeds x buckets x models (tiers) x modes."""
+
+
+@sweep.command("plan")
+@click.argument("spec", required=False, type=click.Path(path_type=Path))
+@_override_options
+def plan_cmd(spec: Path | None, **overrides: Any) -> None:
+    """Print the cells, shards, calls and a token estimate of SPEC (default: built-in suite)."""
+    from distbench.engine.sweep import describe_plan
+
+    data, source = spec_data(spec, **overrides)
+    parsed = _parse(data, source)
+    info = describe_plan(parsed)
+    click.echo(f"sweep {parsed.name} ({source})")
+    click.echo(f"  seeds {list(parsed.seeds)} | {len(parsed.buckets)} buckets | "
+               f"{len(parsed.models)} models | modes {', '.join(parsed.modes)}")
+    click.echo(f"  cells {info['cells']:,} | shards {info['shards']:,} | calls {info['calls']:,}")
+    click.echo(f"  tokens: about {info['prompt_tokens_est']:,} prompt, at most "
+               f"{info['completion_tokens_max']:,} completion")
+    for tier, provs in sorted(parsed.tiers().items()):
+        for t, models in sorted(provs.items()):
+            click.echo(f"  {tier} tier {t}: {', '.join(models)}")
+    for key, calls in info["calls_by_model"].items():
+        click.echo(f"    {key}: {calls:,} calls")
+
+
+@sweep.command("run")
+@click.argument("spec", required=False, type=click.Path(path_type=Path))
+@click.option("--run-id", default=None, help="Run folder name (re-running it resumes).")
+@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("results"), show_default=True)
+@click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Resume this run folder (its spec is reused when SPEC is not given).")
+@click.option("--parallel/--no-parallel", default=True, show_default=True)
+@click.option("--num-workers", type=click.IntRange(min=1), default=None)
+@click.option("--address", default=None, help="Existing Ray cluster ('auto', ray://host:port).")
+@_override_options
+def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir: Path | None,
+            parallel: bool, num_workers: int | None, address: str | None, **overrides: Any) -> None:
+    """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""
+    from distbench.engine.driver import RunConfigMismatch, run_plan
+    from distbench.engine.sweep import plan_sweep
+    from distbench.llm.http import AuthenticationFailed, EndpointUnavailable
+    from distbench.llm.local import LocalModelUnavailable
+    from distbench.store.writer import read_json
+
+    if resume_dir is not None:
+        manifest_path = resume_dir / "manifest.json"
+        if not manifest_path.exists():
+            raise UserError(f"--resume: {resume_dir} holds no manifest.json; not a run folder")
+        run_dir = resume_dir
+        if spec is None:
+            saved = read_json(manifest_path).get("config", {}).get("spec_data")
+            if saved is None:
+                raise UserError(f"--resume: {resume_dir} is not a sweep run; give its SPEC")
+            data, source = saved, f"{resume_dir}/manifest.json"
+        else:
+            data, source = spec_data(spec, **overrides)
+    else:
+        data, source = spec_data(spec, **overrides)
+        name = run_id or f"sweep_{time.strftime('%Y%m%d-%H%M%S')}"
+        if "/" in name or name in ("", ".", ".."):
+            raise UserError(f"--run-id must be a plain folder name, got {name!r}")
+        run_dir = output_dir / name
+    parsed = _parse(data, source)
+    plan = plan_sweep(parsed, run_dir.name)
+    plan.config["spec_data"] = data
+    total = sum(s.num_units for s in plan.shards)
+    click.echo(f"sweep {parsed.name}: {len(plan.shards)} shards, {total:,} trials -> {run_dir}",
+               err=True)
+
+    state = {"cells": 0, "calls": 0, "failed": 0}
+    bar = None
+
+    def on_start(shards: int, trials: int) -> None:
+        nonlocal bar
+        click.echo(f"{len(plan.shards) - shards} shard(s) already committed, {shards} to run",
+                   err=True)
+        if shards:
+            bar = click.progressbar(
+                length=trials, label="trials", file=sys.stderr, show_eta=True,
+                item_show_func=lambda _: (f"shards {state['cells']}/{shards} calls "
+                                          f"{state['calls']:,} failed {state['failed']:,}"),
+            )
+            bar.__enter__()
+
+    def progress(shard: Any, stats: dict[str, int]) -> None:
+        state["cells"] += 1
+        state["calls"] += stats.get("calls", 0)
+        state["failed"] += stats.get("call_failed", 0)
+        if bar is not None:
+            bar.update(stats.get("trials", 0), shard)
+
+    try:
+        outcome = run_plan(plan, run_dir, parallel=parallel,
+                           num_workers=num_workers or os.cpu_count(), address=address,
+                           command=["distbench", *sys.argv[1:]], progress=progress,
+                           on_start=on_start)
+    except (RunConfigMismatch, EndpointUnavailable, AuthenticationFailed,
+            LocalModelUnavailable) as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    written = write_suite_tables(run_dir, run_dir / "report")
+    click.echo(f"{outcome.executed} shard(s) run, {outcome.skipped} skipped, "
+               f"{outcome.elapsed_s:.1f} s", err=True)
+    click.echo((run_dir / "report" / "big_table_aggregated.md").read_text())
+    for path in written:
+        click.echo(str(path), err=True)
+
+
+def write_suite_tables(run_dir: Path, out_dir: Path) -> list[Path]:
+    """Writes the suite tables (SQL in ``queries/``) and ``suite_metadata.json``."""
+    from distbench.store.writer import read_json
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, fmts in (("big_table_all_runs", ("csv",)), ("big_table_aggregated", ("csv", "md")),
+                       ("leaderboard", ("csv",)), ("tier_gradient", ("csv",))):
+        sql = resolve_query_file(name).read_text(encoding="utf-8")
+        columns, rows = run_sql(run_dir, sql)
+        for fmt in fmts:
+            path = out_dir / f"{name}.{fmt}"
+            if fmt == "csv":
+                with open(path, "w", newline="", encoding="utf-8") as fh:
+                    writer = csv.writer(fh)
+                    writer.writerow(columns)
+                    writer.writerows(rows)
+            else:
+                path.write_text(render(columns, rows, "markdown") + "\n", encoding="utf-8")
+            written.append(path)
+    manifest = read_json(run_dir / "manifest.json") if (run_dir / "manifest.json").exists() else {}
+    sweep_cfg = manifest.get("config", {}).get("sweep", {})
+    tiers: dict[str, dict[str, list[str]]] = {}
+    for m in sweep_cfg.get("models", []):
+        tiers.setdefault(m["provider_name"], {}).setdefault(m["tier"], []).append(m["model"])
+    metadata = {
+        "run_id": run_dir.name,
+        "providers": sorted(tiers),
+        "seeds": sweep_cfg.get("seeds"),
+        "temperature": sweep_cfg.get("temperature"),
+        "buckets": sweep_cfg.get("buckets"),
+        "modes": sweep_cfg.get("modes"),
+        "games_per_bucket": sweep_cfg.get("games_per_bucket"),
+        "trials_per_game": sweep_cfg.get("trials_per_game"),
+        "tier_definitions": tiers,
+        "versions": manifest.get("versions"),
+    }
+    path = out_dir / "suite_metadata.json"
+    path.write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
+    written.append(path)
+    return written
+
+
+@sweep.command("report")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder.  [default: RUN_DIR/report]")
+def report_cmd(run_dir: Path, out_dir: Path | None) -> None:
+    """Write the suite tables of RUN_DIR: big_table_all_runs.csv, big_table_aggregated.csv/.md,
+    leaderboard.csv, tier_gradient.csv and suite_metadata.json."""
+    for path in write_suite_tables(run_dir, out_dir or run_dir / "report"):
+        click.echo(str(path))

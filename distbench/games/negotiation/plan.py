@@ -1,0 +1,232 @@
+"""Planning of negotiation runs: configuration, shards with stable ids, the :class:`RunPlan`.
+
+A shard is a range of instances of one seed, played in every configured mode, language and
+seat order by the configured pairing. Its id hashes everything that decides its rows.
+Every pairing is played in both seat orders when ``both_seat_orders`` (also a model against
+itself: the two orders then differ only by their sampling seeds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from distbench.engine.plan import stable_hash
+from distbench.games.negotiation.items import LANGS
+from distbench.games.negotiation.players import SCRIPTED, spec_label
+from distbench.games.negotiation.prompts import MODES
+from distbench.llm.base import BackendSpec
+
+FAMILY = "negotiation"
+Player = BackendSpec | str
+
+
+def player_label(player: Player) -> str:
+    """``scripted:fair`` or ``<provider>:<model>``."""
+    return player if isinstance(player, str) else spec_label(player)
+
+
+def player_identity(player: Player) -> Any:
+    """What decides a player's answers: the label of a scripted one, ``spec.identity()``."""
+    return player if isinstance(player, str) else json.loads(json.dumps(player.identity()))
+
+
+def _check_player(name: str, player: Player) -> None:
+    if isinstance(player, str):
+        if player not in SCRIPTED:
+            raise ValueError(f"{name} must be a model or one of {', '.join(SCRIPTED)}, got {player!r}")
+    elif isinstance(player, BackendSpec):
+        if player.provider == "dummy":
+            raise ValueError(f"{name}: the dummy provider cannot negotiate; use scripted:random")
+    else:
+        raise ValueError(f"{name} must be a BackendSpec or a scripted player name, got {player!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class NegotiationRunConfig:
+    """What a negotiation run plays.
+
+    Attributes:
+        seeds: Instance-stream seeds.
+        num_games: Instances per seed.
+        modes: Subset of ``semi``, ``coop``, ``comp``; every instance is played in each.
+        langs: Subset of ``en``, ``de``, ``it``; every instance is played in each.
+        player_a: The first player: a model (``BackendSpec``) or ``scripted:<name>``.
+        player_b: The other player; None means the same as ``player_a``.
+        max_messages: Free messages per player.
+        llm_seed: Seed of the models' sampling (and of ``scripted:random``).
+        temperature: Sampling temperature.
+        max_tokens: Completion budget per answer.
+        both_seat_orders: Also play every episode with the players' seats swapped.
+        shard_episodes: Target number of episodes per shard (shards hold whole instances).
+    """
+
+    seeds: tuple[int, ...]
+    num_games: int
+    modes: tuple[str, ...]
+    langs: tuple[str, ...]
+    player_a: Player
+    player_b: Player | None = None
+    max_messages: int = 5
+    llm_seed: int = 0
+    temperature: float = 1.0
+    max_tokens: int = 256
+    both_seat_orders: bool = True
+    shard_episodes: int = 200
+
+    def __post_init__(self) -> None:
+        if self.player_b is None:
+            object.__setattr__(self, "player_b", self.player_a)
+        for name in ("seeds", "modes", "langs"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if not self.seeds:
+            raise ValueError("seeds: at least one seed is needed")
+        if any(not isinstance(s, int) or isinstance(s, bool) or s < 0 for s in self.seeds):
+            raise ValueError(f"seeds must be non-negative integers, got {list(self.seeds)}")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError(f"seeds must be distinct, got {list(self.seeds)}")
+        if self.num_games < 1:
+            raise ValueError(f"num_games must be at least 1, got {self.num_games}")
+        for name, allowed in (("modes", MODES), ("langs", LANGS)):
+            values = getattr(self, name)
+            if not values or any(v not in allowed for v in values) or len(set(values)) != len(values):
+                raise ValueError(f"{name} must be distinct values among {', '.join(allowed)}, got {list(values)}")
+        _check_player("player_a", self.player_a)
+        _check_player("player_b", self.player_b)
+        if self.max_messages < 1:
+            raise ValueError(f"max_messages must be at least 1, got {self.max_messages}")
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if not self.temperature >= 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if self.shard_episodes < 1:
+            raise ValueError(f"shard_episodes must be at least 1, got {self.shard_episodes}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-shaped (lists, not tuples), so it compares equal to a manifest's copy."""
+        return json.loads(json.dumps(asdict(self)))
+
+    def identity(self) -> dict[str, Any]:
+        """:meth:`to_dict` with the models' identities (no execution-only options)."""
+        out = self.to_dict()
+        out["player_a"] = player_identity(self.player_a)
+        out["player_b"] = player_identity(self.player_b)
+        return out
+
+    def seat_orders(self) -> tuple[int, ...]:
+        return (0, 1) if self.both_seat_orders else (0,)
+
+    def specs(self) -> tuple[BackendSpec, ...]:
+        """The models called, once each."""
+        out: dict[BackendSpec, None] = {}
+        for p in (self.player_a, self.player_b):
+            if isinstance(p, BackendSpec):
+                out.setdefault(p, None)
+        return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class NegotiationShard:
+    """A range of instances of one seed, in every mode, language and seat order.
+
+    Attributes:
+        shard_id: Stable id (hash of every field that decides the rows).
+        seed: Instance-stream seed.
+        start: First instance index.
+        stop: One past the last.
+        modes: Modes played.
+        langs: Languages played.
+        player_a: Configured first player (seat a in seat order 0).
+        player_b: Configured second player.
+        seat_orders: ``(0,)`` or ``(0, 1)``.
+        max_messages: Free messages per player.
+        llm_seed: Sampling seed.
+        temperature: Sampling temperature.
+        max_tokens: Completion budget.
+        specs: The models it calls (empty for scripted-only shards).
+        family: ``"negotiation"``.
+        run_id: The run the rows belong to.
+    """
+
+    shard_id: str
+    seed: int
+    start: int
+    stop: int
+    modes: tuple[str, ...]
+    langs: tuple[str, ...]
+    player_a: Player
+    player_b: Player
+    seat_orders: tuple[int, ...]
+    max_messages: int
+    llm_seed: int
+    temperature: float
+    max_tokens: int
+    specs: tuple[BackendSpec, ...] = ()
+    family: str = FAMILY
+    run_id: str = field(default="", compare=False)
+
+    @property
+    def num_units(self) -> int:
+        """Episodes of this shard."""
+        return (self.stop - self.start) * len(self.modes) * len(self.langs) * len(self.seat_orders)
+
+    def pairing_id(self) -> str:
+        """Short stable id of the (player_a, player_b) pairing, part of episode ids."""
+        return stable_hash([player_identity(self.player_a), player_identity(self.player_b)], 4)
+
+    def seats(self, order: int) -> tuple[Player, Player]:
+        """(seat a, seat b) in seat order ``order``."""
+        return (self.player_a, self.player_b) if order == 0 else (self.player_b, self.player_a)
+
+
+def turn_seed(llm_seed: int, episode_id: str, turn: int, seat: str) -> int:
+    """The per-turn sampling seed: a 63-bit hash of llm_seed, episode, turn and seat."""
+    digest = hashlib.blake2b(f"{llm_seed}/{episode_id}/{turn}/{seat}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
+def plan_shards(config: NegotiationRunConfig, run_id: str = "") -> list[NegotiationShard]:
+    """Expands ``config`` into shards, in a stable order (seed, instance range)."""
+    per_instance = len(config.modes) * len(config.langs) * len(config.seat_orders())
+    size = max(1, config.shard_episodes // per_instance)
+    shards = []
+    for seed in config.seeds:
+        for chunk in range(math.ceil(config.num_games / size)):
+            start, stop = chunk * size, min(config.num_games, (chunk + 1) * size)
+            key = {
+                "family": FAMILY, "seed": seed, "start": start, "stop": stop,
+                "modes": list(config.modes), "langs": list(config.langs),
+                "player_a": player_identity(config.player_a),
+                "player_b": player_identity(config.player_b),
+                "seat_orders": list(config.seat_orders()), "max_messages": config.max_messages,
+                "llm_seed": config.llm_seed, "temperature": config.temperature,
+                "max_tokens": config.max_tokens,
+            }
+            shards.append(NegotiationShard(
+                shard_id=f"n-{stable_hash(key)}", seed=seed, start=start, stop=stop,
+                modes=config.modes, langs=config.langs, player_a=config.player_a,
+                player_b=config.player_b, seat_orders=config.seat_orders(),
+                max_messages=config.max_messages, llm_seed=config.llm_seed,
+                temperature=config.temperature, max_tokens=config.max_tokens,
+                specs=config.specs(), run_id=run_id,
+            ))
+    return shards
+
+
+def plan_negotiation(config: NegotiationRunConfig, run_id: str):
+    """The :class:`distbench.engine.driver.RunPlan` of a negotiation configuration."""
+    from distbench.engine.driver import RunPlan
+    from distbench.games.negotiation.summary import negotiation_summary
+
+    return RunPlan(
+        family=FAMILY,
+        config=config.to_dict(),
+        identity=config.identity(),
+        shards=plan_shards(config, run_id),
+        seeds={"instance_seeds": list(config.seeds), "llm_seed": config.llm_seed},
+        summarize=negotiation_summary,
+        unit="episodes",
+    )

@@ -1,0 +1,72 @@
+"""Columns of the negotiation tables ``episodes`` and ``turns`` (registered by the store)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from distbench.store.fields import column as _f
+
+_LIST_I = pa.list_(pa.int32())
+_F64 = pa.float64()
+
+EPISODES = pa.schema(
+    [
+        _f("run_id", pa.string(), "Run id.", False),
+        _f("shard_id", pa.string(), "Shard that produced the row.", False),
+        _f("family", pa.string(), "Game family: 'negotiation'.", False),
+        _f("episode_id", pa.string(), "Stable episode id '<instance_id>/<mode>/<lang>/p<pairing hash>/o<seat_order>'.", False),
+        _f("instance_id", pa.string(), "Instance id 'neg/s<seed>/i<index>' (the same in every mode and language).", False),
+        _f("seed", pa.int64(), "Seed of the instance stream.", False),
+        _f("instance_index", pa.int64(), "Index of the instance in its stream.", False),
+        _f("mode", pa.string(), "'semi' (own score), 'coop' (sum of scores) or 'comp' (score difference).", False),
+        _f("lang", pa.string(), "Language of the prompts and item names: 'en', 'de' or 'it'.", False),
+        _f("player_a", pa.string(), "Player in seat a (speaks first): '<provider>:<model>' or 'scripted:<name>'.", False),
+        _f("player_b", pa.string(), "Player in seat b.", False),
+        _f("seat_order", pa.int32(), "0: the configured player_a sits in seat a; 1: the seats are swapped.", False),
+        _f("item_types", pa.list_(pa.string()), "Item type names as the players saw them (plural, in the episode's language), per type.", False),
+        _f("counts", _LIST_I, "Number of items per type.", False),
+        _f("values_a", _LIST_I, "Seat a's value of one item, per type (total value 10).", False),
+        _f("values_b", _LIST_I, "Seat b's value of one item, per type (total value 10).", False),
+        _f("proposal_a", _LIST_I, "Amounts seat a asked for, per type; NULL when it made no valid proposal."),
+        _f("proposal_b", _LIST_I, "Amounts seat b asked for, per type; NULL when none."),
+        _f("score_a", pa.int32(), "Seat a's score (0 on lose); NULL when aborted."),
+        _f("score_b", pa.int32(), "Seat b's score (0 on lose); NULL when aborted."),
+        _f("success", pa.bool_(), "Both proposed and the proposals are compatible.", False),
+        _f("lose", pa.bool_(), "Both proposed and the proposals conflict (both score 0).", False),
+        _f("aborted", pa.bool_(), "The episode was aborted (see abort_reason).", False),
+        _f("abort_reason", pa.string(), "Why it was aborted (malformed, unknown_item, too_many_items, free_text_after_proposal, no_proposal, call_failed, ...); NULL otherwise."),
+        _f("abort_player", pa.string(), "Seat ('a' or 'b') whose answer aborted the episode; NULL otherwise."),
+        _f("pareto_optimal", pa.bool_(), "No split improves one player without hurting the other; NULL when aborted."),
+        _f("max_pareto_improvement", pa.int32(), "Over splits where both do at least as well, the largest gain of either player; NULL when aborted."),
+        _f("main_score", _F64, "100 - 100 * max_pareto_improvement / 10 on success, 0 on lose, NULL when aborted."),
+        _f("sum_score_ratio", _F64, "(score_a + score_b) / max_sum_score; NULL when aborted."),
+        _f("comp_score", _F64, "(score_a - score_b) / 10, in [-1, 1], seat a's view (the comp mode's score); NULL when aborted."),
+        _f("max_sum_score", pa.int32(), "Largest score_a + score_b over all splits.", False),
+        _f("max_score_a", pa.int32(), "Seat a's largest possible score.", False),
+        _f("max_score_b", pa.int32(), "Seat b's largest possible score.", False),
+        _f("pareto_frontier_size", pa.int32(), "Number of distinct Pareto-optimal score pairs.", False),
+        _f("max_messages", pa.int32(), "Free messages allowed per player.", False),
+        _f("num_turns", pa.int32(), "Answers recorded (rows of turns).", False),
+        _f("num_calls", pa.int32(), "Model calls made.", False),
+    ]
+)
+
+TURNS = pa.schema(
+    [
+        _f("run_id", pa.string(), "Run id.", False),
+        _f("shard_id", pa.string(), "Shard that produced the row.", False),
+        _f("episode_id", pa.string(), "Episode (joins episodes.episode_id).", False),
+        _f("turn", pa.int32(), "Turn number in the episode, from 0.", False),
+        _f("player", pa.string(), "Seat that answered: 'a' or 'b'.", False),
+        _f("player_label", pa.string(), "Who sits there: '<provider>:<model>' or 'scripted:<name>'.", False),
+        _f("kind", pa.string(), "What was asked: 'message' (a free turn), 'must_propose' (the other proposed) or 'timeout_prompt' (messages ran out).", False),
+        _f("raw_text", pa.string(), "The answer, verbatim; NULL when the call failed."),
+        _f("parse_status", pa.string(), "'message' (free text), 'proposal' (valid) or why it was rejected (malformed, unknown_item, ..., call_failed).", False),
+        _f("parse_detail", pa.string(), "Short reason when the proposal was rejected ('' otherwise).", False),
+        _f("proposal", _LIST_I, "Amounts asked for, per type, when parse_status = 'proposal'; NULL otherwise."),
+        _f("call_id", pa.string(), "Row of the calls table; NULL for scripted players."),
+        _f("latency_ms", _F64, "Latency of the model call in milliseconds (timing column); NULL for scripted players."),
+    ]
+)
+
+TABLES: dict[str, pa.Schema] = {"episodes": EPISODES, "turns": TURNS}

@@ -1,0 +1,23 @@
+-- One row per seed x provider x bucket x model x mode (with the tier): the suite's full table.
+SELECT
+    seed,
+    tier,
+    provider,
+    model,
+    bucket,
+    mode,
+    count(DISTINCT game_id)                                    AS num_games,
+    count(*)                                                   AS total_trials,
+    avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END)   AS valid_rate,
+    avg(nash_gap)                                              AS mean_nash_gap,
+    median(nash_gap)                                           AS median_nash_gap,
+    stddev_pop(nash_gap)                                       AS std_nash_gap,
+    avg(exploitability)                                        AS mean_exploitability,
+    avg(llm_value)                                             AS mean_llm_value,
+    avg(br_value)                                              AS mean_br_value,
+    avg(nash_gap) / nullif(avg(abs(br_value)), 0)              AS gap_ratio,
+    avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)        AS degenerate_share
+FROM trials
+WHERE family = 'matrix'
+GROUP BY ALL
+ORDER BY seed, tier, provider, model, bucket, mode;
