@@ -126,14 +126,13 @@ def start_ray(num_workers: int | None, address: str | None = None) -> None:
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     env_vars = {"NUMBA_CACHE_DIR": os.environ["NUMBA_CACHE_DIR"]} if "NUMBA_CACHE_DIR" in os.environ else {}
     kwargs: dict[str, Any] = {
-        "include_dashboard": False,
         "logging_level": logging.WARNING,
         "runtime_env": {"env_vars": env_vars} if env_vars else None,
     }
     if address:
         ray.init(address=address, **kwargs)
     else:
-        ray.init(num_cpus=num_workers, **kwargs)
+        ray.init(num_cpus=num_workers, include_dashboard=False, **kwargs)
 
 
 def _ray_results(shards: list[Shard], max_in_flight: int) -> Iterator[tuple[Shard, Any]]:

@@ -27,6 +27,7 @@ class TurnRecord:
     player: int
     report: AgentReport
     enemy_kinds: tuple[str, ...]
+    enemy_alive: tuple[bool, ...]
     call_id: str | None = None
 
 
@@ -65,12 +66,14 @@ class GameSession:
               call_ids: tuple[str | None, str | None] = (None, None)) -> list[Event]:
         """Plays the turn with both players' (orders, report)."""
         turn = self.game.turn + 1
+        alive = [tuple(self.game.alive[p]) for p in (0, 1)]
         events = self.game.step((plans[0][0], plans[1][0]))
         kinds = [tuple(o[0] for o in self.game.last_orders[p]) for p in (0, 1)]
         for p in (0, 1):
             report = plans[p][1]
             report.orders = list(self.game.last_orders[p])
-            self.records.append(TurnRecord(turn, p, report, kinds[1 - p], call_ids[p]))
+            self.records.append(TurnRecord(turn, p, report, kinds[1 - p], alive[1 - p],
+                                           call_ids[p]))
         self.events.extend(events)
         return events
 

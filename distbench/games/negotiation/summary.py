@@ -47,8 +47,7 @@ ORDER BY player, mode, lang;
 
 def negotiation_summary(con: Any) -> list[dict[str, Any]]:
     """Summary records from a DuckDB connection with an ``episodes`` view."""
-    cur = con.cursor()
-    result = cur.execute(SUMMARY_SQL)
+    result = con.execute(SUMMARY_SQL)
     names = [d[0] for d in result.description]
     rows = result.fetchall()
     return [dict(zip(names, row, strict=True)) for row in rows]

@@ -1,0 +1,288 @@
+"""Planning of fog-of-war runs: configuration, shards with stable ids, the RunPlan.
+
+A configuration plays ``num_games`` games per (ordered pairing, seed); with
+``both_seat_orders`` each pairing is also played with the seats swapped. Shards hold up to
+``shard_games`` consecutive games of one (ordered pairing, seed).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from distbench.engine.plan import stable_hash
+from distbench.games.fog.agents import TIERS
+from distbench.games.fog.metrics import score_rate_ci, winner_scores
+from distbench.games.fog.rules import Rules
+from distbench.llm.base import BackendSpec
+
+AgentSpec = str | BackendSpec
+"""A scripted tier name (``tier1``..``tier4``) or the spec of a model."""
+
+
+def agent_label(agent: AgentSpec) -> str:
+    """``tier3`` or ``provider:model``."""
+    return agent if isinstance(agent, str) else f"{agent.provider}:{agent.model}"
+
+
+def _agent_json(agent: AgentSpec, identity: bool) -> Any:
+    if isinstance(agent, str):
+        return agent
+    if identity:
+        return json.loads(json.dumps(agent.identity(), default=str))
+    return {"provider": agent.provider, "model": agent.model, "style": agent.style,
+            "options": json.loads(json.dumps(dict(agent.options), default=str))}
+
+
+@dataclass(frozen=True, slots=True)
+class FogRunConfig:
+    """What a fog-of-war run plays.
+
+    Attributes:
+        pairings: (agent a, agent b) pairs; an agent is a tier name or a BackendSpec.
+        seeds: Game-stream seeds.
+        num_games: Games per (ordered pairing, seed).
+        scout_accuracy: Probability that a scout reveals the exact power.
+        scouting: Whether Scout orders are allowed.
+        board_size: Board side N.
+        num_forces: Forces per player K.
+        max_turns: Turn limit.
+        noose_start: First turn the noose strikes.
+        noose_every: Turns between noose strikes.
+        scout_range: Chebyshev range of a scout.
+        llm_seed: Seed of the models' sampling.
+        temperature: Sampling temperature sent to models.
+        max_tokens: Completion budget per turn answer.
+        both_seat_orders: Also play every pairing with the seats swapped.
+        shard_games: Target games per shard.
+    """
+
+    pairings: tuple[tuple[AgentSpec, AgentSpec], ...]
+    seeds: tuple[int, ...] = (0,)
+    num_games: int = 10
+    scout_accuracy: float = 0.7
+    scouting: bool = True
+    board_size: int = 7
+    num_forces: int = 5
+    max_turns: int = 20
+    noose_start: int = 8
+    noose_every: int = 2
+    scout_range: int = 3
+    llm_seed: int = 0
+    temperature: float = 1.0
+    max_tokens: int = 256
+    both_seat_orders: bool = True
+    shard_games: int = 200
+
+    def __post_init__(self) -> None:
+        if not self.pairings:
+            raise ValueError("pairings: at least one pairing is needed")
+        for pair in self.pairings:
+            if len(pair) != 2:
+                raise ValueError(f"pairings: each pairing is (agent_a, agent_b), got {pair!r}")
+            for agent in pair:
+                if isinstance(agent, str):
+                    if agent not in TIERS:
+                        raise ValueError(f"pairings: unknown agent {agent!r}; use one of "
+                                         f"{', '.join(TIERS)} or a model spec")
+                elif not isinstance(agent, BackendSpec):
+                    raise ValueError(f"pairings: an agent is a tier name or a BackendSpec, got {agent!r}")
+        if not self.seeds or any(s < 0 for s in self.seeds):
+            raise ValueError("seeds: at least one non-negative seed is needed")
+        if self.num_games < 1:
+            raise ValueError(f"num_games must be at least 1, got {self.num_games}")
+        if self.shard_games < 1:
+            raise ValueError("shard_games must be at least 1")
+        if self.max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+        if self.temperature < 0:
+            raise ValueError("temperature must be non-negative")
+        try:
+            self.rules()
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+
+    def rules(self) -> Rules:
+        return Rules(board_size=self.board_size, num_forces=self.num_forces,
+                     max_turns=self.max_turns, scout_accuracy=self.scout_accuracy,
+                     scouting=self.scouting, scout_range=self.scout_range,
+                     noose_start=self.noose_start, noose_every=self.noose_every)
+
+    def ordered_pairings(self) -> list[tuple[AgentSpec, AgentSpec]]:
+        """The pairings played, with the swapped seats when asked (no duplicates)."""
+        out: list[tuple[AgentSpec, AgentSpec]] = []
+        for a, b in self.pairings:
+            for pair in ((a, b), (b, a)) if self.both_seat_orders else ((a, b),):
+                if pair not in out:
+                    out.append(pair)
+        return out
+
+    def _json(self, identity: bool) -> dict:
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if name == "pairings":
+                value = [[_agent_json(a, identity) for a in pair] for pair in value]
+            out[name] = value
+        return json.loads(json.dumps(out))
+
+    def to_dict(self) -> dict:
+        """JSON-shaped configuration (lists, not tuples)."""
+        return self._json(identity=False)
+
+    def identity(self) -> dict:
+        """What decides the rows: :meth:`to_dict` with the models' identities."""
+        return self._json(identity=True)
+
+
+@dataclass(frozen=True, slots=True)
+class FogShard:
+    """A chunk of games of one (ordered pairing, seed).
+
+    Attributes:
+        shard_id: Stable id: hash of everything below but ``run_id``.
+        agent_a: Label of player a (tier name or provider:model).
+        agent_b: Label of player b.
+        llm_a: Player a's model, None for a scripted tier.
+        llm_b: Player b's model, None for a scripted tier.
+        seed: Game-stream seed.
+        start: First game index.
+        stop: One past the last game index.
+        rules: The game parameters.
+        llm_seed: Model sampling seed.
+        temperature: Sampling temperature.
+        max_tokens: Completion budget.
+        specs: The models this shard calls (empty for scripted tiers).
+        family: ``"fog"``.
+        run_id: The run the rows belong to.
+    """
+
+    shard_id: str
+    agent_a: str
+    agent_b: str
+    llm_a: BackendSpec | None
+    llm_b: BackendSpec | None
+    seed: int
+    start: int
+    stop: int
+    rules: Rules
+    llm_seed: int
+    temperature: float
+    max_tokens: int
+    specs: tuple[BackendSpec, ...]
+    family: str = "fog"
+    run_id: str = field(default="", compare=False)
+
+    @property
+    def num_units(self) -> int:
+        """Progress units: games."""
+        return self.stop - self.start
+
+
+def plan_fog_shards(config: FogRunConfig, run_id: str = "") -> list[FogShard]:
+    """Expands ``config`` into shards (order: pairing, seed, game range)."""
+    rules = config.rules()
+    shards = []
+    for a, b in config.ordered_pairings():
+        specs = tuple(dict.fromkeys(x for x in (a, b) if isinstance(x, BackendSpec)))
+        for seed in config.seeds:
+            for chunk in range(math.ceil(config.num_games / config.shard_games)):
+                start = chunk * config.shard_games
+                stop = min(config.num_games, start + config.shard_games)
+                key = {
+                    "family": "fog", "a": _agent_json(a, True), "b": _agent_json(b, True),
+                    "seed": seed, "start": start, "stop": stop,
+                    "rules": _rules_json(rules),
+                    "llm_seed": config.llm_seed if specs else None,
+                    "temperature": config.temperature if specs else None,
+                    "max_tokens": config.max_tokens if specs else None,
+                }
+                shards.append(FogShard(
+                    shard_id=f"f-{stable_hash(key)}", agent_a=agent_label(a),
+                    agent_b=agent_label(b),
+                    llm_a=a if isinstance(a, BackendSpec) else None,
+                    llm_b=b if isinstance(b, BackendSpec) else None,
+                    seed=seed, start=start, stop=stop, rules=rules, llm_seed=config.llm_seed,
+                    temperature=config.temperature, max_tokens=config.max_tokens, specs=specs,
+                    run_id=run_id,
+                ))
+    return shards
+
+
+def _rules_json(rules: Rules) -> dict:
+    return {name: getattr(rules, name) for name in rules.__dataclass_fields__}
+
+
+def round_robin(tiers: tuple[str, ...] = TIERS) -> tuple[tuple[str, str], ...]:
+    """Every unordered pair of tiers (higher tier in seat a); play with both_seat_orders."""
+    return tuple((hi, lo) for lo, hi in itertools.combinations(tiers, 2))
+
+
+def tournament_config(games_per_pairing: int, seed: int = 0, scout_accuracy: float = 0.7,
+                      scouting: bool = True, tiers: tuple[str, ...] = TIERS,
+                      **kwargs: Any) -> FogRunConfig:
+    """A round robin of tiers: every pair, both seat orders, ``games_per_pairing`` games per
+    pair in total (half in each seat order, rounded up)."""
+    if games_per_pairing < 1:
+        raise ValueError("games_per_pairing must be at least 1")
+    return FogRunConfig(pairings=round_robin(tiers), seeds=(seed,),
+                        num_games=math.ceil(games_per_pairing / 2), scout_accuracy=scout_accuracy,
+                        scouting=scouting, both_seat_orders=True, **kwargs)
+
+
+def fog_summary(con) -> list[dict[str, Any]]:
+    """One record per (agent_a, agent_b, scout_accuracy, scouting): outcomes with the 95% CI
+    of player a's score rate, and mean belief metrics per seat."""
+    tables = {r[0] for r in con.execute("select view_name from duckdb_views()").fetchall()}
+    if "fog_games" not in tables:
+        return []
+    rows = con.execute(
+        "select agent_a, agent_b, scout_accuracy, scouting, winner, turns, brier_a, brier_b, "
+        "log_loss_a, log_loss_b, calibration_error_a, calibration_error_b, valid_reports_a, "
+        "valid_reports_b, reports_a, reports_b from fog_games order by game_id").fetchall()
+    groups: dict[tuple, list[tuple]] = {}
+    for row in rows:
+        groups.setdefault(tuple(row[:4]), []).append(row)
+    out = []
+    for key, members in sorted(groups.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
+        arr = list(zip(*members, strict=True))
+        winners = np.array(arr[4], dtype=object)
+        mean, low, high = score_rate_ci(winner_scores(winners, np.ones(len(winners), bool)))
+
+        def avg(values) -> float | None:
+            v = np.array([np.nan if x is None else x for x in values], dtype=np.float64)
+            return float(np.nanmean(v)) if np.isfinite(v).any() else None
+
+        out.append({
+            "agent_a": key[0], "agent_b": key[1], "scout_accuracy": key[2], "scouting": key[3],
+            "games": len(members), "wins_a": int((winners == "a").sum()),
+            "wins_b": int((winners == "b").sum()), "draws": int((winners == "draw").sum()),
+            "score_a": mean, "score_a_ci_low": low, "score_a_ci_high": high,
+            "mean_turns": avg(arr[5]),
+            "brier_a": avg(arr[6]), "brier_b": avg(arr[7]),
+            "log_loss_a": avg(arr[8]), "log_loss_b": avg(arr[9]),
+            "calibration_error_a": avg(arr[10]), "calibration_error_b": avg(arr[11]),
+            "valid_report_rate_a": (sum(arr[12]) / sum(arr[14])) if sum(arr[14]) else None,
+            "valid_report_rate_b": (sum(arr[13]) / sum(arr[15])) if sum(arr[15]) else None,
+        })
+    return out
+
+
+def plan_fog(config: FogRunConfig, run_id: str):
+    """The :class:`~distbench.engine.driver.RunPlan` of a fog configuration."""
+    from distbench.engine.driver import RunPlan
+
+    return RunPlan(
+        family="fog",
+        config=config.to_dict(),
+        identity=config.identity(),
+        shards=plan_fog_shards(config, run_id),
+        seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
+        summarize=fog_summary,
+        unit="games",
+    )

@@ -1,0 +1,111 @@
+"""Tables of the fog-of-war family (``fog_games``, ``fog_reports``, ``fog_events``)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from distbench.store.fields import column as _f
+
+_F64 = pa.float64()
+_I32 = pa.int32()
+
+_COMMON = [
+    _f("run_id", pa.string(), "Run id.", False),
+    _f("shard_id", pa.string(), "Shard that produced the row.", False),
+    _f("game_id", pa.string(), "Game id 'fog/s<seed>/<agent_a>~<agent_b>/g<index>'.", False),
+]
+
+_PER_AGENT = []
+for _side in ("a", "b"):
+    _PER_AGENT += [
+        _f(f"brier_{_side}", _F64, f"Player {_side}: mean multi-class Brier score of its beliefs "
+           "over enemy powers (0 = perfect, 2 = worst); NULL without a valid report."),
+        _f(f"log_loss_{_side}", _F64, f"Player {_side}: mean -ln p(true power) of its beliefs."),
+        _f(f"calibration_error_{_side}", _F64,
+           f"Player {_side}: expected calibration error of its belief probabilities (10 bins)."),
+        _f(f"tom_delta_{_side}", _F64, f"Player {_side}: accuracy of its predicted enemy order "
+           "kinds minus a constant 'move' baseline's."),
+        _f(f"uncertainty_reduction_{_side}", _F64,
+           f"Player {_side}: (H_first - H_last) / H_first of its mean belief entropy."),
+        _f(f"valid_reports_{_side}", _I32, f"Player {_side}: turns with valid beliefs.", False),
+        _f(f"reports_{_side}", _I32, f"Player {_side}: turns reported.", False),
+    ]
+
+FOG_GAMES = pa.schema(
+    _COMMON
+    + [
+        _f("seed", pa.int64(), "Seed of the game stream.", False),
+        _f("game_index", pa.int64(), "Index of the game in its (pairing, seed) stream.", False),
+        _f("agent_a", pa.string(), "Player a (deploys on row 0): tier1..tier4 or provider:model.", False),
+        _f("agent_b", pa.string(), "Player b (deploys on the last row).", False),
+        _f("provider_a", pa.string(), "Model provider of player a, NULL for a scripted tier."),
+        _f("provider_b", pa.string(), "Model provider of player b, NULL for a scripted tier."),
+        _f("scout_accuracy", _F64, "Probability that a scout reveals the exact power.", False),
+        _f("scouting", pa.bool_(), "Scouting allowed.", False),
+        _f("board_size", _I32, "Board side N.", False),
+        _f("num_forces", _I32, "Forces per player K.", False),
+        _f("max_turns", _I32, "Turn limit.", False),
+        _f("winner", pa.string(), "'a', 'b' or 'draw'.", False),
+        _f("turns", _I32, "Turns played.", False),
+        _f("end_reason", pa.string(),
+           "'sovereign_killed', 'mutual_sovereign_kill', 'annihilation' or 'turn_limit'.", False),
+        _f("power_a", pa.list_(_I32), "Player a's deployed powers, per force.", False),
+        _f("power_b", pa.list_(_I32), "Player b's deployed powers, per force.", False),
+        _f("sovereign_a", _I32, "Index of player a's sovereign.", False),
+        _f("sovereign_b", _I32, "Index of player b's sovereign.", False),
+        _f("survivors_a", _I32, "Player a's living forces at the end.", False),
+        _f("survivors_b", _I32, "Player b's living forces at the end.", False),
+        _f("surviving_power_a", _I32, "Total power of player a's living forces at the end.", False),
+        _f("surviving_power_b", _I32, "Total power of player b's living forces at the end.", False),
+    ]
+    + _PER_AGENT
+)
+
+FOG_REPORTS = pa.schema(
+    _COMMON
+    + [
+        _f("turn", _I32, "Turn the report was filed for (1-based).", False),
+        _f("player", pa.string(), "'a' or 'b'.", False),
+        _f("agent", pa.string(), "The reporting agent.", False),
+        _f("beliefs", pa.list_(pa.list_(_F64)),
+           "Belief per enemy force over powers 1..5 (K x 5, rows sum to 1); NULL when invalid."),
+        _f("true_powers", pa.list_(_I32), "The enemy's true powers (for scoring).", False),
+        _f("enemy_alive", pa.list_(pa.bool_()), "Which enemy forces were alive.", False),
+        _f("predicted_actions", pa.list_(pa.string()),
+           "Predicted order kind per enemy force ('' for dead or not given).", False),
+        _f("actual_actions", pa.list_(pa.string()),
+           "The enemy's actual order kinds this turn (illegal orders count as hold).", False),
+        _f("predicted_objective", pa.string(), "Predicted enemy objective (free text for an LLM).", False),
+        _f("orders", pa.list_(pa.string()), "Orders applied, per own force ('hold' if invalid).", False),
+        _f("confidence", _F64, "Stated confidence in [0, 1]; NULL when not given."),
+        _f("belief_entropy", _F64, "Mean entropy (bits) of the beliefs over enemy forces."),
+        _f("belief_confidence", _F64, "Mean top belief probability over living enemy forces."),
+        _f("info_gain", _F64,
+           "Entropy drop (bits) since the previous report, summed over the forces revealed last "
+           "turn; 0 without a reveal, NULL without two valid reports."),
+        _f("brier", _F64, "Brier score of this report's beliefs."),
+        _f("report_status", pa.string(),
+           "'ok' or why the answer was invalid: no_json, bad_orders, bad_beliefs, call_failed.", False),
+        _f("raw_text", pa.string(), "The model's answer verbatim (LLM agents), else NULL."),
+        _f("call_id", pa.string(), "Row of the calls table (LLM agents), else NULL."),
+    ]
+)
+
+FOG_EVENTS = pa.schema(
+    _COMMON
+    + [
+        _f("turn", _I32, "Turn of the event.", False),
+        _f("seq", _I32, "Order of the event within the game.", False),
+        _f("kind", pa.string(), "combat, ambush, scout_reveal, scout_miss, noose_kill, "
+           "invalid_order or game_end.", False),
+        _f("player", pa.string(), "Acting player 'a' / 'b' (scout, ambusher, victim); NULL when both."),
+        _f("force", _I32, "Acting force index, NULL when none."),
+        _f("details", pa.string(), "Event details as JSON (cells, effective powers, winner, ...).", False),
+    ]
+)
+
+TABLES: dict[str, pa.Schema] = {
+    "fog_games": FOG_GAMES,
+    "fog_reports": FOG_REPORTS,
+    "fog_events": FOG_EVENTS,
+}
