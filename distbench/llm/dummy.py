@@ -2,7 +2,9 @@
 
 Pure requests get a uniformly random action, mixed requests a strategy drawn from the flat
 Dirichlet distribution (uniform on the simplex), both written as a model would write them and
-parsed like any model's answer. Logprob requests get a flat-Dirichlet next-token distribution
+parsed like any model's answer. With the option ``fast`` (``make_spec("dummy", fast=True)``)
+the matrix runner takes the same answers as arrays instead (no text, no parsing: for
+throughput benchmarks). Logprob requests get a flat-Dirichlet next-token distribution
 over the action labels (95% of the mass; 5% on a newline token). Each answer is a function of the request's seed alone (a
 SplitMix64 counter stream), so answers do not depend on batching or sharding.
 """
@@ -52,6 +54,17 @@ class DummyBackend(Backend):
 
     async def generate(self, requests: Sequence[Request]) -> list[Response]:
         return self.answer(requests)
+
+    def answer_arrays(self, mode: str, size: int, seeds: np.ndarray) -> np.ndarray:
+        """The policy's answers as arrays (the ``fast`` option's path, no text): (T,) actions
+        for ``pure``, (T, size) strategies for ``mixed``; the same draws as the text answers."""
+        seeds = np.asarray(seeds, dtype=np.uint64)
+        if mode == "pure":
+            return np.minimum((uniforms(seeds, 1)[:, 0] * size).astype(np.int64), size - 1)
+        if mode == "mixed":
+            weights = -np.log(uniforms(seeds, size))
+            return weights / weights.sum(axis=1, keepdims=True)
+        raise ValueError(f"the dummy's array path has no mode {mode!r}")
 
     def answer(self, requests: Sequence[Request]) -> list[Response]:
         """Synchronous :meth:`generate`."""

@@ -108,54 +108,93 @@ def summarize_group(
             nash_gap_ci95=list(ci) if ci else None,
         )
     else:
-        for key in (
-            "mean_nash_gap", "median_nash_gap", "std_nash_gap", "min_nash_gap", "max_nash_gap",
-            "mean_llm_value", "mean_br_value", "gap_ratio", "mean_exploitability",
-            "nash_gap_ci95",
-        ):
+        for key in _STAT_KEYS:
             out[key] = None
     return out
 
 
+_SUMMARY_SQL = """
+WITH t AS (
+    SELECT bucket, provider, model, tier, mode, game_id, parse_status = 'ok' AS valid,
+           nash_gap, llm_value, br_value, exploitability, gap_degenerate
+    FROM trials WHERE family = 'matrix'
+),
+per_game AS (
+    SELECT bucket, provider, model, tier, mode, game_id,
+           count(*) AS n, count(*) FILTER (WHERE valid) AS nv,
+           coalesce(sum(nash_gap) FILTER (WHERE valid), 0) AS s,
+           bool_or(gap_degenerate) AS deg
+    FROM t GROUP BY ALL
+),
+games AS (
+    SELECT bucket, provider, model, tier, mode,
+           count(*) AS num_games, max(n) AS per_game, sum(n) AS total, sum(nv) AS valid,
+           avg(CASE WHEN deg THEN 1.0 ELSE 0.0 END) AS deg_share,
+           list(s ORDER BY game_id) AS sums, list(nv ORDER BY game_id) AS counts
+    FROM per_game GROUP BY ALL
+),
+stats AS (
+    SELECT bucket, provider, model, tier, mode,
+           avg(nash_gap) AS mean_gap, median(nash_gap) AS median_gap,
+           stddev_pop(nash_gap) AS std_gap, min(nash_gap) AS min_gap, max(nash_gap) AS max_gap,
+           avg(llm_value) AS mean_llm, avg(br_value) AS mean_br, avg(abs(br_value)) AS mean_abs_br,
+           avg(exploitability) AS mean_expl
+    FROM t WHERE valid GROUP BY ALL
+)
+SELECT g.*, s.* EXCLUDE (bucket, provider, model, tier, mode)
+FROM games g LEFT JOIN stats s
+  ON g.bucket = s.bucket AND g.provider = s.provider AND g.model = s.model
+ AND g.tier IS NOT DISTINCT FROM s.tier AND g.mode = s.mode
+ORDER BY g.bucket, g.provider, g.model, g.tier NULLS FIRST, g.mode
+"""
+
+
 def matrix_summary(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Summary records of the ``trials`` view, one per group, in a stable order."""
-    table = con.sql(
-        f"""
-        SELECT {", ".join(GROUP_KEYS)}, game_id, parse_status = 'ok' AS valid,
-               nash_gap, llm_value, br_value, exploitability, gap_degenerate
-        FROM trials WHERE family = 'matrix'
-        ORDER BY {", ".join(GROUP_KEYS)}, game_id, trial
-        """
-    ).to_arrow_table()
-    if table.num_rows == 0:
-        return []
-    cols = {name: table[name].to_numpy(zero_copy_only=False) for name in table.column_names}
-    keys = list(zip(*(cols[k] for k in GROUP_KEYS), strict=True))
-    order: dict[tuple, list[int]] = {}
-    for i, key in enumerate(keys):
-        order.setdefault(key, []).append(i)
+    """Summary records of the ``trials`` view, one per group, in a stable order.
+
+    The aggregation runs in DuckDB; only the per-game sums for the bootstrap come to Python.
+    """
+    result = con.execute(_SUMMARY_SQL)
+    columns = [d[0] for d in result.description]
     records = []
-    for key, rows in order.items():
-        idx = np.asarray(rows)
-        valid = cols["valid"][idx].astype(bool)
-
-        def f64(name: str, idx: np.ndarray = idx) -> np.ndarray:
-            return np.asarray(cols[name][idx], dtype=np.float64)
-
-        record = dict(zip(GROUP_KEYS, key, strict=True))
+    for row in result.fetchall():
+        r = dict(zip(columns, row, strict=True))
+        total, valid = int(r["total"]), int(r["valid"])
+        record: dict[str, Any] = {k: r[k] for k in GROUP_KEYS}
         record.update(
-            summarize_group(
-                cols["game_id"][idx],
-                valid,
-                f64("nash_gap"),
-                f64("llm_value"),
-                f64("br_value"),
-                f64("exploitability"),
-                cols["gap_degenerate"][idx].astype(bool),
-            )
+            num_games=int(r["num_games"]),
+            num_trials_per_game=int(r["per_game"]),
+            total_trials=total,
+            valid_trials=valid,
+            valid_rate=valid / total if total else None,
+            degenerate_game_share=float(r["deg_share"]),
         )
+        if valid:
+            ci = bootstrap_mean_ci(np.asarray(r["sums"]), np.asarray(r["counts"]))
+            mean_abs_br = r["mean_abs_br"]
+            record.update(
+                mean_nash_gap=float(r["mean_gap"]),
+                median_nash_gap=float(r["median_gap"]),
+                std_nash_gap=float(r["std_gap"]),
+                min_nash_gap=float(r["min_gap"]),
+                max_nash_gap=float(r["max_gap"]),
+                mean_llm_value=float(r["mean_llm"]),
+                mean_br_value=float(r["mean_br"]),
+                gap_ratio=_num(r["mean_gap"] / mean_abs_br) if mean_abs_br else None,
+                mean_exploitability=float(r["mean_expl"]),
+                nash_gap_ci95=list(ci) if ci else None,
+            )
+        else:
+            for key in _STAT_KEYS:
+                record[key] = None
         records.append(record)
     return records
+
+
+_STAT_KEYS = (
+    "mean_nash_gap", "median_nash_gap", "std_nash_gap", "min_nash_gap", "max_nash_gap",
+    "mean_llm_value", "mean_br_value", "gap_ratio", "mean_exploitability", "nash_gap_ci95",
+)
 
 
 def format_summary(records: list[dict[str, Any]]) -> str:

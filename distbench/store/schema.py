@@ -105,7 +105,15 @@ CALLS = pa.schema(
     ]
 )
 
-SCHEMAS: dict[str, pa.Schema] = {"games": GAMES, "trials": TRIALS, "calls": CALLS}
+def _family_tables() -> dict[str, pa.Schema]:
+    from distbench.games.fog.schema import TABLES as FOG
+    from distbench.games.negotiation.schema import TABLES as NEGOTIATION
+
+    return {**NEGOTIATION, **FOG}
+
+
+SCHEMAS: dict[str, pa.Schema] = {"games": GAMES, "trials": TRIALS, "calls": CALLS,
+                                 **_family_tables()}
 
 
 def schema_for(table: str) -> pa.Schema:

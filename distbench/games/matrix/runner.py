@@ -21,7 +21,7 @@ from distbench.games.matrix.prompts import mixed_prompt, pure_prompt
 from distbench.kernels import score_actions, score_strategies, solve_zero_sum
 from distbench.llm.base import Backend, BackendSpec, Request, Response
 from distbench.llm.calls import calls_table
-from distbench.llm.dummy import splitmix64
+from distbench.llm.dummy import DummyBackend, splitmix64
 from distbench.store.schema import GAMES, TRIALS
 
 
@@ -170,26 +170,42 @@ def play_mode(
     if prompt_style == "completion" and mode != "logprob":
         stop = ("\n",) if mode == "pure" else ("]", "\n\n")
     seeds = request_seeds(shard.llm_seed, ids, mode, trials)
-    task = f"matrix.{mode}:{m}"
-    requests = [
-        Request(
-            prompt=prompts[g],
-            seed=int(seeds[g, t]),
-            task=task,
-            max_tokens=max_tokens,
-            temperature=shard.temperature,
-            logprobs=logprobs,
-            stop=stop,
-        )
-        for g in range(num_games)
-        for t in range(trials)
-    ]
-    responses = _ask(backend, requests)
     total = num_games * trials
     game_index = np.repeat(np.arange(num_games, dtype=np.int64), trials)
-    statuses, details, actions, strategies, label_mass = _parse_all(
-        mode, responses, m, continuation
-    )
+    if isinstance(backend, DummyBackend) and backend.spec.option("fast", False) and mode != "logprob":
+        # Array fast path of the dummy (for throughput benchmarks): the same policy, answered
+        # as arrays, no text to parse.
+        answers = backend.answer_arrays(mode, m, seeds.reshape(-1))
+        actions = answers if mode == "pure" else np.full(total, -1, dtype=np.int64)
+        strategies = answers if mode == "mixed" else np.full((total, m), np.nan)
+        statuses = pa.repeat(ParseStatus.OK.value, total)
+        details = pa.repeat("", total)
+        raw = (pc.binary_join_element_wise("Action: ", pc.cast(pa.array(actions + 1), pa.string()), "")
+               if mode == "pure" else pa.nulls(total, type=pa.string()))
+        label_mass = np.full(total, np.nan)
+        latency = np.zeros(total)
+        requests = responses = None
+    else:
+        task = f"matrix.{mode}:{m}"
+        requests = [
+            Request(
+                prompt=prompts[g],
+                seed=int(seeds[g, t]),
+                task=task,
+                max_tokens=max_tokens,
+                temperature=shard.temperature,
+                logprobs=logprobs,
+                stop=stop,
+            )
+            for g in range(num_games)
+            for t in range(trials)
+        ]
+        responses = _ask(backend, requests)
+        statuses, details, actions, strategies, label_mass = _parse_all(
+            mode, responses, m, continuation
+        )
+        raw = pa.array([r.text for r in responses], type=pa.string())
+        latency = np.fromiter((r.latency_ms for r in responses), dtype=np.float64, count=total)
 
     if mode == "pure":
         scores = score_actions(payoffs, sol.col, sol.value, game_index, actions)
@@ -199,29 +215,33 @@ def play_mode(
         scores = score_strategies(payoffs, sol.col, sol.value, game_index, strategies)
         decision = pa.nulls(total, type=pa.int32())
         valid = ~np.isnan(strategies).any(axis=1)
-        strategy = pa.array(
-            [row if ok else None for row, ok in zip(strategies.tolist(), valid, strict=True)],
-            type=pa.list_(pa.float64()),
+        lists = pa.ListArray.from_arrays(
+            pa.array(np.arange(0, total * m + 1, m, dtype=np.int32)),
+            pa.array(np.nan_to_num(strategies).reshape(-1)),
+            mask=pa.array(~valid),
         )
+        strategy = lists
 
     def nullable(values: np.ndarray) -> pa.Array:
         return pa.array(values, mask=np.isnan(values), type=pa.float64())
 
     trial_no = np.tile(np.arange(trials, dtype=np.int32), num_games)
-    trial_game_ids = [ids[g] for g in game_index.tolist()]
-    trial_ids = [f"{gid}/{mode}/t{t}" for gid, t in zip(trial_game_ids, trial_no.tolist(), strict=True)]
-    with_calls = shard.llm.provider != "dummy"
+    trial_game_ids = pc.take(pa.array(ids, type=pa.string()), pa.array(game_index))
+    trial_ids = pc.binary_join_element_wise(
+        trial_game_ids, pa.repeat(f"/{mode}/t", total), pc.cast(pa.array(trial_no), pa.string()), ""
+    )
+    with_calls = requests is not None and shard.llm.provider != "dummy"
     call_ids = [f"{shard.shard_id}/{mode}/{k}" for k in range(total)] if with_calls else None
     columns = {
-        "run_id": [shard.run_id] * total,
-        "shard_id": [shard.shard_id] * total,
-        "family": ["matrix"] * total,
-        "bucket": [shard.bucket] * total,
-        "seed": [shard.seed] * total,
-        "provider": [shard.llm.provider] * total,
-        "model": [shard.llm.model] * total,
-        "tier": [shard.tier] * total,
-        "mode": [mode] * total,
+        "run_id": pa.repeat(shard.run_id, total),
+        "shard_id": pa.repeat(shard.shard_id, total),
+        "family": pa.repeat("matrix", total),
+        "bucket": pa.repeat(shard.bucket, total),
+        "seed": pa.repeat(pa.scalar(shard.seed, pa.int64()), total),
+        "provider": pa.repeat(shard.llm.provider, total),
+        "model": pa.repeat(shard.llm.model, total),
+        "tier": pa.repeat(pa.scalar(shard.tier, pa.string()), total),
+        "mode": pa.repeat(mode, total),
         "game_id": trial_game_ids,
         "game_index": game_index + shard.start,
         "trial": trial_no,
@@ -231,18 +251,18 @@ def play_mode(
         "label_mass": nullable(label_mass),
         "parse_status": statuses,
         "parse_detail": details,
-        "raw_text": [r.text for r in responses],
+        "raw_text": raw,
         "llm_value": nullable(scores.llm_value),
         "br_value": nullable(scores.br_value),
         "nash_gap": nullable(scores.nash_gap),
         "exploitability": nullable(scores.exploitability),
         "gap_degenerate": sol.gap_degenerate[game_index],
         "call_id": call_ids if with_calls else pa.nulls(total, type=pa.string()),
-        "latency_ms": [r.latency_ms for r in responses],
+        "latency_ms": latency,
     }
     trials_tab = pa.table(columns, schema=TRIALS)
     calls = (calls_table(shard.run_id, shard.shard_id, shard.llm, mode, requests, responses,
-                         call_ids, trial_ids) if with_calls else None)
+                         call_ids, trial_ids.to_pylist()) if with_calls else None)
     return trials_tab, calls
 
 

