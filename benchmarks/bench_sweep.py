@@ -1,0 +1,163 @@
+"""End-to-end throughput of a dummy-model matrix run versus the seed protocol run sequentially.
+
+The work: ``--games`` 3x3 games (default 10,000) x ``--trials`` trials (100): 10^6 trials.
+
+* distbench: ``run_plan`` of that run, the dummy answering as arrays (its ``fast`` option: the
+  same seeded policy, no text), on a local Ray cluster started beforehand with ``ray start
+  --head`` (as a cluster user runs it; ``cluster/local.sh start 0``): the "warm" figure is the
+  whole run including connecting to the cluster and writing Parquet, summary and manifest;
+  "steady" is a second run in the same process. "cold" starts its own Ray instance, in a new
+  process.
+* baseline: a straightforward sequential implementation of the seed protocol: a Python loop
+  over games with ``scipy.optimize.linprog`` (one LP per game, the column strategy read from
+  its duals), per-trial Python scoring of a random action, JSON output. It is timed on
+  ``--baseline-games`` games (default 1,000) and scaled linearly to the full work.
+* the text path: answers parsed per second by the strict pure-action parser.
+
+Usage: python benchmarks/bench_sweep.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def seed_protocol(num_games: int, num_trials: int, out: Path, seed: int = 0) -> float:
+    """The baseline; returns its wall time in seconds."""
+    from scipy.optimize import linprog
+
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    games, trials = [], []
+    for g in range(num_games):
+        u = rng.integers(-50, 51, size=(3, 3)).astype(float)
+        m, n = u.shape
+        # maximise v s.t. u^T x >= v, sum x = 1, x >= 0  (variables x, v)
+        c = np.zeros(m + 1)
+        c[-1] = -1.0
+        a_ub = np.hstack([-u.T, np.ones((n, 1))])
+        a_eq = np.hstack([np.ones((1, m)), np.zeros((1, 1))])
+        res = linprog(c, A_ub=a_ub, b_ub=np.zeros(n), A_eq=a_eq, b_eq=[1.0],
+                      bounds=[(0, None)] * m + [(None, None)], method="highs")
+        x, v = res.x[:m], res.x[-1]
+        y = -res.ineqlin.marginals
+        y = y / y.sum()
+        games.append({"game_id": g, "payoff_matrix": u.tolist(), "row_strategy": x.tolist(),
+                      "col_strategy": y.tolist(), "value": float(v)})
+        uy = u @ y
+        br = float(uy.max())
+        for t in range(num_trials):
+            action = int(rng.integers(m))
+            llm_value = float(uy[action])
+            trials.append({"game_id": g, "trial": t, "action": action + 1,
+                           "llm_value": llm_value, "br_value": br,
+                           "nash_gap": br - llm_value})
+    gaps = [t["nash_gap"] for t in trials]
+    summary = {"num_games": num_games, "num_trials_per_game": num_trials,
+               "total_trials": len(trials), "mean_nash_gap": float(np.mean(gaps))}
+    for name, payload in (("games.json", games), ("trials.json", trials),
+                          ("summary.json", summary)):
+        with open(out / name, "w") as fh:
+            json.dump(payload, fh)
+    return time.perf_counter() - t0
+
+
+def distbench_run(run_dir: Path, games: int, trials: int, address: str | None,
+                  num_workers: int) -> float:
+    from distbench.engine.driver import run_matrix
+    from distbench.engine.plan import MatrixRunConfig
+    from distbench.llm.registry import make_spec
+
+    config = MatrixRunConfig(buckets=("3x3_midVar_any",), seeds=(0,), num_games=games,
+                             num_trials=trials, modes=("pure",),
+                             llm=make_spec("dummy", fast=True), shard_trials=100_000)
+    t0 = time.perf_counter()
+    run_matrix(config, run_dir, parallel=True, num_workers=num_workers, address=address)
+    return time.perf_counter() - t0
+
+
+def parse_rate(count: int) -> float:
+    from distbench.games.matrix.parse import parse_pure
+
+    texts = [f"Action: {1 + (k % 3)}" for k in range(count)]
+    t0 = time.perf_counter()
+    for text in texts:
+        parse_pure(text, 3)
+    return count / (time.perf_counter() - t0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10^5 trials, smaller baseline")
+    parser.add_argument("--games", type=int, default=None)
+    parser.add_argument("--trials", type=int, default=100)
+    parser.add_argument("--baseline-games", type=int, default=None)
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold-start figure")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    games = args.games or (1_000 if args.quick else 10_000)
+    base_games = args.baseline_games or (200 if args.quick else 1_000)
+    cpus = os.cpu_count() or 1
+
+    if args.child:  # the cold run: a fresh process that starts its own Ray
+        print(json.dumps({"s": distbench_run(Path(args.child), games, args.trials, None, cpus)}))
+        return
+
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    total = games * args.trials
+    print(f"# bench_sweep  {time.strftime('%Y-%m-%d %H:%M:%S %Z')}  {platform.machine()}  "
+          f"cpus={cpus}  python {platform.python_version()}")
+    print(f"work: {games:,} 3x3 games x {args.trials} trials = {total:,} trials (pure, dummy)")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        b = seed_protocol(base_games, args.trials, tmp)
+        baseline = b * games / base_games
+        print(f"\nbaseline (seed protocol, sequential): {base_games:,} games in {b:.2f} s -> "
+              f"{baseline:.1f} s for the work, {total / baseline:,.0f} trials/s")
+
+        port = 6479
+        env = {**os.environ, "RAY": str(Path(sys.executable).parent / "ray"),
+               "RAY_PORT": str(port), "RAY_NODE_CPUS": str(cpus)}
+        subprocess.run(["bash", str(REPO / "cluster" / "local.sh"), "start", "0"], env=env,
+                       check=True, capture_output=True)
+        try:
+            warm = distbench_run(tmp / "warm", games, args.trials, f"127.0.0.1:{port}", cpus)
+            steady = distbench_run(tmp / "steady", games, args.trials, f"127.0.0.1:{port}", cpus)
+        finally:
+            import ray
+
+            ray.shutdown()
+            subprocess.run(["bash", str(REPO / "cluster" / "local.sh"), "stop"], env=env,
+                           capture_output=True)
+        size = sum(p.stat().st_size for p in (tmp / "warm").rglob("*.parquet"))
+        print(f"distbench warm (ray start --head beforehand; incl. connect): {warm:.2f} s, "
+              f"{total / warm:,.0f} trials/s, ratio {baseline / warm:.0f}x (target >= 50x)  "
+              f"{'PASS' if baseline / warm >= 50 else 'FAIL'}")
+        print(f"distbench steady (second run, same process): {steady:.2f} s, "
+              f"{total / steady:,.0f} trials/s, ratio {baseline / steady:.0f}x")
+        print(f"parquet written: {size / 1e6:.1f} MB")
+        if not args.no_cold:
+            out = subprocess.run([sys.executable, __file__, "--games", str(games), "--trials",
+                                  str(args.trials), "--child", str(tmp / "cold")],
+                                 capture_output=True, text=True, check=True)
+            t0 = json.loads(out.stdout.strip().splitlines()[-1])["s"]
+            print(f"distbench cold (starts its own Ray): {t0:.2f} s, ratio {baseline / t0:.0f}x")
+    rate = parse_rate(200_000 if not args.quick else 50_000)
+    print(f"\ntext path: {rate:,.0f} answers parsed per second ('Action: k', one core)")
+
+
+if __name__ == "__main__":
+    main()
