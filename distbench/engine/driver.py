@@ -291,14 +291,28 @@ def run_plan(
             results = _ray_results(todo, max_in_flight=max(2, 2 * cpus))
         else:
             results = _local_results(todo)
+        # Parquet encoding releases the GIL: two writer threads overlap it with receiving the
+        # next results. Every shard is still written by this process only, files then marker.
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="distbench-writer")
+        pending: list = []
+
+        def drain(block: bool) -> None:
+            while pending and (block or pending[0][0].done()):
+                future, shard, stats = pending.pop(0)
+                future.result()
+                if progress:
+                    progress(shard, stats)
+
         try:
             for shard, result in results:
-                writer.commit_shard(
-                    shard.shard_id, result.tables,
-                    extra={"stats": result.stats, "shard": _jsonable(shard)},
-                )
-                if progress:
-                    progress(shard, result.stats)
+                pending.append((pool.submit(
+                    writer.commit_shard, shard.shard_id, result.tables,
+                    {"stats": result.stats, "shard": _jsonable(shard)},
+                ), shard, result.stats))
+                drain(block=len(pending) > 4)
+            drain(block=True)
         except Exception as exc:
             cause = getattr(exc, "cause", None) or exc
             from distbench.llm.http import AuthenticationFailed
@@ -309,6 +323,7 @@ def run_plan(
                 raise AuthenticationFailed(str(cause)) from None
             raise
         finally:
+            pool.shutdown(wait=True)
             del endpoints
 
     # One thread: DuckDB's parallel aggregation sums floats in varying order, and the summary

@@ -162,17 +162,20 @@ def play_mode(
         trials, prompt_style, logprobs, max_tokens = shard.num_trials, style, None, shard.max_tokens
         make_prompt = pure_prompt if mode == "pure" else mixed_prompt
     continuation = style == "completion"
-    prompts = [make_prompt(payoffs[g], style=prompt_style) for g in range(num_games)]
+    fast = isinstance(backend, DummyBackend) and backend.spec.option("fast", False)
+    prompts = [] if fast else [make_prompt(payoffs[g], style=prompt_style) for g in range(num_games)]
     if mode == "logprob" and shard.llm.option("logprob_cue_space", False):
         prompts = [p + " " for p in prompts]
     # Completion style: the answer is the start of the continuation; stop there.
     stop = None
     if prompt_style == "completion" and mode != "logprob":
         stop = ("\n",) if mode == "pure" else ("]", "\n\n")
+    if fast and mode == "logprob":
+        raise ValueError("the dummy's fast path answers pure and mixed mode only")
     seeds = request_seeds(shard.llm_seed, ids, mode, trials)
     total = num_games * trials
     game_index = np.repeat(np.arange(num_games, dtype=np.int64), trials)
-    if isinstance(backend, DummyBackend) and backend.spec.option("fast", False) and mode != "logprob":
+    if fast and mode != "logprob":
         # Array fast path of the dummy (for throughput benchmarks): the same policy, answered
         # as arrays, no text to parse.
         answers = backend.answer_arrays(mode, m, seeds.reshape(-1))
