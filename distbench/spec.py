@@ -25,7 +25,22 @@ A spec (see ``examples/tiered.toml``)::
     base_url = "http://127.0.0.1:8000"
     tiers.A = ["mock-a"]
 
+    [negotiation]                    # optional: every model also negotiates
+    modes = ["semi", "coop"]
+    langs = ["en", "de"]
+    games = 5                        # instances per seed (each in both seat orders)
+    opponents = ["scripted:fair", "self"]
+    max_messages = 5
+
+    [fog]                            # optional: every model also plays fog of war
+    games = 4                        # per seat order and seed
+    opponents = ["tier1", "tier3"]
+    scout_accuracy = 0.7
+    scouting = true
+
 Every (provider, tier, model) is played on the same games: games depend only on (bucket, seed).
+The dummy model cannot negotiate or report beliefs: dummy models skip the negotiation and fog
+cells.
 """
 
 from __future__ import annotations
@@ -43,7 +58,10 @@ from distbench.llm.registry import UnknownProviderError, get_provider, make_spec
 
 MODES = ("pure", "mixed", "logprob")
 TOP_KEYS = {"name", "seeds", "games_per_bucket", "trials_per_game", "temperature", "modes",
-            "buckets", "providers", "llm_seed", "max_tokens", "shard_trials"}
+            "buckets", "providers", "llm_seed", "max_tokens", "shard_trials", "negotiation",
+            "fog"}
+NEGOTIATION_KEYS = {"modes", "langs", "games", "opponents", "max_messages", "max_tokens"}
+FOG_KEYS = {"games", "opponents", "scout_accuracy", "scouting", "max_tokens", "max_turns"}
 PROVIDER_KEYS = {"type", "tiers", "models", "base_url", "style", "rpm", "tpm",
                  "max_concurrency", "timeout", "max_retries", "cache"}
 MODEL_KEYS = PROVIDER_KEYS - {"type", "tiers", "models"}
@@ -99,6 +117,8 @@ class SweepSpec:
     llm_seed: int = 0
     max_tokens: int | None = None
     shard_trials: int = 20_000
+    negotiation: dict[str, Any] | None = None
+    fog: dict[str, Any] | None = None
     source: str = field(default="", compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,6 +134,8 @@ class SweepSpec:
             "llm_seed": self.llm_seed,
             "max_tokens": self.max_tokens,
             "shard_trials": self.shard_trials,
+            "negotiation": self.negotiation,
+            "fog": self.fog,
             "models": [{"provider_name": m.name, "tier": m.tier, "provider": m.spec.provider,
                         "model": m.spec.model, "style": m.spec.style,
                         "options": dict(m.spec.options)} for m in self.models],
@@ -204,6 +226,43 @@ def _models(source: str, providers: Any) -> list[ModelEntry]:
     return out
 
 
+def _family_section(source: str, name: str, table: Any, allowed: set[str]) -> dict[str, Any] | None:
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise _fail(source, name, "must be a table")
+    _unknown_keys(source, f"{name}.", table, allowed)
+    out = dict(table)
+    out["games"] = _int(source, f"{name}.games", table.get("games", 5), 1)
+    opponents = table.get("opponents", ["self"] if name == "negotiation" else ["tier1"])
+    if not isinstance(opponents, list) or not opponents or not all(isinstance(o, str) for o in opponents):
+        raise _fail(source, f"{name}.opponents", "must be a non-empty list of names")
+    if name == "negotiation":
+        ok = {"self", "scripted:fair", "scripted:greedy", "scripted:random"}
+    else:
+        ok = {"tier1", "tier2", "tier3", "tier4"}
+    bad = [o for o in opponents if o not in ok]
+    if bad:
+        raise _fail(source, f"{name}.opponents", f"unknown {bad[0]!r}; use {', '.join(sorted(ok))}")
+    out["opponents"] = opponents
+    if name == "negotiation":
+        for key, choices in (("modes", ("semi", "coop", "comp")), ("langs", ("en", "de", "it"))):
+            values = table.get(key, [choices[0]])
+            if not isinstance(values, list) or not values or any(v not in choices for v in values):
+                raise _fail(source, f"{name}.{key}", f"must be a non-empty list of {', '.join(choices)}")
+            out[key] = values
+        out["max_messages"] = _int(source, f"{name}.max_messages", table.get("max_messages", 5), 1)
+    else:
+        acc = table.get("scout_accuracy", 0.7)
+        if isinstance(acc, bool) or not isinstance(acc, (int, float)) or not 0 <= acc <= 1:
+            raise _fail(source, f"{name}.scout_accuracy", "must be a number from 0 to 1")
+        out["scout_accuracy"] = float(acc)
+        if not isinstance(table.get("scouting", True), bool):
+            raise _fail(source, f"{name}.scouting", "must be true or false")
+        out["scouting"] = table.get("scouting", True)
+    return out
+
+
 def parse_spec(data: dict[str, Any], source: str = "<spec>") -> SweepSpec:
     """Validates a spec given as a dict (the parsed TOML)."""
     _unknown_keys(source, "", data, TOP_KEYS)
@@ -239,6 +298,8 @@ def parse_spec(data: dict[str, Any], source: str = "<spec>") -> SweepSpec:
         llm_seed=_int(source, "llm_seed", data.get("llm_seed", 0), 0),
         max_tokens=max_tokens,
         shard_trials=_int(source, "shard_trials", data.get("shard_trials", 20_000), 1),
+        negotiation=_family_section(source, "negotiation", data.get("negotiation"), NEGOTIATION_KEYS),
+        fog=_family_section(source, "fog", data.get("fog"), FOG_KEYS),
         source=source,
     )
 

@@ -139,7 +139,9 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
                f"{len(parsed.models)} models | modes {', '.join(parsed.modes)}")
     click.echo(f"  cells {info['cells']:,} | shards {info['shards']:,} | calls {info['calls']:,}")
     click.echo(f"  tokens: about {info['prompt_tokens_est']:,} prompt, at most "
-               f"{info['completion_tokens_max']:,} completion")
+               f"{info['completion_tokens_max']:,} completion (matrix cells)")
+    if info["episodes"] or info["fog_games"]:
+        click.echo(f"  negotiation episodes {info['episodes']:,} | fog games {info['fog_games']:,}")
     for tier, provs in sorted(parsed.tiers().items()):
         for t, models in sorted(provs.items()):
             click.echo(f"  {tier} tier {t}: {', '.join(models)}")
@@ -189,7 +191,7 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
     plan = plan_sweep(parsed, run_dir.name)
     plan.config["spec_data"] = data
     total = sum(s.num_units for s in plan.shards)
-    click.echo(f"sweep {parsed.name}: {len(plan.shards)} shards, {total:,} trials -> {run_dir}",
+    click.echo(f"sweep {parsed.name}: {len(plan.shards)} shards, {total:,} units (trials, episodes, games) -> {run_dir}",
                err=True)
 
     state = {"cells": 0, "calls": 0, "failed": 0}
@@ -201,7 +203,7 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
                    err=True)
         if shards:
             bar = click.progressbar(
-                length=trials, label="trials", file=sys.stderr, show_eta=True,
+                length=trials, label="units", file=sys.stderr, show_eta=True,
                 item_show_func=lambda _: (f"shards {state['cells']}/{shards} calls "
                                           f"{state['calls']:,} failed {state['failed']:,}"),
             )
@@ -212,7 +214,7 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
         state["calls"] += stats.get("calls", 0)
         state["failed"] += stats.get("call_failed", 0)
         if bar is not None:
-            bar.update(stats.get("trials", 0), shard)
+            bar.update(shard.num_units, shard)
 
     try:
         outcome = run_plan(plan, run_dir, parallel=parallel,

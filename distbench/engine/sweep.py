@@ -32,25 +32,76 @@ def model_config(spec: SweepSpec, index: int) -> MatrixRunConfig:
     )
 
 
+def family_configs(spec: SweepSpec) -> list[Any]:
+    """The negotiation and fog configurations of the sweep (dummy models skip them)."""
+    from distbench.games.fog.plan import FogRunConfig
+    from distbench.games.negotiation.plan import NegotiationRunConfig
+
+    out: list[Any] = []
+    for entry in spec.models:
+        if entry.spec.provider == "dummy":
+            continue
+        if spec.negotiation:
+            neg = spec.negotiation
+            for opponent in neg["opponents"]:
+                out.append(NegotiationRunConfig(
+                    seeds=spec.seeds, num_games=neg["games"], modes=tuple(neg["modes"]),
+                    langs=tuple(neg["langs"]), player_a=entry.spec,
+                    player_b=None if opponent == "self" else opponent,
+                    max_messages=neg["max_messages"], llm_seed=spec.llm_seed,
+                    temperature=spec.temperature, max_tokens=neg.get("max_tokens", 256),
+                ))
+        if spec.fog:
+            fog = spec.fog
+            out.append(FogRunConfig(
+                pairings=tuple((entry.spec, o) for o in fog["opponents"]), seeds=spec.seeds,
+                num_games=fog["games"], scout_accuracy=fog["scout_accuracy"],
+                scouting=fog["scouting"], llm_seed=spec.llm_seed, temperature=spec.temperature,
+                max_tokens=fog.get("max_tokens", 256), max_turns=fog.get("max_turns", 20),
+            ))
+    return out
+
+
 def sweep_identity(spec: SweepSpec) -> dict[str, Any]:
-    """What decides the sweep's rows: every model configuration's identity."""
-    return {"sweep": [model_config(spec, i).identity() for i in range(len(spec.models))]}
+    """What decides the sweep's rows: every configuration's identity."""
+    return {"sweep": [model_config(spec, i).identity() for i in range(len(spec.models))],
+            "families": [c.identity() for c in family_configs(spec)]}
+
+
+def sweep_summary(con: Any) -> list[dict[str, Any]]:
+    """The summary records of every family in the run, each with its ``family``."""
+    from distbench.games.fog.plan import fog_summary
+    from distbench.games.negotiation.summary import negotiation_summary
+    from distbench.report.summary import matrix_summary
+
+    out = []
+    for family, summarize in (("matrix", matrix_summary), ("negotiation", negotiation_summary),
+                              ("fog", fog_summary)):
+        out.extend({"family": family, **record} for record in summarize(con))
+    return out
 
 
 def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
-    """The :class:`RunPlan` of a sweep."""
-    from distbench.report.summary import matrix_summary
+    """The :class:`RunPlan` of a sweep: matrix cells, then negotiation and fog cells."""
+    from distbench.games.fog.plan import FogRunConfig, plan_fog_shards
+    from distbench.games.negotiation.plan import plan_shards as plan_negotiation_shards
 
-    shards = []
+    shards: list[Any] = []
     for i in range(len(spec.models)):
         shards.extend(plan_matrix(model_config(spec, i), run_id=run_id))
+    for config in family_configs(spec):
+        if isinstance(config, FogRunConfig):
+            shards.extend(plan_fog_shards(config, run_id))
+        else:
+            shards.extend(plan_negotiation_shards(config, run_id))
     return RunPlan(
-        family="matrix",
+        family="sweep",
         config={"sweep": spec.to_dict()},
         identity=sweep_identity(spec),
         shards=shards,
         seeds={"game_seeds": list(spec.seeds), "llm_seed": spec.llm_seed},
-        summarize=matrix_summary,
+        summarize=sweep_summary,
+        unit="units",
     )
 
 
@@ -60,16 +111,17 @@ def describe_plan(spec: SweepSpec) -> dict[str, Any]:
 
     plan = plan_sweep(spec, run_id="plan")
     cells = len(spec.seeds) * len(spec.buckets) * len(spec.models) * len(spec.modes)
-    calls = sum(s.num_trials_total for s in plan.shards)
+    matrix = [s for s in plan.shards if s.family == "matrix"]
+    calls = sum(s.num_trials_total for s in matrix)
     prompt_tokens = completion_tokens = 0
-    for shard in plan.shards:
+    for shard in matrix:
         b = get_bucket(shard.bucket)
         # prompt: ~110 words of rules plus the table (about 5 tokens a cell)
         per_prompt = 160 + 5 * b.rows * b.cols + 4 * (b.rows + b.cols)
         prompt_tokens += per_prompt * shard.num_trials_total
         completion_tokens += shard.max_tokens * shard.num_trials_total
     by_model = {}
-    for shard in plan.shards:
+    for shard in matrix:
         key = f"{shard.tier}:{shard.llm.provider}:{shard.llm.model}"
         by_model[key] = by_model.get(key, 0) + shard.num_trials_total
     return {
@@ -79,4 +131,6 @@ def describe_plan(spec: SweepSpec) -> dict[str, Any]:
         "prompt_tokens_est": prompt_tokens,
         "completion_tokens_max": completion_tokens,
         "calls_by_model": by_model,
+        "episodes": sum(s.num_units for s in plan.shards if s.family == "negotiation"),
+        "fog_games": sum(s.num_units for s in plan.shards if s.family == "fog"),
     }

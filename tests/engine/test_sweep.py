@@ -146,3 +146,30 @@ def test_bad_sweep_input_is_one_line(tmp_path, args, fragment):
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], result.stderr
+
+
+def test_a_sweep_can_add_negotiation_and_fog_cells(tmp_path):
+    data = {"seeds": [3], "games_per_bucket": 2, "trials_per_game": 2, "modes": ["pure"],
+            "buckets": ["2x2_lowVar_mixed"],
+            "negotiation": {"games": 1, "opponents": ["scripted:fair"], "max_messages": 1,
+                            "max_tokens": 32},
+            "fog": {"games": 1, "opponents": ["tier1"], "max_turns": 2, "max_tokens": 32}}
+    with start_server(ServerConfig()) as server:
+        data["providers"] = {
+            "mock": {"type": "llamacpp", "base_url": server.url, "cache": False,
+                     "tiers": {"A": ["mock-a"]}},
+            "dummy": {"tiers": {"C": ["random"]}},
+        }
+        spec = parse_spec(data, "t.toml")
+        out = run_plan(plan_sweep(spec, "t"), tmp_path / "t", parallel=False)
+    con = open_run(out.run_dir)
+    # Both seat orders; the dummy skips the negotiation and fog cells.
+    assert con.execute("select count(*), count(distinct player_a) from episodes").fetchone() == (2, 2)
+    assert con.execute("select count(*) from fog_games").fetchone()[0] == 2
+    assert con.execute("select count(distinct model) from trials").fetchone()[0] == 2
+    families = {r["family"] for r in out.summary}
+    assert families == {"matrix", "negotiation", "fog"}
+    with pytest.raises(SpecError, match="negotiation.opponents"):
+        parse_spec({**data, "negotiation": {"opponents": ["scripted:nice"]}}, "t.toml")
+    with pytest.raises(SpecError, match="fog.gamez"):
+        parse_spec({**data, "fog": {"gamez": 1}}, "t.toml")
