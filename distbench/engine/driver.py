@@ -130,6 +130,9 @@ def start_ray(num_workers: int | None, address: str | None = None) -> None:
         "runtime_env": {"env_vars": env_vars} if env_vars else None,
     }
     if address:
+        # An existing cluster's nodes have their own environment; a runtime env here would
+        # make Ray start fresh worker processes for it (seconds per run).
+        kwargs["runtime_env"] = None
         ray.init(address=address, **kwargs)
     else:
         ray.init(num_cpus=num_workers, include_dashboard=False, **kwargs)

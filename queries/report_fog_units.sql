@@ -1,0 +1,15 @@
+-- Report: per agent x (seed, game index), the sum and count of the agent's game scores (win 1,
+-- draw 0.5, loss 0): bootstrap clusters and paired-comparison units.
+WITH per_agent AS (
+    SELECT agent_a AS agent, seed, game_index,
+           CASE winner WHEN 'a' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END AS score
+    FROM fog_games
+    UNION ALL
+    SELECT agent_b, seed, game_index,
+           CASE winner WHEN 'b' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END
+    FROM fog_games
+)
+SELECT agent, seed, game_index, count(*) AS games, CAST(sum(score) AS DOUBLE) AS score_sum
+FROM per_agent
+GROUP BY agent, seed, game_index
+ORDER BY agent, seed, game_index;
