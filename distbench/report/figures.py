@@ -218,7 +218,7 @@ def forest(
     fig = _new(8.0, 0.45 * len(rows) + 1.6, title)
     ax = fig.subplots()
     y = np.arange(len(rows))[::-1]
-    for yi, (label, diff, lo, hi, n, sig) in zip(y, rows, strict=True):
+    for yi, (_label, diff, lo, hi, _n, sig) in zip(y, rows, strict=True):
         color = "#c03030" if sig else "#4878a8"
         ax.errorbar([diff], [yi], xerr=[[diff - lo], [hi - diff]], fmt="o", color=color,
                     capsize=4)
