@@ -32,7 +32,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from distbench.cli import export, fog, query, run, serve, sweep
+    from distbench.cli import export, fog, query, report, run, serve, sweep
 
     cli.add_command(run.run)
     cli.add_command(query.query)
@@ -40,6 +40,7 @@ def _register() -> None:
     cli.add_command(serve.serve)
     cli.add_command(sweep.sweep)
     cli.add_command(fog.fog)
+    cli.add_command(report.report)
 
 
 _register()
