@@ -129,7 +129,8 @@ def run_sql(run_dir: Path, sql: str, *, timeout: float | None = None) -> tuple[l
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
               show_default=True, help="Stop a query that runs longer than this (seconds).")
 def query(run_dir: Path, sql: str | None, sql_file: str | None, fmt: str, timeout: float) -> None:
-    """Run SQL over RUN_DIR's tables (views: games, trials), committed shards only."""
+    """Run SQL over RUN_DIR's tables (views: games, trials, calls, episodes, turns, fog_games,
+    fog_reports, fog_events), committed shards only."""
     if (sql is None) == (sql_file is None):
         raise UserError("give either SQL or --file, not both and not neither")
     if sql_file is not None:
