@@ -13,7 +13,9 @@ import click
 
 from distbench.cli.errors import UserError
 
-QUERIES_DIR = Path(__file__).resolve().parents[2] / "queries"
+# Shipped inside the package (package data), so installed copies have them too; the top-level
+# ``queries/`` of the repository is a link to this folder.
+QUERIES_DIR = Path(__file__).resolve().parents[1] / "queries"
 
 
 def resolve_query_file(name: str) -> Path:

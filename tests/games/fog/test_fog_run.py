@@ -75,7 +75,9 @@ def test_scripted_run_through_the_driver(tmp_path, fog_tables):
     assert con.execute("select count(*) from fog_games").fetchone()[0] == 6
     beliefs = [b for (b,) in con.execute("select beliefs from fog_reports").fetchall()]
     assert beliefs and all(np.allclose(np.sum(b, axis=1), 1) for b in beliefs)
-    sql = open("queries/fog_summary.sql").read()
+    from distbench.cli.query import resolve_query_file
+
+    sql = resolve_query_file("fog_summary").read_text()
     rows = con.execute(sql).fetchall()
     assert {r[0] for r in rows} == {"tier4", "tier1"}
     assert {g["agent_a"] for g in out.summary} == {"tier4", "tier1"}
