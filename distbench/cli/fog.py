@@ -76,3 +76,66 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
     click.echo(format_gradient(gradient, gradient_holds(gradient)))
     click.echo(f"\n{outcome.executed} shard(s) run, {outcome.skipped} already committed, "
                f"{outcome.elapsed_s:.1f} s. Results: {outcome.run_dir}", err=True)
+
+
+@fog.command()
+@click.option("--games-per-pairing", type=click.IntRange(min=2), default=100, show_default=True,
+              help="Games per pair of tiers and condition (half in each seat order).")
+@click.option("--accuracies", default="0.4,0.7,1.0", show_default=True,
+              help="Scout accuracies to compare (comma list); scouting off is added.")
+@click.option("--reference-accuracy", type=click.FloatRange(0, 1), default=None,
+              help="Accuracy whose games measure the scouting value.  [default: the middle one]")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--run-id", required=True, help="Run folder name (re-running it resumes).")
+@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("results"), show_default=True)
+@click.option("--parallel/--no-parallel", default=True, show_default=True)
+def study(games_per_pairing: int, accuracies: str, reference_accuracy: float | None, seed: int,
+          run_id: str, output_dir: Path, parallel: bool) -> None:
+    """Round robins of the tiers under several scouting conditions, then the benchmark metrics:
+    tier gradient per condition, scouting value, belief quality vs winning, anti-calculability."""
+    import json
+
+    from distbench.engine.driver import RunConfigMismatch, run_plan
+    from distbench.games.fog.study import STUDY_SQL, plan_study, study_metrics
+    from distbench.store.catalog import open_run
+
+    try:
+        accs = tuple(dict.fromkeys(float(a) for a in accuracies.split(",") if a.strip()))
+    except ValueError:
+        raise UserError(f"--accuracies: expected numbers such as 0.4,0.7,1.0, got {accuracies!r}") from None
+    if not accs or any(not 0 <= a <= 1 for a in accs):
+        raise UserError(f"--accuracies: give numbers from 0 to 1, got {accuracies!r}")
+    reference = reference_accuracy if reference_accuracy is not None else sorted(accs)[len(accs) // 2]
+    if reference not in accs:
+        raise UserError(f"--reference-accuracy {reference:g} is not one of --accuracies")
+    if not run_id or "/" in run_id or run_id in (".", ".."):
+        raise UserError(f"--run-id must be a plain folder name, got {run_id!r}")
+    run_dir = output_dir / run_id
+    try:
+        outcome = run_plan(plan_study(games_per_pairing, seed, accs, run_id), run_dir,
+                           parallel=parallel, command=["distbench", *sys.argv[1:]])
+    except RunConfigMismatch as exc:
+        raise UserError(str(exc)) from None
+    con = open_run(run_dir, threads=1)
+    try:
+        result = con.execute(STUDY_SQL)
+        columns = [d[0] for d in result.description]
+        rows = [dict(zip(columns, r, strict=True)) for r in result.fetchall()]
+    finally:
+        con.close()
+    metrics = study_metrics(rows, reference)
+    for key, g in metrics["tier_gradient"].items():
+        click.echo(f"== {key}")
+        click.echo(format_gradient(g["pairs"], g["holds"]))
+    click.echo(f"\nscouting value (score with scouting at accuracy {reference:g} minus without):")
+    for tier, value in metrics["scouting_value"].items():
+        click.echo(f"  {tier}: {value:+.3f}")
+    click.echo(f"belief quality vs winning (corr of -Brier and score, tiers 3-4): "
+               f"{metrics['belief_quality_vs_winning']:+.3f}")
+    anti = metrics["anti_calculability"]
+    edges = ", ".join(f"{a:g}: {e:+.3f}" for a, e in zip(anti["accuracies"], anti["tier4_edge_over_tier3"], strict=True))
+    click.echo(f"anti-calculability: tier4 edge over tier3 by accuracy ({edges}); slope {anti['slope']:+.3f}")
+    (run_dir / "study.json").write_text(json.dumps(metrics, indent=2, default=float) + "\n")
+    click.echo(f"\n{outcome.executed} shard(s) run, {outcome.skipped} already committed, "
+               f"{outcome.elapsed_s:.1f} s. Metrics: {run_dir / 'study.json'}", err=True)
