@@ -180,7 +180,7 @@ def run(
     """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
     negotiations (Deal or No Deal), or fog-of-war skirmishes."""
     from distbench.engine.driver import RunConfigMismatch, matrix_plan, preflight, run_plan
-    from distbench.engine.plan import MatrixRunConfig
+    from distbench.engine.plan import MatrixRunConfig, default_max_tokens
     from distbench.games.matrix.buckets import UnknownBucketError, default_bucket_id, get_bucket
     from distbench.llm.base import BackendSpec
     from distbench.llm.http import AuthenticationFailed, EndpointUnavailable
@@ -244,7 +244,7 @@ def run(
             llm=spec,
             llm_seed=llm_seed,
             temperature=temperature,
-            max_tokens=max_tokens or (256 if spec.style == "chat" else 32),
+            max_tokens=max_tokens or default_max_tokens(spec.style),
             shard_trials=shard_trials,
         )
     run_dir = _resolve_run_dir(output_dir, run_id, modes if family == "matrix" else (family,),

@@ -32,6 +32,12 @@ IN_PROCESS_PROVIDERS = frozenset({"dummy"})
 """Providers answered in the shard's own process: free, stateless, no endpoint actor."""
 
 
+def in_process(spec: BackendSpec) -> bool:
+    """Whether ``spec`` is answered in the shard's own process (the dummy, scripted players)
+    rather than through an endpoint."""
+    return spec.provider in IN_PROCESS_PROVIDERS or spec.provider.startswith("scripted")
+
+
 class RunConfigMismatch(ValueError):
     """The run folder holds a run with another configuration."""
 
@@ -66,7 +72,7 @@ def shard_backend(spec: BackendSpec, *, in_ray: bool):
     from distbench.llm.endpoint import ActorBackend, build_direct
     from distbench.llm.registry import build_backend
 
-    if spec.provider in IN_PROCESS_PROVIDERS or spec.provider.startswith("scripted"):
+    if in_process(spec):
         return build_backend(spec)
     return ActorBackend(spec) if in_ray else build_direct(spec)
 
@@ -79,7 +85,7 @@ def preflight(spec: BackendSpec) -> None:
     from distbench.llm.http import OpenAICompatibleBackend, check_reachable
     from distbench.llm.registry import get_provider
 
-    if spec.provider in IN_PROCESS_PROVIDERS or spec.provider.startswith("scripted"):
+    if in_process(spec):
         return
     target = get_provider(spec.provider).target
     if spec.provider == "local":
@@ -288,9 +294,7 @@ def run_plan(
             cpus = int(ray.cluster_resources().get("CPU", 1))
             from distbench.llm.endpoint import get_or_create
 
-            endpoints = [get_or_create(spec) for spec in specs
-                         if not (spec.provider in IN_PROCESS_PROVIDERS
-                                 or spec.provider.startswith("scripted"))]
+            endpoints = [get_or_create(spec) for spec in specs if not in_process(spec)]
             results = _ray_results(todo, max_in_flight=max(2, 2 * cpus))
         else:
             results = _local_results(todo)

@@ -161,6 +161,12 @@ class Shard:
         return self.num_games * per_game
 
 
+def default_max_tokens(style: str) -> int:
+    """Completion budget when none is given: room to reason in chat style; a short answer
+    after the cue in completion style."""
+    return 256 if style == "chat" else 32
+
+
 def games_per_shard(config: MatrixRunConfig) -> int:
     """Whole games per shard: about ``shard_trials`` trials, aligned to generation blocks."""
     per_game = sum(1 if m == "logprob" else config.num_trials for m in config.modes)

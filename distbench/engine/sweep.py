@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from distbench.engine.driver import RunPlan
-from distbench.engine.plan import MatrixRunConfig, plan_matrix
+from distbench.engine.plan import MatrixRunConfig, default_max_tokens, plan_matrix
 from distbench.spec import SweepSpec
 
 
@@ -27,7 +27,7 @@ def model_config(spec: SweepSpec, index: int) -> MatrixRunConfig:
         llm_seed=spec.llm_seed,
         tier=entry.tier,
         temperature=spec.temperature,
-        max_tokens=spec.max_tokens or (256 if entry.spec.style == "chat" else 32),
+        max_tokens=spec.max_tokens or default_max_tokens(entry.spec.style),
         shard_trials=spec.shard_trials,
     )
 
