@@ -98,28 +98,16 @@ def preflight(spec: BackendSpec) -> None:
 
 
 def versions() -> dict[str, str]:
-    """Versions of distbench, Python and the libraries that decide results."""
-    import duckdb
-    import numba
-    import numpy
-    import pyarrow
-    import scipy
+    """Versions of distbench, Python and the libraries that decide results (read from the
+    installed metadata: importing them all would cost the driver a second)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    out = {
-        "distbench": __version__,
-        "python": platform.python_version(),
-        "numpy": numpy.__version__,
-        "numba": numba.__version__,
-        "scipy": scipy.__version__,
-        "pyarrow": pyarrow.__version__,
-        "duckdb": duckdb.__version__,
-    }
-    try:
-        import ray
-
-        out["ray"] = ray.__version__
-    except ImportError:  # pragma: no cover - ray is a dependency
-        pass
+    out = {"distbench": __version__, "python": platform.python_version()}
+    for name in ("numpy", "numba", "scipy", "pyarrow", "duckdb", "ray"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:  # pragma: no cover - all are dependencies
+            pass
     return out
 
 

@@ -51,13 +51,9 @@ def bootstrap_mean_ci(
     g = len(sums)
     if g == 0:
         return None
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    step = max(1, 2_000_000 // g)
-    for lo in range(0, resamples, step):
-        hi = min(resamples, lo + step)
-        idx = rng.integers(0, g, size=(hi - lo, g))
-        means[lo:hi] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    from distbench.kernels.resample import bootstrap_ratio_means
+
+    means = bootstrap_ratio_means(sums, counts, resamples, seed)
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     return float(low), float(high)

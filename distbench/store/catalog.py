@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 
+from distbench.store.fields import derived_expression
 from distbench.store.schema import SCHEMAS, empty_table
 from distbench.store.writer import COMMITS, committed_files
 
@@ -41,6 +42,18 @@ def check_run_dir(run_dir: Path | str) -> Path:
             "pass a folder such as results/<run-id>"
         )
     return path
+
+
+def _select_list(table: str) -> str:
+    """The view's columns in schema order: ``*`` unless some are derived (computed here)."""
+    schema = SCHEMAS[table]
+    if all(derived_expression(f) is None for f in schema):
+        return "*"
+    parts = []
+    for f in schema:
+        expr = derived_expression(f)
+        parts.append(f'{expr} AS "{f.name}"' if expr else f'"{f.name}"')
+    return ", ".join(parts)
 
 
 def open_run(
@@ -69,7 +82,8 @@ def open_run(
         if paths:
             listing = ", ".join(_sql_str(p) for p in paths)
             con.execute(
-                f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listing}], union_by_name=true)"
+                f"CREATE VIEW {name} AS SELECT {_select_list(name)} "
+                f"FROM read_parquet([{listing}], union_by_name=true)"
             )
         else:
             con.register(f"_empty_{name}", empty_table(name))

@@ -61,7 +61,10 @@ TRIALS = pa.schema(
         _f("game_id", pa.string(), "Game id (joins games.game_id).", False),
         _f("game_index", pa.int64(), "Index of the game in its stream.", False),
         _f("trial", pa.int32(), "Trial number within (game, mode), from 0.", False),
-        _f("trial_id", pa.string(), "Stable trial id '<game_id>/<mode>/t<trial>'.", False),
+        _f("trial_id", pa.string(),
+           "Stable trial id '<game_id>/<mode>/t<trial>' (computed by the view from those "
+           "columns; not stored in the Parquet files).", False,
+           derived="game_id || '/' || mode || '/t' || CAST(trial AS VARCHAR)"),
         _f("decision", pa.int32(), "Pure mode: chosen row action, 0-based; NULL when invalid."),
         _f("strategy", _LIST_F64,
            "Mixed / logprob mode: the strategy (sums to 1); NULL when invalid."),

@@ -26,6 +26,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from distbench.store.fields import derived_expression
 from distbench.store.schema import schema_for
 
 COMMITS = "_commits"
@@ -55,12 +56,53 @@ def read_json(path: Path) -> dict[str, Any]:
         return json.load(fh)
 
 
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with exactly the stored columns of ``schema``, in its order and types.
+
+    Derived columns (computed by the catalog's views) are dropped when present; a column the
+    schema does not know raises. A dictionary-encoded column whose values have the field's type is kept encoded (producers
+    encode columns that repeat a few values, such as ids and labels: cheaper to build, send and
+    write; the Parquet type is the same). Other columns are cast; a missing column or an
+    impossible cast raises.
+    """
+    unknown = set(table.column_names) - set(schema.names)
+    if unknown:
+        raise ValueError(f"columns not in the schema: {', '.join(sorted(unknown))}")
+    arrays, fields = [], []
+    for field in schema:
+        if derived_expression(field) is not None:
+            continue
+        if field.name not in table.column_names:
+            raise ValueError(f"table has no column {field.name!r}")
+        col = table[field.name]
+        if pa.types.is_dictionary(col.type) and col.type.value_type == field.type:
+            fields.append(field.with_type(col.type))
+        else:
+            col = col.cast(field.type)
+            fields.append(field)
+        arrays.append(col)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.metadata))
+
+
 def write_parquet(path: Path, table: pa.Table) -> None:
-    """Writes ``table`` to ``path`` atomically (temp file in the same folder, then rename)."""
+    """Writes ``table`` to ``path`` atomically (temp file in the same folder, then rename).
+
+    Dictionary encoding is tried on string and boolean columns only (numbers are mostly
+    distinct), and min/max statistics are kept for the integer columns only, which is where a
+    filter can skip row groups; both choices about halve the encoding time of a trials shard.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
+    dict_cols, stat_cols = [], []
+    for field in table.schema:
+        kind = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+        if pa.types.is_string(kind) or pa.types.is_boolean(kind):
+            dict_cols.append(field.name)
+        elif pa.types.is_integer(kind):
+            stat_cols.append(field.name)
     try:
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(table, tmp, compression="zstd", use_dictionary=dict_cols,
+                       write_statistics=stat_cols)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
@@ -105,7 +147,7 @@ class RunWriter:
         """
         files: dict[str, dict[str, Any]] = {}
         for name, (stem, table) in tables.items():
-            table = table.cast(schema_for(name))
+            table = conform(table, schema_for(name))
             rel = f"{name}/{stem}.parquet"
             write_parquet(self.run_dir / rel, table)
             files[name] = {"file": rel, "rows": table.num_rows}

@@ -40,6 +40,14 @@ def request_seeds(llm_seed: int, ids: Sequence[str], mode: str, num_trials: int)
     return splitmix64(grid)
 
 
+def _repeat(value: str | None, count: int) -> pa.Array:
+    """``count`` copies of one string (or nulls), dictionary-encoded."""
+    if value is None:
+        return pa.nulls(count, type=pa.string())
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(count, dtype=np.int8)),
+                                          pa.array([value], type=pa.string()))
+
+
 def games_table(shard: Shard, ids: list[str], payoffs: np.ndarray, sol) -> pa.Table:
     """The ``games`` rows of a shard."""
     count = len(ids)
@@ -181,9 +189,11 @@ def play_mode(
         answers = backend.answer_arrays(mode, m, seeds.reshape(-1))
         actions = answers if mode == "pure" else np.full(total, -1, dtype=np.int64)
         strategies = answers if mode == "mixed" else np.full((total, m), np.nan)
-        statuses = pa.repeat(ParseStatus.OK.value, total)
-        details = pa.repeat("", total)
-        raw = (pc.binary_join_element_wise("Action: ", pc.cast(pa.array(actions + 1), pa.string()), "")
+        statuses = _repeat(ParseStatus.OK.value, total)
+        details = _repeat("", total)
+        raw = (pa.DictionaryArray.from_arrays(
+                   pa.array(actions, type=pa.int32()),
+                   pa.array([f"Action: {k + 1}" for k in range(m)]))
                if mode == "pure" else pa.nulls(total, type=pa.string()))
         label_mass = np.full(total, np.nan)
         latency = np.zeros(total)
@@ -229,26 +239,25 @@ def play_mode(
         return pa.array(values, mask=np.isnan(values), type=pa.float64())
 
     trial_no = np.tile(np.arange(trials, dtype=np.int32), num_games)
-    trial_game_ids = pc.take(pa.array(ids, type=pa.string()), pa.array(game_index))
-    trial_ids = pc.binary_join_element_wise(
-        trial_game_ids, pa.repeat(f"/{mode}/t", total), pc.cast(pa.array(trial_no), pa.string()), ""
-    )
+    # Columns that repeat a few values are dictionary-encoded: cheap to build, to send from
+    # the worker and to write. trial_id is derived by the catalog's view, not stored.
+    trial_game_ids = pa.DictionaryArray.from_arrays(
+        pa.array(game_index.astype(np.int32)), pa.array(ids, type=pa.string()))
     with_calls = requests is not None and shard.llm.provider != "dummy"
     call_ids = [f"{shard.shard_id}/{mode}/{k}" for k in range(total)] if with_calls else None
     columns = {
-        "run_id": pa.repeat(shard.run_id, total),
-        "shard_id": pa.repeat(shard.shard_id, total),
-        "family": pa.repeat("matrix", total),
-        "bucket": pa.repeat(shard.bucket, total),
-        "seed": pa.repeat(pa.scalar(shard.seed, pa.int64()), total),
-        "provider": pa.repeat(shard.llm.provider, total),
-        "model": pa.repeat(shard.llm.model, total),
-        "tier": pa.repeat(pa.scalar(shard.tier, pa.string()), total),
-        "mode": pa.repeat(mode, total),
+        "run_id": _repeat(shard.run_id, total),
+        "shard_id": _repeat(shard.shard_id, total),
+        "family": _repeat("matrix", total),
+        "bucket": _repeat(shard.bucket, total),
+        "seed": np.full(total, shard.seed, dtype=np.int64),
+        "provider": _repeat(shard.llm.provider, total),
+        "model": _repeat(shard.llm.model, total),
+        "tier": _repeat(shard.tier, total),
+        "mode": _repeat(mode, total),
         "game_id": trial_game_ids,
         "game_index": game_index + shard.start,
         "trial": trial_no,
-        "trial_id": trial_ids,
         "decision": decision,
         "strategy": strategy,
         "label_mass": nullable(label_mass),
@@ -263,9 +272,12 @@ def play_mode(
         "call_id": call_ids if with_calls else pa.nulls(total, type=pa.string()),
         "latency_ms": latency,
     }
-    trials_tab = pa.table(columns, schema=TRIALS)
-    calls = (calls_table(shard.run_id, shard.shard_id, shard.llm, mode, requests, responses,
-                         call_ids, trial_ids.to_pylist()) if with_calls else None)
+    trials_tab = pa.table(columns)
+    calls = None
+    if with_calls:
+        trial_ids = [f"{ids[g]}/{mode}/t{t}" for g in range(num_games) for t in range(trials)]
+        calls = calls_table(shard.run_id, shard.shard_id, shard.llm, mode, requests, responses,
+                            call_ids, trial_ids)
     return trials_tab, calls
 
 
