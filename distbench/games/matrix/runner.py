@@ -22,7 +22,7 @@ from distbench.kernels import score_actions, score_strategies, solve_zero_sum
 from distbench.llm.base import Backend, BackendSpec, Request, Response
 from distbench.llm.calls import calls_table
 from distbench.llm.dummy import DummyBackend, splitmix64
-from distbench.store.schema import GAMES, TRIALS
+from distbench.store.schema import GAMES
 
 
 def _game_seed(llm_seed: int, game_id: str, mode: str) -> int:
