@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from distbench.cli.errors import UserError
+from distbench.engine.executors import DEFAULT_KEEP_WARM_S
 
 
 def _resolve_run_dir(
@@ -138,6 +139,11 @@ class _Progress:
               help="CPUs of the local Ray instance.  [default: all]")
 @click.option("--address", default=None,
               help="Existing Ray cluster to use ('auto' or ray://host:port).")
+@click.option("--keep-warm", type=click.FloatRange(min=0), default=DEFAULT_KEEP_WARM_S,
+              show_default=True, metavar="SECONDS",
+              help="With --address: run shards on warm executors that stay on the cluster "
+                   "this long after the run, so the next run skips Ray's worker start-up "
+                   "(0: plain Ray tasks, nothing stays).")
 @click.option("--shard-trials", type=click.IntRange(min=1), default=20_000, show_default=True,
               help="Target trials per shard.")
 def run(
@@ -175,6 +181,7 @@ def run(
     parallel: bool,
     num_workers: int | None,
     address: str | None,
+    keep_warm: float,
     shard_trials: int,
 ) -> None:
     """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
@@ -270,6 +277,7 @@ def run(
             parallel=parallel,
             num_workers=num_workers or os.cpu_count(),
             address=address,
+            keep_warm=keep_warm,
             command=["distbench", *sys.argv[1:]],
             progress=progress.update,
             on_start=progress.start,

@@ -15,6 +15,7 @@ import click
 
 from distbench.cli.errors import UserError
 from distbench.cli.query import render, resolve_query_file, run_sql
+from distbench.engine.executors import DEFAULT_KEEP_WARM_S
 
 
 def _split(flag: str, value: str) -> list[str]:
@@ -159,9 +160,15 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
 @click.option("--parallel/--no-parallel", default=True, show_default=True)
 @click.option("--num-workers", type=click.IntRange(min=1), default=None)
 @click.option("--address", default=None, help="Existing Ray cluster ('auto', ray://host:port).")
+@click.option("--keep-warm", type=click.FloatRange(min=0), default=DEFAULT_KEEP_WARM_S,
+              show_default=True, metavar="SECONDS",
+              help="With --address: run shards on warm executors that stay on the cluster "
+                   "this long after the run, so the next run skips Ray's worker start-up "
+                   "(0: plain Ray tasks, nothing stays).")
 @_override_options
 def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir: Path | None,
-            parallel: bool, num_workers: int | None, address: str | None, **overrides: Any) -> None:
+            parallel: bool, num_workers: int | None, address: str | None, keep_warm: float,
+            **overrides: Any) -> None:
     """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""
     from distbench.engine.driver import RunConfigMismatch, run_plan
     from distbench.engine.sweep import plan_sweep
@@ -219,6 +226,7 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
     try:
         outcome = run_plan(plan, run_dir, parallel=parallel,
                            num_workers=num_workers or os.cpu_count(), address=address,
+                           keep_warm=keep_warm,
                            command=["distbench", *sys.argv[1:]], progress=progress,
                            on_start=on_start)
     except (RunConfigMismatch, EndpointUnavailable, AuthenticationFailed,

@@ -49,7 +49,8 @@ def shard_specs(shard: Any) -> tuple[BackendSpec, ...]:
 
 
 def execute_shard(shard: Any, backends: dict[BackendSpec, Any] | None = None):
-    """Plays one shard in this process (the body of the Ray task).
+    """Plays one shard in this process (the body of the Ray task) and returns its result with
+    every table already encoded as Parquet bytes.
 
     Dispatches on ``shard.family`` to ``distbench.games.<family>.runner.run_shard(shard,
     backends)``, where ``backends`` maps each of :func:`shard_specs` to its backend: the dummy
@@ -60,10 +61,17 @@ def execute_shard(shard: Any, backends: dict[BackendSpec, Any] | None = None):
 
     if not shard.family.isidentifier():
         raise ValueError(f"unknown game family {shard.family!r}")
+    from distbench.engine.plan import ShardResult
+    from distbench.store.writer import encode_table
+
     runner = importlib.import_module(f"distbench.games.{shard.family}.runner")
     if backends is None:
         backends = {spec: shard_backend(spec, in_ray=True) for spec in shard_specs(shard)}
-    return runner.run_shard(shard, backends)
+    result = runner.run_shard(shard, backends)
+    # Encode the Parquet here, in parallel across workers: the driver then only writes bytes.
+    tables = {name: (stem, encode_table(name, table))
+              for name, (stem, table) in result.tables.items()}
+    return ShardResult(shard_id=result.shard_id, tables=tables, stats=result.stats)
 
 
 def shard_backend(spec: BackendSpec, *, in_ray: bool):
@@ -82,11 +90,11 @@ def preflight(spec: BackendSpec) -> None:
     unreachable server, a rejected key, or the bundled model not installed."""
     import asyncio
 
+    if in_process(spec):
+        return
     from distbench.llm.http import OpenAICompatibleBackend, check_reachable
     from distbench.llm.registry import get_provider
 
-    if in_process(spec):
-        return
     target = get_provider(spec.provider).target
     if spec.provider == "local":
         from distbench.llm.local import find_model_path
@@ -204,6 +212,9 @@ class RunPlan:
         seeds: Seeds to record in the manifest.
         summarize: Builds the summary records from a DuckDB connection over the run.
         unit: What ``num_units`` counts (trials, episodes, games), for the progress line.
+        summary_threads: DuckDB threads for ``summarize``: 1 unless the summary is known to
+            give the same numbers on any number of threads (DuckDB's parallel float sums
+            otherwise differ in the last bits between identical runs).
     """
 
     family: str
@@ -213,6 +224,7 @@ class RunPlan:
     seeds: dict[str, Any]
     summarize: Callable[[Any], list[dict[str, Any]]]
     unit: str = "trials"
+    summary_threads: int | None = 1
 
     def specs(self) -> list[BackendSpec]:
         """Every model the plan calls, once each, in a stable order."""
@@ -230,6 +242,7 @@ def run_plan(
     parallel: bool = True,
     num_workers: int | None = None,
     address: str | None = None,
+    keep_warm: float = 0.0,
     command: Iterable[str] | None = None,
     progress: ProgressFn | None = None,
     on_start: Callable[[int, int], None] | None = None,
@@ -242,6 +255,9 @@ def run_plan(
         parallel: Run shards as Ray tasks (True) or one after another in this process.
         num_workers: CPUs of the local Ray instance (default: all).
         address: Address of an existing Ray cluster, e.g. ``"auto"``.
+        keep_warm: With ``address``: run shards on the cluster's warm executor pool
+            (:mod:`distbench.engine.executors`), created if missing and kept alive this many
+            seconds after its last shard; 0 runs them as plain Ray tasks.
         command: The command line, recorded in the manifest.
         progress: Called after each shard is committed, with the shard and its stats.
         on_start: Called once with (shards to run, units to run) before work starts.
@@ -264,7 +280,8 @@ def run_plan(
         "identity": plan.identity,
         "versions": versions(),
         "seeds": plan.seeds,
-        "execution": {"parallel": parallel, "num_workers": num_workers, "address": address},
+        "execution": {"parallel": parallel, "num_workers": num_workers, "address": address,
+                      "keep_warm": keep_warm if address else None},
         "state": "running",
         "shards": {"planned": len(shards), "committed": len(shards) - len(todo)},
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -283,7 +300,15 @@ def run_plan(
             from distbench.llm.endpoint import get_or_create
 
             endpoints = [get_or_create(spec) for spec in specs if not in_process(spec)]
-            results = _ray_results(todo, max_in_flight=max(2, 2 * cpus))
+            executors = []
+            if address and keep_warm > 0:
+                from distbench.engine import executors as pool
+
+                executors = pool.acquire(keep_warm)
+            if executors:
+                results = pool.pool_results(todo, executors)
+            else:
+                results = _ray_results(todo, max_in_flight=max(2, 2 * cpus))
         else:
             results = _local_results(todo)
         # Parquet encoding releases the GIL: two writer threads overlap it with receiving the
@@ -321,9 +346,7 @@ def run_plan(
             pool.shutdown(wait=True)
             del endpoints
 
-    # One thread: DuckDB's parallel aggregation sums floats in varying order, and the summary
-    # must be the same number every time.
-    con = open_run(run_dir, threads=1)
+    con = open_run(run_dir, threads=plan.summary_threads)
     try:
         summary = plan.summarize(con)
     finally:
@@ -363,6 +386,7 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
         shards=plan_matrix(config, run_id=run_id),
         seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
         summarize=matrix_summary,
+        summary_threads=None,  # its sums run in a fixed order: the same on any thread count
     )
 
 

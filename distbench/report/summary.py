@@ -24,6 +24,41 @@ def _num(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
+_BOOTSTRAP_PARTS = 4
+_BLOCK = 1 << 20
+
+
+def _resample_means(sums: np.ndarray, counts: np.ndarray, resamples: int,
+                    seed: int) -> np.ndarray:
+    """``resamples`` cluster-bootstrap means sum(sums[drawn]) / sum(counts[drawn]).
+
+    The resamples are cut into a fixed number of parts, each with its own generator spawned
+    from ``seed``, so the result does not depend on how many threads run them; numpy releases
+    the GIL while drawing and gathering, so two threads take about half the time. (A numba
+    kernel would be faster per draw, but loading numba costs a fresh driver about a second.)
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    g = len(sums)
+    both = sums + 1j * counts  # one gather fetches a cluster's sum and count together
+    bounds = np.linspace(0, resamples, _BOOTSTRAP_PARTS + 1).astype(int)
+    seqs = np.random.SeedSequence(seed).spawn(_BOOTSTRAP_PARTS)
+    means = np.empty(resamples)
+
+    def part(k: int) -> None:
+        rng = np.random.default_rng(seqs[k])
+        step = max(1, _BLOCK // g)
+        for lo in range(bounds[k], bounds[k + 1], step):
+            hi = min(bounds[k + 1], lo + step)
+            idx = rng.integers(0, g, size=(hi - lo, g), dtype=np.int32)
+            total = np.take(both, idx).sum(axis=1)
+            means[lo:hi] = total.real / total.imag
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(part, range(_BOOTSTRAP_PARTS)))
+    return means
+
+
 def bootstrap_mean_ci(
     sums: np.ndarray,
     counts: np.ndarray,
@@ -51,9 +86,7 @@ def bootstrap_mean_ci(
     g = len(sums)
     if g == 0:
         return None
-    from distbench.kernels.resample import bootstrap_ratio_means
-
-    means = bootstrap_ratio_means(sums, counts, resamples, seed)
+    means = _resample_means(sums, counts, resamples, seed)
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     return float(low), float(high)
@@ -119,6 +152,12 @@ per_game AS (
     SELECT bucket, provider, model, tier, mode, game_id,
            count(*) AS n, count(*) FILTER (WHERE valid) AS nv,
            coalesce(sum(nash_gap) FILTER (WHERE valid), 0) AS s,
+           var_pop(nash_gap) FILTER (WHERE valid) AS v,
+           min(nash_gap) FILTER (WHERE valid) AS lo, max(nash_gap) FILTER (WHERE valid) AS hi,
+           sum(llm_value) FILTER (WHERE valid) AS s_llm,
+           sum(br_value) FILTER (WHERE valid) AS s_br,
+           sum(abs(br_value)) FILTER (WHERE valid) AS s_abs_br,
+           sum(exploitability) FILTER (WHERE valid) AS s_expl,
            bool_or(gap_degenerate) AS deg
     FROM t GROUP BY ALL
 ),
@@ -126,21 +165,23 @@ games AS (
     SELECT bucket, provider, model, tier, mode,
            count(*) AS num_games, max(n) AS per_game, sum(n) AS total, sum(nv) AS valid,
            avg(CASE WHEN deg THEN 1.0 ELSE 0.0 END) AS deg_share,
-           list(s ORDER BY game_id) AS sums, list(nv ORDER BY game_id) AS counts
+           list(s ORDER BY game_id) AS sums, list(nv ORDER BY game_id) AS counts,
+           list(coalesce(v, 0) ORDER BY game_id) AS variances,
+           min(lo) AS min_gap, max(hi) AS max_gap,
+           sum(s_llm ORDER BY game_id) AS sum_llm,
+           sum(s_br ORDER BY game_id) AS sum_br,
+           sum(s_abs_br ORDER BY game_id) AS sum_abs_br,
+           sum(s_expl ORDER BY game_id) AS sum_expl
     FROM per_game GROUP BY ALL
 ),
-stats AS (
-    SELECT bucket, provider, model, tier, mode,
-           avg(nash_gap) AS mean_gap, median(nash_gap) AS median_gap,
-           stddev_pop(nash_gap) AS std_gap, min(nash_gap) AS min_gap, max(nash_gap) AS max_gap,
-           avg(llm_value) AS mean_llm, avg(br_value) AS mean_br, avg(abs(br_value)) AS mean_abs_br,
-           avg(exploitability) AS mean_expl
+medians AS (
+    SELECT bucket, provider, model, tier, mode, median(nash_gap) AS median_gap
     FROM t WHERE valid GROUP BY ALL
 )
-SELECT g.*, s.* EXCLUDE (bucket, provider, model, tier, mode)
-FROM games g LEFT JOIN stats s
-  ON g.bucket = s.bucket AND g.provider = s.provider AND g.model = s.model
- AND g.tier IS NOT DISTINCT FROM s.tier AND g.mode = s.mode
+SELECT g.*, m.median_gap
+FROM games g LEFT JOIN medians m
+  ON g.bucket = m.bucket AND g.provider = m.provider AND g.model = m.model
+ AND g.tier IS NOT DISTINCT FROM m.tier AND g.mode = m.mode
 ORDER BY g.bucket, g.provider, g.model, g.tier NULLS FIRST, g.mode
 """
 
@@ -148,7 +189,10 @@ ORDER BY g.bucket, g.provider, g.model, g.tier NULLS FIRST, g.mode
 def matrix_summary(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """Summary records of the ``trials`` view, one per group, in a stable order.
 
-    The aggregation runs in DuckDB; only the per-game sums for the bootstrap come to Python.
+    DuckDB aggregates each game's trials (a game's trials sit in one file, so each per-game
+    sum is added up in file order whatever the number of threads); the group statistics then
+    combine the per-game figures in ``game_id`` order: the same numbers on any number of
+    threads. Only the per-game figures come to Python (the bootstrap and the pooled variance).
     """
     result = con.execute(_SUMMARY_SQL)
     columns = [d[0] for d in result.description]
@@ -166,18 +210,25 @@ def matrix_summary(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             degenerate_game_share=float(r["deg_share"]),
         )
         if valid:
-            ci = bootstrap_mean_ci(np.asarray(r["sums"]), np.asarray(r["counts"]))
-            mean_abs_br = r["mean_abs_br"]
+            sums = np.asarray(r["sums"], dtype=np.float64)
+            counts = np.asarray(r["counts"], dtype=np.float64)
+            mean_gap = float(sums.sum() / valid)
+            # Pooled population variance: within-game plus between-game parts.
+            played = counts > 0
+            within = float((counts * np.asarray(r["variances"], dtype=np.float64)).sum())
+            between = float((counts[played] * (sums[played] / counts[played] - mean_gap) ** 2).sum())
+            ci = bootstrap_mean_ci(sums, counts)
+            mean_abs_br = r["sum_abs_br"] / valid
             record.update(
-                mean_nash_gap=float(r["mean_gap"]),
+                mean_nash_gap=mean_gap,
                 median_nash_gap=float(r["median_gap"]),
-                std_nash_gap=float(r["std_gap"]),
+                std_nash_gap=math.sqrt(max(within + between, 0.0) / valid),
                 min_nash_gap=float(r["min_gap"]),
                 max_nash_gap=float(r["max_gap"]),
-                mean_llm_value=float(r["mean_llm"]),
-                mean_br_value=float(r["mean_br"]),
-                gap_ratio=_num(r["mean_gap"] / mean_abs_br) if mean_abs_br else None,
-                mean_exploitability=float(r["mean_expl"]),
+                mean_llm_value=float(r["sum_llm"] / valid),
+                mean_br_value=float(r["sum_br"] / valid),
+                gap_ratio=_num(mean_gap / mean_abs_br) if mean_abs_br else None,
+                mean_exploitability=float(r["sum_expl"] / valid),
                 nash_gap_ci95=list(ci) if ci else None,
             )
         else:

@@ -20,6 +20,7 @@ import json
 import os
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -84,15 +85,27 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.metadata))
 
 
-def write_parquet(path: Path, table: pa.Table) -> None:
-    """Writes ``table`` to ``path`` atomically (temp file in the same folder, then rename).
+@dataclass(frozen=True, slots=True)
+class EncodedTable:
+    """A table already encoded as a Parquet file's bytes (encoded where the shard ran, so the
+    driver only moves bytes to disk).
+
+    Attributes:
+        data: The Parquet file.
+        rows: Its number of rows.
+    """
+
+    data: bytes
+    rows: int
+
+
+def encode_parquet(table: pa.Table) -> bytes:
+    """``table`` as Parquet bytes.
 
     Dictionary encoding is tried on string and boolean columns only (numbers are mostly
     distinct), and min/max statistics are kept for the integer columns only, which is where a
     filter can skip row groups; both choices about halve the encoding time of a trials shard.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
     dict_cols, stat_cols = [], []
     for field in table.schema:
         kind = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
@@ -100,13 +113,18 @@ def write_parquet(path: Path, table: pa.Table) -> None:
             dict_cols.append(field.name)
         elif pa.types.is_integer(kind):
             stat_cols.append(field.name)
-    try:
-        pq.write_table(table, tmp, compression="zstd", use_dictionary=dict_cols,
-                       write_statistics=stat_cols)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd", use_dictionary=dict_cols,
+                   write_statistics=stat_cols)
+    return sink.getvalue().to_pybytes()
+
+
+def encode_table(name: str, table: pa.Table | EncodedTable) -> EncodedTable:
+    """Table ``name``'s rows conformed to its schema and encoded (idempotent)."""
+    if isinstance(table, EncodedTable):
+        return table
+    table = conform(table, schema_for(name))
+    return EncodedTable(encode_parquet(table), table.num_rows)
 
 
 class RunWriter:
@@ -137,7 +155,7 @@ class RunWriter:
 
         Args:
             shard_id: The shard's stable id.
-            tables: table name -> (file stem, Arrow table). The file stem decides the file
+            tables: table name -> (file stem, Arrow table or :class:`EncodedTable`). The file stem decides the file
                 name, ``<table>/<stem>.parquet``; shards that produce the same rows (the same
                 chunk of games) use the same stem, so the file is written once in effect.
             extra: More fields for the marker (e.g. counts of failures).
@@ -147,10 +165,10 @@ class RunWriter:
         """
         files: dict[str, dict[str, Any]] = {}
         for name, (stem, table) in tables.items():
-            table = conform(table, schema_for(name))
+            encoded = encode_table(name, table)
             rel = f"{name}/{stem}.parquet"
-            write_parquet(self.run_dir / rel, table)
-            files[name] = {"file": rel, "rows": table.num_rows}
+            _atomic_write_bytes(self.run_dir / rel, encoded.data)
+            files[name] = {"file": rel, "rows": encoded.rows}
         marker = {"shard_id": shard_id, "files": files, **(extra or {})}
         write_json(self.run_dir / COMMITS / f"{shard_id}.json", marker)
         return marker
