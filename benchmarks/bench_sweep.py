@@ -2,12 +2,19 @@
 
 The work: ``--games`` 3x3 games (default 10,000) x ``--trials`` trials (100): 10^6 trials.
 
-* distbench: ``run_plan`` of that run, the dummy answering as arrays (its ``fast`` option: the
-  same seeded policy, no text), on a local Ray cluster started beforehand with ``ray start
-  --head`` (as a cluster user runs it; ``cluster/local.sh start 0``): the "warm" figure is the
-  whole run including connecting to the cluster and writing Parquet, summary and manifest;
-  "steady" is a second run in the same process. "cold" starts its own Ray instance, in a new
-  process.
+* distbench: ``run_matrix`` of that run, the dummy answering as arrays (its ``fast`` option: the
+  same seeded policy, no text), writing Parquet, summary and manifest. Each figure is measured
+  in a fresh Python process (a new Ray driver, like a new ``distbench`` command) with the
+  library imported; the time is the whole run including connecting to Ray:
+
+  - "first run": against a local Ray cluster just started with ``ray start --head`` (as a
+    cluster user runs it; ``cluster/local.sh start 0``); it creates the warm executor pool
+    (``--keep-warm``, the default with ``--address``).
+  - "warm": the next run, a new driver process against the same cluster, pool warm. The target.
+  - "steady": a second run in that same process.
+  - "tasks": a new driver with ``keep_warm=0``: shards as plain Ray tasks (Ray starts the
+    job's worker processes).
+  - "cold": a process that starts its own Ray instance.
 * baseline: a straightforward sequential implementation of the seed protocol: a Python loop
   over games with ``scipy.optimize.linprog`` (one LP per game, the column strategy read from
   its duals), per-trial Python scoring of a random action, JSON output. It is timed on
@@ -74,8 +81,11 @@ def seed_protocol(num_games: int, num_trials: int, out: Path, seed: int = 0) -> 
     return time.perf_counter() - t0
 
 
-def distbench_run(run_dir: Path, games: int, trials: int, address: str | None,
-                  num_workers: int) -> float:
+def distbench_runs(run_dir: Path, games: int, trials: int, address: str | None,
+                   num_workers: int, keep_warm: float, runs: int) -> list[float]:
+    """Wall times of ``runs`` consecutive runs in this process (each into a new folder)."""
+    import ray  # noqa: F401  (imported before timing, as the CLI has it imported)
+
     from distbench.engine.driver import run_matrix
     from distbench.engine.plan import MatrixRunConfig
     from distbench.llm.registry import make_spec
@@ -83,9 +93,23 @@ def distbench_run(run_dir: Path, games: int, trials: int, address: str | None,
     config = MatrixRunConfig(buckets=("3x3_midVar_any",), seeds=(0,), num_games=games,
                              num_trials=trials, modes=("pure",),
                              llm=make_spec("dummy", fast=True), shard_trials=100_000)
+    out = []
+    for k in range(runs):
+        t0 = time.perf_counter()
+        run_matrix(config, run_dir / f"run{k}", parallel=True, num_workers=num_workers,
+                   address=address, keep_warm=keep_warm)
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def child(args: list[str]) -> tuple[list[float], float]:
+    """Runs this script's ``--child`` mode in a new process: (run times, process wall time)."""
     t0 = time.perf_counter()
-    run_matrix(config, run_dir, parallel=True, num_workers=num_workers, address=address)
-    return time.perf_counter() - t0
+    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise SystemExit(f"child run failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])["s"], wall
 
 
 def parse_rate(count: int) -> float:
@@ -106,19 +130,25 @@ def main() -> None:
     parser.add_argument("--baseline-games", type=int, default=None)
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-start figure")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--address", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--keep-warm", type=float, default=0.0, help=argparse.SUPPRESS)
+    parser.add_argument("--runs", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     games = args.games or (1_000 if args.quick else 10_000)
     base_games = args.baseline_games or (200 if args.quick else 1_000)
     cpus = os.cpu_count() or 1
 
-    if args.child:  # the cold run: a fresh process that starts its own Ray
-        print(json.dumps({"s": distbench_run(Path(args.child), games, args.trials, None, cpus)}))
+    if args.child:  # one driver process: its run times as JSON
+        times = distbench_runs(Path(args.child), games, args.trials, args.address, cpus,
+                               args.keep_warm, args.runs)
+        print(json.dumps({"s": times}))
         return
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     total = games * args.trials
     print(f"# bench_sweep  {time.strftime('%Y-%m-%d %H:%M:%S %Z')}  {platform.machine()}  "
-          f"cpus={cpus}  python {platform.python_version()}")
+          f"cpus={cpus}  python {platform.python_version()}  "
+          f"load {os.getloadavg()[0]:.2f}")
     print(f"work: {games:,} 3x3 games x {args.trials} trials = {total:,} trials (pure, dummy)")
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,35 +156,46 @@ def main() -> None:
         b = seed_protocol(base_games, args.trials, tmp)
         baseline = b * games / base_games
         print(f"\nbaseline (seed protocol, sequential): {base_games:,} games in {b:.2f} s -> "
-              f"{baseline:.1f} s for the work, {total / baseline:,.0f} trials/s")
+              f"{baseline:.1f} s for the work, {total / baseline:,.0f} trials/s\n")
+
+        def report(label: str, seconds: float, wall: float | None = None,
+                   target: bool = False) -> None:
+            ratio = baseline / seconds
+            line = (f"distbench {label}: {seconds:.2f} s, {total / seconds:,.0f} trials/s, "
+                    f"ratio {ratio:.0f}x")
+            if target:
+                line += f" (target >= 50x)  {'PASS' if ratio >= 50 else 'FAIL'}"
+            if wall is not None:
+                line += f"  [whole process incl. Python start and imports: {wall:.2f} s]"
+            print(line, flush=True)
 
         port = 6479
+        address = f"127.0.0.1:{port}"
         env = {**os.environ, "RAY": str(Path(sys.executable).parent / "ray"),
                "RAY_PORT": str(port), "RAY_NODE_CPUS": str(cpus)}
         subprocess.run(["bash", str(REPO / "cluster" / "local.sh"), "start", "0"], env=env,
                        check=True, capture_output=True)
+        keep = ["--address", address, "--keep-warm", "120", "--games", str(games),
+                "--trials", str(args.trials)]
         try:
-            warm = distbench_run(tmp / "warm", games, args.trials, f"127.0.0.1:{port}", cpus)
-            steady = distbench_run(tmp / "steady", games, args.trials, f"127.0.0.1:{port}", cpus)
+            (first,), wall = child(["--child", str(tmp / "first"), *keep])
+            report("first run on the new cluster (starts the warm pool)", first, wall)
+            (warm, steady), wall = child(["--child", str(tmp / "warm"), "--runs", "2", *keep])
+            report("warm (new driver process, pool warm)", warm, target=True)
+            report("steady (second run, same process)", steady)
+            (tasks,), wall = child(["--child", str(tmp / "tasks"), "--address", address,
+                                    "--games", str(games), "--trials", str(args.trials)])
+            report("tasks (new driver, keep_warm=0: Ray starts the job's workers)", tasks,
+                   wall)
         finally:
-            import ray
-
-            ray.shutdown()
             subprocess.run(["bash", str(REPO / "cluster" / "local.sh"), "stop"], env=env,
                            capture_output=True)
-        size = sum(p.stat().st_size for p in (tmp / "warm").rglob("*.parquet"))
-        print(f"distbench warm (ray start --head beforehand; incl. connect): {warm:.2f} s, "
-              f"{total / warm:,.0f} trials/s, ratio {baseline / warm:.0f}x (target >= 50x)  "
-              f"{'PASS' if baseline / warm >= 50 else 'FAIL'}")
-        print(f"distbench steady (second run, same process): {steady:.2f} s, "
-              f"{total / steady:,.0f} trials/s, ratio {baseline / steady:.0f}x")
-        print(f"parquet written: {size / 1e6:.1f} MB")
+        size = sum(p.stat().st_size for p in (tmp / "warm").rglob("*.parquet")) / 2
+        print(f"parquet written per run: {size / 1e6:.1f} MB")
         if not args.no_cold:
-            out = subprocess.run([sys.executable, __file__, "--games", str(games), "--trials",
-                                  str(args.trials), "--child", str(tmp / "cold")],
-                                 capture_output=True, text=True, check=True)
-            t0 = json.loads(out.stdout.strip().splitlines()[-1])["s"]
-            print(f"distbench cold (starts its own Ray): {t0:.2f} s, ratio {baseline / t0:.0f}x")
+            (cold,), wall = child(["--child", str(tmp / "cold"), "--games", str(games),
+                                   "--trials", str(args.trials)])
+            report("cold (starts its own Ray)", cold, wall)
     rate = parse_rate(200_000 if not args.quick else 50_000)
     print(f"\ntext path: {rate:,.0f} answers parsed per second ('Action: k', one core)")
 

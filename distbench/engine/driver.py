@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -105,15 +106,18 @@ def preflight(spec: BackendSpec) -> None:
         asyncio.run(check_reachable(spec))
 
 
+@lru_cache(maxsize=1)
 def versions() -> dict[str, str]:
-    """Versions of distbench, Python and the libraries that decide results (read from the
-    installed metadata: importing them all would cost the driver a second)."""
+    """Versions of distbench, Python and the libraries that decide results (from the module
+    when it is already imported, else from the installed metadata: importing numba and scipy
+    only to read their versions would cost the driver a second)."""
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"distbench": __version__, "python": platform.python_version()}
     for name in ("numpy", "numba", "scipy", "pyarrow", "duckdb", "ray"):
+        module = sys.modules.get(name)
         try:
-            out[name] = version(name)
+            out[name] = getattr(module, "__version__", None) or version(name)
         except PackageNotFoundError:  # pragma: no cover - all are dependencies
             pass
     return out
@@ -278,7 +282,7 @@ def run_plan(
         "command": list(command) if command is not None else sys.argv,
         "config": plan.config,
         "identity": plan.identity,
-        "versions": versions(),
+        "versions": dict(versions()),
         "seeds": plan.seeds,
         "execution": {"parallel": parallel, "num_workers": num_workers, "address": address,
                       "keep_warm": keep_warm if address else None},

@@ -79,7 +79,8 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
         if pa.types.is_dictionary(col.type) and col.type.value_type == field.type:
             fields.append(field.with_type(col.type))
         else:
-            col = col.cast(field.type)
+            if col.type != field.type:
+                col = col.cast(field.type)
             fields.append(field)
         arrays.append(col)
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.metadata))
@@ -114,7 +115,7 @@ def encode_parquet(table: pa.Table) -> bytes:
         elif pa.types.is_integer(kind):
             stat_cols.append(field.name)
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd", use_dictionary=dict_cols,
+    pq.write_table(table, sink, compression="snappy", use_dictionary=dict_cols,
                    write_statistics=stat_cols)
     return sink.getvalue().to_pybytes()
 

@@ -81,6 +81,22 @@ EXPECTED_TRIALS = 2 * 2 * 8 * 4 * 2 * 2  # seeds x buckets x games x trials x mo
 MOCK_CALLS = EXPECTED_TRIALS // 2
 
 
+def _cluster_pids(address: str, pattern: str) -> list[int]:
+    """Processes matching ``pattern`` that belong to the cluster at ``address`` (its nodes
+    were started with RAY_PORT set, and Ray's workers inherit it)."""
+    port = address.rsplit(":", 1)[1]
+    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout
+    pids = []
+    for pid in map(int, found.split()):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"RAY_PORT={port}".encode() in environ:
+            pids.append(pid)
+    return sorted(pids)
+
+
 def _sweep(args: list[str], cwd: Path, **kw) -> subprocess.Popen:
     env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
     return subprocess.Popen([sys.executable, "-m", "distbench.cli", "sweep", "run", *args],
@@ -149,8 +165,9 @@ def test_a_killed_worker_process_is_retried_and_rows_stay_exactly_once(tmp_path,
     killed = 0
     while time.monotonic() < deadline and proc.poll() is None and not killed:
         if commits.is_dir() and len(list(commits.glob("*.json"))) >= 3:
-            found = subprocess.run(["pgrep", "-f", "ray::execute_shard"], capture_output=True,
-                                   text=True).stdout.split()
+            # a warm executor running a shard (or a plain shard task)
+            found = (_cluster_pids(cluster, "ray::ShardExecutor.run")
+                     or _cluster_pids(cluster, "ray::execute_shard"))
             for pid in found[:1]:
                 os.kill(int(pid), signal.SIGKILL)
                 killed += 1
@@ -200,3 +217,21 @@ def test_a_killed_driver_resumes_without_repeating_committed_calls(tmp_path, clu
     _finish(_sweep(["--resume", str(run), "--address", cluster], cwd=tmp_path))
     assert server.stats()["by_path"].get("/v1/chat/completions", 0) == 0
     _exactly_once(run)
+
+
+def test_the_next_run_reuses_the_warm_executors_which_then_idle_out(tmp_path, cluster, server,
+                                                                     reference):
+    # Runs last in this module: it shortens the pool's keep-warm time.
+    spec = _spec_file(tmp_path, server.url)
+    _finish(_sweep([str(spec), "--run-id", "w1", "--address", cluster], cwd=tmp_path))
+    before = _cluster_pids(cluster, "ray::ShardExecutor")
+    assert len(before) == 3  # one per CPU: head + 2 workers, 1 CPU each
+    _finish(_sweep([str(spec), "--run-id", "w2", "--address", cluster, "--keep-warm", "2"],
+                   cwd=tmp_path))
+    assert _cluster_pids(cluster, "ray::ShardExecutor") == before  # no new worker processes
+    _exactly_once(tmp_path / "results" / "w2")
+    assert _rows(tmp_path / "results" / "w2") == _rows(reference)
+    deadline = time.monotonic() + 60
+    while _cluster_pids(cluster, "ray::ShardExecutor") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _cluster_pids(cluster, "ray::ShardExecutor") == []  # idle for 2 s: gone

@@ -78,3 +78,62 @@ def test_llm_seed_changes_answers_not_games(tmp_path):
     b = run_matrix(_config(llm_seed=1), tmp_path / "b", parallel=False)
     assert _rows(a.run_dir, "games") == _rows(b.run_dir, "games")
     assert _rows(a.run_dir) != _rows(b.run_dir)
+
+
+def test_the_dummy_array_fast_path_gives_the_rows_of_the_text_path(tmp_path):
+    # The benchmarks' fast path answers as arrays; every scored column must agree with the
+    # text path (pure and mixed in one shard), only the raw text and calls may differ.
+    cfg = _config(num_games=9, num_trials=4)
+    text = run_matrix(cfg, tmp_path / "text", parallel=False, command=["t"])
+    fast_cfg = _config(num_games=9, num_trials=4, llm=make_spec("dummy", fast=True))
+    fast = run_matrix(fast_cfg, tmp_path / "fast", parallel=False, command=["t"])
+    cols = ("game_id, mode, trial, trial_id, decision, strategy, parse_status, llm_value, "
+            "br_value, nash_gap, exploitability")
+    query = f"select {cols} from trials order by game_id, mode, trial"
+    text_rows = open_run(text.run_dir).execute(query).fetchall()
+    fast_rows = open_run(fast.run_dir).execute(query).fetchall()
+    assert len(fast_rows) == 9 * 4 * 2
+    for a, b in zip(text_rows, fast_rows, strict=True):
+        if a[1] == "pure":
+            assert a == b
+        else:  # the text carries the strategy rounded to a few decimals
+            assert a[:5] + a[6:7] == b[:5] + b[6:7]
+            assert a[5] == pytest.approx(b[5], abs=1e-3)
+            assert a[7:] == pytest.approx(b[7:], abs=0.05)
+    raw = open_run(fast.run_dir).execute(
+        "select raw_text from trials where mode = 'pure' limit 1").fetchone()[0]
+    assert raw.startswith("Action: ")
+
+
+def test_trial_id_is_computed_by_the_view_and_not_stored(tmp_path):
+    import pyarrow.parquet as pq
+
+    out = run_matrix(_config(num_games=3, num_trials=2), tmp_path / "r", parallel=False,
+                     command=["t"])
+    con = open_run(out.run_dir)
+    ids = con.execute("select trial_id, game_id, mode, trial from trials").fetchall()
+    assert all(tid == f"{g}/{m}/t{t}" for tid, g, m, t in ids)
+    assert len({tid for tid, *_ in ids}) == len(ids)
+    stored = next((out.run_dir / "trials").glob("*.parquet"))
+    assert "trial_id" not in pq.read_schema(stored).names
+
+
+def test_the_matrix_summary_is_the_same_on_any_number_of_threads(tmp_path):
+    from distbench.report.summary import matrix_summary
+
+    out = run_matrix(_config(num_games=40, num_trials=7, shard_trials=60), tmp_path / "r",
+                     parallel=False, command=["t"])
+    results = []
+    for threads in (1, 2, 4):
+        con = open_run(out.run_dir, threads=threads)
+        results.append(matrix_summary(con))
+    assert results[0] == results[1] == results[2]
+    # and equal to the plain numpy computation of the same statistics
+    con = open_run(out.run_dir)
+    for record in results[0]:
+        gaps = np.array([r[0] for r in con.execute(
+            "select nash_gap from trials where mode = ? and parse_status = 'ok'",
+            [record["mode"]]).fetchall()])
+        assert record["mean_nash_gap"] == pytest.approx(gaps.mean(), rel=1e-12)
+        assert record["std_nash_gap"] == pytest.approx(gaps.std(), rel=1e-9)
+        assert record["median_nash_gap"] == pytest.approx(np.median(gaps), rel=1e-12)

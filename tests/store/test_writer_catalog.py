@@ -80,3 +80,20 @@ def test_every_column_is_described():
     for name in SCHEMAS:
         for column, _type, description in describe(name):
             assert description, f"{name}.{column} has no description"
+
+
+def test_dictionary_columns_are_written_as_plain_strings_and_unknown_columns_refused(tmp_path):
+    from distbench.store.writer import conform
+
+    table = _trials("s1", 4)
+    encoded = table.set_column(table.column_names.index("bucket"), "bucket",
+                               table["bucket"].dictionary_encode())
+    writer = RunWriter(tmp_path)
+    writer.commit_shard("s1", {"trials": ("s1", encoded)})
+    con = open_run(tmp_path)
+    assert con.execute("select typeof(bucket), count(*) from trials group by all").fetchall() \
+        == [("VARCHAR", 4)]
+    with pytest.raises(ValueError, match="not in the schema: surprise"):
+        conform(table.append_column("surprise", pa.array([1, 2, 3, 4])), TRIALS)
+    with pytest.raises(ValueError, match="no column 'bucket'"):
+        conform(table.drop(["bucket"]), TRIALS)

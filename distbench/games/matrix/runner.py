@@ -48,6 +48,21 @@ def _repeat(value: str | None, count: int) -> pa.Array:
                                           pa.array([value], type=pa.string()))
 
 
+def _concat(tables: list[pa.Table]) -> pa.Table:
+    """Concatenates the modes' trials; a column encoded differently across them (a
+    dictionary in one, plain in another) is decoded first."""
+    if len(tables) == 1:
+        return tables[0]
+    names = tables[0].column_names
+    for name in names:
+        types = {t[name].type for t in tables}
+        if len(types) > 1:
+            plain = next(ty.value_type if pa.types.is_dictionary(ty) else ty for ty in types)
+            tables = [t.set_column(t.column_names.index(name), name, t[name].cast(plain))
+                      for t in tables]
+    return pa.concat_tables(tables)
+
+
 def games_table(shard: Shard, ids: list[str], payoffs: np.ndarray, sol) -> pa.Table:
     """The ``games`` rows of a shard."""
     count = len(ids)
@@ -236,7 +251,8 @@ def play_mode(
         strategy = lists
 
     def nullable(values: np.ndarray) -> pa.Array:
-        return pa.array(values, mask=np.isnan(values), type=pa.float64())
+        missing = np.isnan(values)
+        return pa.array(values, mask=missing if missing.any() else None, type=pa.float64())
 
     trial_no = np.tile(np.arange(trials, dtype=np.int32), num_games)
     # Columns that repeat a few values are dictionary-encoded: cheap to build, to send from
@@ -289,7 +305,7 @@ def run_shard(shard: Shard, backends: Mapping[BackendSpec, Backend]) -> ShardRes
     sol = solve_zero_sum(payoffs)
     games = games_table(shard, ids, payoffs, sol)
     played = [play_mode(shard, mode, backend, ids, payoffs, sol) for mode in shard.modes]
-    trials = pa.concat_tables([t for t, _ in played])
+    trials = _concat([t for t, _ in played])
     calls = [c for _, c in played if c is not None]
     statuses = trials["parse_status"]
     valid = int(pc.sum(pc.equal(statuses, ParseStatus.OK.value)).as_py() or 0)
