@@ -144,10 +144,13 @@ def acquire(keep_warm: float, timeout: float = 120.0) -> list[Any]:
                 num_cpus=0,
                 max_restarts=-1,
                 max_task_retries=3,
+                # ping answers while a shard runs (another driver may be using the pool)
+                concurrency_groups={"control": 1},
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=True),
             ).remote(fp, keep_warm))
     try:
-        ray.get([e.ping.remote(keep_warm) for e in executors], timeout=timeout)
+        ray.get([e.ping.options(concurrency_group="control").remote(keep_warm)
+                 for e in executors], timeout=timeout)
     except Exception as exc:  # noqa: BLE001 - any failure: fall back to plain tasks
         log.warning("warm executor pool unavailable (%s); running shards as Ray tasks",
                     str(exc).splitlines()[0] if str(exc) else type(exc).__name__)

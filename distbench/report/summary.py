@@ -40,7 +40,11 @@ def _resample_means(sums: np.ndarray, counts: np.ndarray, resamples: int,
     from concurrent.futures import ThreadPoolExecutor
 
     g = len(sums)
-    both = sums + 1j * counts  # one gather fetches a cluster's sum and count together
+    # Equal counts (every game kept all its trials: the common case) make the denominator a
+    # constant, so only the sums are gathered; otherwise one complex gather fetches a
+    # cluster's sum and count together. Both give the same means up to rounding.
+    equal = bool(np.all(counts == counts[0]))
+    both = sums if equal else sums + 1j * counts
     bounds = np.linspace(0, resamples, _BOOTSTRAP_PARTS + 1).astype(int)
     seqs = np.random.SeedSequence(seed).spawn(_BOOTSTRAP_PARTS)
     means = np.empty(resamples)
@@ -52,7 +56,7 @@ def _resample_means(sums: np.ndarray, counts: np.ndarray, resamples: int,
             hi = min(bounds[k + 1], lo + step)
             idx = rng.integers(0, g, size=(hi - lo, g), dtype=np.int32)
             total = np.take(both, idx).sum(axis=1)
-            means[lo:hi] = total.real / total.imag
+            means[lo:hi] = total / (counts[0] * g) if equal else total.real / total.imag
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         list(pool.map(part, range(_BOOTSTRAP_PARTS)))

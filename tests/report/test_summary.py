@@ -87,3 +87,23 @@ def test_matrix_summary_groups_by_bucket_model_and_mode():
     assert records[0]["mean_nash_gap"] == pytest.approx(1.5)
     assert records[2]["valid_rate"] == 0.0
     assert records[1]["degenerate_game_share"] == 1.0
+
+
+def test_the_equal_count_shortcut_gives_the_general_resamples():
+    from distbench.report import summary
+
+    rng = np.random.default_rng(3)
+    sums = rng.normal(0.0, 5.0, size=300)
+    counts = np.full(300, 7.0)
+    fast = summary._resample_means(sums, counts, 500, seed=11)
+    # the general path (sums and counts gathered together) on the same draws
+    both = sums + 1j * counts
+    seqs = np.random.SeedSequence(11).spawn(summary._BOOTSTRAP_PARTS)
+    bounds = np.linspace(0, 500, summary._BOOTSTRAP_PARTS + 1).astype(int)
+    expected = []
+    for k in range(summary._BOOTSTRAP_PARTS):
+        rng_k = np.random.default_rng(seqs[k])
+        idx = rng_k.integers(0, 300, size=(bounds[k + 1] - bounds[k], 300), dtype=np.int32)
+        total = np.take(both, idx).sum(axis=1)
+        expected.append(total.real / total.imag)
+    np.testing.assert_allclose(fast, np.concatenate(expected), rtol=1e-12, atol=1e-15)
