@@ -10,15 +10,16 @@ The work: ``--games`` 3x3 games (default 10,000) x ``--trials`` trials (100): 10
   - "first run": against a local Ray cluster just started with ``ray start --head`` (as a
     cluster user runs it; ``cluster/local.sh start 0``); it creates the warm executor pool
     (``--keep-warm``, the default with ``--address``).
-  - "warm": the next run, a new driver process against the same cluster, pool warm. The target.
-  - "steady": a second run in that same process.
+  - "warm": the next run, a new driver process against the same cluster, pool warm; the
+    median of ``--repeats`` such processes (default 3). The target.
+  - "steady": a second run in each of those processes (median).
   - "tasks": a new driver with ``keep_warm=0``: shards as plain Ray tasks (Ray starts the
     job's worker processes).
   - "cold": a process that starts its own Ray instance.
 * baseline: a straightforward sequential implementation of the seed protocol: a Python loop
   over games with ``scipy.optimize.linprog`` (one LP per game, the column strategy read from
-  its duals), per-trial Python scoring of a random action, JSON output. It is timed on
-  ``--baseline-games`` games (default 1,000) and scaled linearly to the full work.
+  its duals), per-trial Python scoring of a random action, JSON output, run on the same work
+  (``--baseline-games`` times a part of it and scales linearly; ``--quick`` times 200 games).
 * the text path: answers parsed per second by the strict pure-action parser.
 
 Usage: python benchmarks/bench_sweep.py [--quick]
@@ -30,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -129,13 +131,15 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--baseline-games", type=int, default=None)
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-start figure")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="new driver processes for the warm figure (the median is reported)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--address", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--keep-warm", type=float, default=0.0, help=argparse.SUPPRESS)
     parser.add_argument("--runs", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     games = args.games or (1_000 if args.quick else 10_000)
-    base_games = args.baseline_games or (200 if args.quick else 1_000)
+    base_games = args.baseline_games or (200 if args.quick else games)
     cpus = os.cpu_count() or 1
 
     if args.child:  # one driver process: its run times as JSON
@@ -180,9 +184,17 @@ def main() -> None:
         try:
             (first,), wall = child(["--child", str(tmp / "first"), *keep])
             report("first run on the new cluster (starts the warm pool)", first, wall)
-            (warm, steady), wall = child(["--child", str(tmp / "warm"), "--runs", "2", *keep])
-            report("warm (new driver process, pool warm)", warm, target=True)
-            report("steady (second run, same process)", steady)
+            warms, steadies = [], []
+            for k in range(args.repeats):
+                (warm, steady), _ = child(["--child", str(tmp / f"warm{k}"), "--runs", "2", *keep])
+                warms.append(warm)
+                steadies.append(steady)
+            print("warm runs: " + ", ".join(f"{w:.2f} s" for w in warms) + "; steady runs: "
+                  + ", ".join(f"{w:.2f} s" for w in steadies))
+            report(f"warm (new driver process, pool warm; median of {args.repeats})",
+                   statistics.median(warms), target=True)
+            report(f"steady (second run, same process; median of {args.repeats})",
+                   statistics.median(steadies))
             (tasks,), wall = child(["--child", str(tmp / "tasks"), "--address", address,
                                     "--games", str(games), "--trials", str(args.trials)])
             report("tasks (new driver, keep_warm=0: Ray starts the job's workers)", tasks,
@@ -190,7 +202,7 @@ def main() -> None:
         finally:
             subprocess.run(["bash", str(REPO / "cluster" / "local.sh"), "stop"], env=env,
                            capture_output=True)
-        size = sum(p.stat().st_size for p in (tmp / "warm").rglob("*.parquet")) / 2
+        size = sum(p.stat().st_size for p in (tmp / "warm0" / "run0").rglob("*.parquet"))
         print(f"parquet written per run: {size / 1e6:.1f} MB")
         if not args.no_cold:
             (cold,), wall = child(["--child", str(tmp / "cold"), "--games", str(games),

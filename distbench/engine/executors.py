@@ -132,7 +132,8 @@ def acquire(keep_warm: float, timeout: float = 120.0) -> list[Any]:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     fp = fingerprint()
-    remote = ray.remote(ShardExecutor)
+    # ping answers while a shard runs (another driver may be using the pool)
+    remote = ray.remote(concurrency_groups={"control": 1})(ShardExecutor)
     executors = []
     for node_id, count in _node_slots():
         for k in range(count):
@@ -144,8 +145,6 @@ def acquire(keep_warm: float, timeout: float = 120.0) -> list[Any]:
                 num_cpus=0,
                 max_restarts=-1,
                 max_task_retries=3,
-                # ping answers while a shard runs (another driver may be using the pool)
-                concurrency_groups={"control": 1},
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=True),
             ).remote(fp, keep_warm))
     try:

@@ -147,23 +147,14 @@ def summarize_group(
 
 
 _SUMMARY_SQL = """
-WITH t AS (
-    SELECT bucket, provider, model, tier, mode, game_id, parse_status = 'ok' AS valid,
-           nash_gap, llm_value, br_value, exploitability, gap_degenerate
-    FROM trials WHERE family = 'matrix'
-),
-per_game AS (
-    SELECT bucket, provider, model, tier, mode, game_id,
-           count(*) AS n, count(*) FILTER (WHERE valid) AS nv,
-           coalesce(sum(nash_gap) FILTER (WHERE valid), 0) AS s,
-           var_pop(nash_gap) FILTER (WHERE valid) AS v,
-           min(nash_gap) FILTER (WHERE valid) AS lo, max(nash_gap) FILTER (WHERE valid) AS hi,
-           sum(llm_value) FILTER (WHERE valid) AS s_llm,
-           sum(br_value) FILTER (WHERE valid) AS s_br,
-           sum(abs(br_value)) FILTER (WHERE valid) AS s_abs_br,
-           sum(exploitability) FILTER (WHERE valid) AS s_expl,
-           bool_or(gap_degenerate) AS deg
-    FROM t GROUP BY ALL
+WITH per_game AS (
+    SELECT bucket, provider, model, tier, mode, game_id, trials AS n, valid AS nv,
+           coalesce(mean_nash_gap * valid, 0) AS s, var_nash_gap AS v,
+           min_nash_gap AS lo, max_nash_gap AS hi,
+           mean_llm_value * valid AS s_llm, mean_br_value * valid AS s_br,
+           mean_abs_br_value * valid AS s_abs_br, mean_exploitability * valid AS s_expl,
+           gap_degenerate AS deg
+    FROM game_scores
 ),
 games AS (
     SELECT bucket, provider, model, tier, mode,
@@ -180,7 +171,7 @@ games AS (
 ),
 medians AS (
     SELECT bucket, provider, model, tier, mode, median(nash_gap) AS median_gap
-    FROM t WHERE valid GROUP BY ALL
+    FROM trials WHERE family = 'matrix' AND parse_status = 'ok' GROUP BY ALL
 )
 SELECT g.*, m.median_gap
 FROM games g LEFT JOIN medians m
@@ -191,12 +182,12 @@ ORDER BY g.bucket, g.provider, g.model, g.tier NULLS FIRST, g.mode
 
 
 def matrix_summary(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Summary records of the ``trials`` view, one per group, in a stable order.
+    """Summary records of a matrix run, one per group, in a stable order.
 
-    DuckDB aggregates each game's trials (a game's trials sit in one file, so each per-game
-    sum is added up in file order whatever the number of threads); the group statistics then
-    combine the per-game figures in ``game_id`` order: the same numbers on any number of
-    threads. Only the per-game figures come to Python (the bootstrap and the pooled variance).
+    Per-game statistics come from ``game_scores`` (computed by each shard from its trials),
+    combined in ``game_id`` order: the same numbers on any number of DuckDB threads. Only the
+    median reads every trial (an exact median is order-free). The per-game figures come to
+    Python for the bootstrap and the pooled variance.
     """
     result = con.execute(_SUMMARY_SQL)
     columns = [d[0] for d in result.description]

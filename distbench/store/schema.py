@@ -83,6 +83,32 @@ TRIALS = pa.schema(
     ]
 )
 
+GAME_SCORES = pa.schema(
+    [
+        _f("run_id", pa.string(), "Run id.", False),
+        _f("shard_id", pa.string(), "Shard that produced the trials.", False),
+        _f("bucket", pa.string(), "Bucket id.", False),
+        _f("seed", pa.int64(), "Seed of the game stream.", False),
+        _f("provider", pa.string(), "Model provider.", False),
+        _f("model", pa.string(), "Model name.", False),
+        _f("tier", pa.string(), "Model tier label (sweeps), NULL when none."),
+        _f("mode", pa.string(), "Answer mode.", False),
+        _f("game_id", pa.string(), "Game id (joins games.game_id).", False),
+        _f("game_index", pa.int64(), "Index of the game in its stream.", False),
+        _f("trials", pa.int32(), "Trials of this game, model and mode.", False),
+        _f("valid", pa.int32(), "Trials with parse_status 'ok'.", False),
+        _f("mean_nash_gap", _F64, "Mean nash_gap over the valid trials; NULL when none."),
+        _f("var_nash_gap", _F64, "Population variance of nash_gap over the valid trials."),
+        _f("min_nash_gap", _F64, "Smallest nash_gap of a valid trial."),
+        _f("max_nash_gap", _F64, "Largest nash_gap of a valid trial."),
+        _f("mean_llm_value", _F64, "Mean llm_value over the valid trials."),
+        _f("mean_br_value", _F64, "Mean br_value over the valid trials."),
+        _f("mean_abs_br_value", _F64, "Mean |br_value| over the valid trials."),
+        _f("mean_exploitability", _F64, "Mean exploitability over the valid trials."),
+        _f("gap_degenerate", pa.bool_(), "Copied from games.", False),
+    ]
+)
+
 CALLS = pa.schema(
     [
         _f("run_id", pa.string(), "Run id.", False),
@@ -115,7 +141,8 @@ def _family_tables() -> dict[str, pa.Schema]:
     return {**NEGOTIATION, **FOG}
 
 
-SCHEMAS: dict[str, pa.Schema] = {"games": GAMES, "trials": TRIALS, "calls": CALLS,
+SCHEMAS: dict[str, pa.Schema] = {"games": GAMES, "trials": TRIALS,
+                                 "game_scores": GAME_SCORES, "calls": CALLS,
                                  **_family_tables()}
 
 

@@ -137,3 +137,26 @@ def test_the_matrix_summary_is_the_same_on_any_number_of_threads(tmp_path):
         assert record["mean_nash_gap"] == pytest.approx(gaps.mean(), rel=1e-12)
         assert record["std_nash_gap"] == pytest.approx(gaps.std(), rel=1e-9)
         assert record["median_nash_gap"] == pytest.approx(np.median(gaps), rel=1e-12)
+
+
+def test_game_scores_hold_the_statistics_of_each_games_valid_trials(tmp_path):
+    out = run_matrix(_config(num_games=10, num_trials=6), tmp_path / "r", parallel=False,
+                     command=["t"])
+    con = open_run(out.run_dir)
+    expected = con.execute("""
+        select shard_id, mode, game_id, count(*), count(*) filter (where parse_status = 'ok'),
+               avg(nash_gap) filter (where parse_status = 'ok'),
+               var_pop(nash_gap) filter (where parse_status = 'ok'),
+               min(nash_gap) filter (where parse_status = 'ok'),
+               max(nash_gap) filter (where parse_status = 'ok'),
+               avg(exploitability) filter (where parse_status = 'ok'),
+               avg(abs(br_value)) filter (where parse_status = 'ok')
+        from trials group by all order by all""").fetchall()
+    got = con.execute("""
+        select shard_id, mode, game_id, trials, valid, mean_nash_gap, var_nash_gap,
+               min_nash_gap, max_nash_gap, mean_exploitability, mean_abs_br_value
+        from game_scores order by all""").fetchall()
+    assert len(got) == 10 * 2
+    for e, g in zip(expected, got, strict=True):
+        assert g[:5] == e[:5]
+        assert g[5:] == pytest.approx(e[5:], rel=1e-9, abs=1e-12)

@@ -80,8 +80,29 @@ def test_matrix_summary_groups_by_bucket_model_and_mode():
         "exploitability": [1.0, 1.0, None, 0.1],
         "gap_degenerate": [False, False, True, True],
     })
+    # game_scores: what the shards compute from these trials (one game per row here)
+    scores = pa.table({
+        "bucket": ["b1", "b1", "b2", "b2"],
+        "provider": ["dummy"] * 4,
+        "model": ["m"] * 4,
+        "tier": pa.nulls(4, pa.string()),
+        "mode": ["pure", "pure", "pure", "mixed"],
+        "game_id": ["g1", "g2", "g3", "g3"],
+        "trials": [1, 1, 1, 1],
+        "valid": [1, 1, 0, 1],
+        "mean_nash_gap": [1.0, 2.0, None, 0.5],
+        "var_nash_gap": [0.0, 0.0, None, 0.0],
+        "min_nash_gap": [1.0, 2.0, None, 0.5],
+        "max_nash_gap": [1.0, 2.0, None, 0.5],
+        "mean_llm_value": [0.0, 0.0, None, 0.0],
+        "mean_br_value": [1.0, 2.0, None, 0.5],
+        "mean_abs_br_value": [1.0, 2.0, None, 0.5],
+        "mean_exploitability": [1.0, 1.0, None, 0.1],
+        "gap_degenerate": [False, False, True, True],
+    })
     con = duckdb.connect()
     con.register("trials", table)
+    con.register("game_scores", scores)
     records = matrix_summary(con)
     assert [(r["bucket"], r["mode"]) for r in records] == [("b1", "pure"), ("b2", "mixed"), ("b2", "pure")]
     assert records[0]["mean_nash_gap"] == pytest.approx(1.5)

@@ -167,12 +167,12 @@ def play_mode(
     ids: list[str],
     payoffs: np.ndarray,
     sol,
-) -> tuple[pa.Table, pa.Table | None]:
+) -> tuple[pa.Table, pa.Table, pa.Table | None]:
     """Asks, parses and scores every trial of one mode.
 
     Returns:
-        The ``trials`` rows, and the ``calls`` rows (None for the dummy backend, whose answers
-        cost nothing and are fully determined by the trial).
+        The ``trials`` rows, the ``game_scores`` rows, and the ``calls`` rows (None for the
+        dummy backend, whose answers cost nothing and are fully determined by the trial).
     """
     num_games, m, _ = payoffs.shape
     style = backend.spec.style
@@ -289,12 +289,62 @@ def play_mode(
         "latency_ms": latency,
     }
     trials_tab = pa.table(columns)
+    ok = (np.ones(total, dtype=bool) if fast
+          else np.asarray(statuses, dtype=object) == ParseStatus.OK.value)
+    scores_tab = game_scores_table(shard, mode, ids, trials, ok, scores, sol.gap_degenerate)
     calls = None
     if with_calls:
         trial_ids = [f"{ids[g]}/{mode}/t{t}" for g in range(num_games) for t in range(trials)]
         calls = calls_table(shard.run_id, shard.shard_id, shard.llm, mode, requests, responses,
                             call_ids, trial_ids)
-    return trials_tab, calls
+    return trials_tab, scores_tab, calls
+
+
+def game_scores_table(shard: Shard, mode: str, ids: list[str], trials: int, ok: np.ndarray,
+                      scores, gap_degenerate: np.ndarray) -> pa.Table:
+    """The ``game_scores`` rows of one mode: per game, the statistics of its valid trials
+    (a map-side combine: the run summary reads these instead of every trial)."""
+    g = len(ids)
+    ok = ok.reshape(g, trials)
+    valid = ok.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        def mean(values: np.ndarray) -> np.ndarray:
+            return np.where(ok, values.reshape(g, trials), 0.0).sum(axis=1) / valid
+
+        gaps = scores.nash_gap.reshape(g, trials)
+        mean_gap = mean(scores.nash_gap)
+        var_gap = np.where(ok, (gaps - mean_gap[:, None]) ** 2, 0.0).sum(axis=1) / valid
+        lo = np.where(ok, gaps, np.inf).min(axis=1)
+        hi = np.where(ok, gaps, -np.inf).max(axis=1)
+
+        def nullable(values: np.ndarray) -> pa.Array:
+            missing = valid == 0
+            return pa.array(values, mask=missing if missing.any() else None, type=pa.float64())
+
+        columns = {
+            "run_id": _repeat(shard.run_id, g),
+            "shard_id": _repeat(shard.shard_id, g),
+            "bucket": _repeat(shard.bucket, g),
+            "seed": np.full(g, shard.seed, dtype=np.int64),
+            "provider": _repeat(shard.llm.provider, g),
+            "model": _repeat(shard.llm.model, g),
+            "tier": _repeat(shard.tier, g),
+            "mode": _repeat(mode, g),
+            "game_id": pa.array(ids, type=pa.string()),
+            "game_index": np.arange(shard.start, shard.stop, dtype=np.int64),
+            "trials": np.full(g, trials, dtype=np.int32),
+            "valid": valid.astype(np.int32),
+            "mean_nash_gap": nullable(mean_gap),
+            "var_nash_gap": nullable(var_gap),
+            "min_nash_gap": nullable(lo),
+            "max_nash_gap": nullable(hi),
+            "mean_llm_value": nullable(mean(scores.llm_value)),
+            "mean_br_value": nullable(mean(scores.br_value)),
+            "mean_abs_br_value": nullable(mean(np.abs(scores.br_value))),
+            "mean_exploitability": nullable(mean(scores.exploitability)),
+            "gap_degenerate": gap_degenerate,
+        }
+    return pa.table(columns)
 
 
 def run_shard(shard: Shard, backends: Mapping[BackendSpec, Backend]) -> ShardResult:
@@ -305,14 +355,16 @@ def run_shard(shard: Shard, backends: Mapping[BackendSpec, Backend]) -> ShardRes
     sol = solve_zero_sum(payoffs)
     games = games_table(shard, ids, payoffs, sol)
     played = [play_mode(shard, mode, backend, ids, payoffs, sol) for mode in shard.modes]
-    trials = _concat([t for t, _ in played])
-    calls = [c for _, c in played if c is not None]
+    trials = _concat([t for t, _, _ in played])
+    game_scores = _concat([t for _, t, _ in played])
+    calls = [c for _, _, c in played if c is not None]
     statuses = trials["parse_status"]
     valid = int(pc.sum(pc.equal(statuses, ParseStatus.OK.value)).as_py() or 0)
     failed = int(pc.sum(pc.equal(statuses, ParseStatus.CALL_FAILED.value)).as_py() or 0)
     stats = {"games": games.num_rows, "trials": trials.num_rows, "valid": valid,
              "call_failed": failed, "calls": sum(c.num_rows for c in calls)}
-    tables = {"games": (shard.chunk_id, games), "trials": (shard.shard_id, trials)}
+    tables = {"games": (shard.chunk_id, games), "trials": (shard.shard_id, trials),
+              "game_scores": (shard.shard_id, game_scores)}
     if calls:
         tables["calls"] = (shard.shard_id, pa.concat_tables(calls))
     return ShardResult(shard_id=shard.shard_id, tables=tables, stats=stats)
