@@ -25,7 +25,7 @@ def _num(x: float) -> float | None:
 
 
 _BOOTSTRAP_PARTS = 4
-_BLOCK = 1 << 20
+_BLOCK = 1 << 17  # draws per step: the drawn indices and gathered values stay in cache
 
 
 def _resample_means(sums: np.ndarray, counts: np.ndarray, resamples: int,

@@ -21,6 +21,7 @@ import os
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -61,29 +62,37 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """``table`` with exactly the stored columns of ``schema``, in its order and types.
 
     Derived columns (computed by the catalog's views) are dropped when present; a column the
-    schema does not know raises. A dictionary-encoded column whose values have the field's type is kept encoded (producers
-    encode columns that repeat a few values, such as ids and labels: cheaper to build, send and
-    write; the Parquet type is the same). Other columns are cast; a missing column or an
-    impossible cast raises.
+    schema does not know raises. A dictionary-encoded column whose values have the field's
+    type is kept encoded (producers encode columns that repeat a few values, such as ids and
+    labels: cheaper to build, send and write; the Parquet type is the same). Other columns are
+    cast; a missing column or an impossible cast raises.
     """
-    unknown = set(table.column_names) - set(schema.names)
+    target, casts = _conform_plan(table.schema, schema)
+    arrays = [table[name].cast(cast) if cast is not None else table[name]
+              for name, cast in casts]
+    return pa.Table.from_arrays(arrays, schema=target)
+
+
+@lru_cache(maxsize=256)
+def _conform_plan(source: pa.Schema, schema: pa.Schema):
+    """The output schema and, per stored column, the type to cast to (None: keep)."""
+    unknown = set(source.names) - set(schema.names)
     if unknown:
         raise ValueError(f"columns not in the schema: {', '.join(sorted(unknown))}")
-    arrays, fields = [], []
+    fields, casts = [], []
     for field in schema:
         if derived_expression(field) is not None:
             continue
-        if field.name not in table.column_names:
+        if field.name not in source.names:
             raise ValueError(f"table has no column {field.name!r}")
-        col = table[field.name]
-        if pa.types.is_dictionary(col.type) and col.type.value_type == field.type:
-            fields.append(field.with_type(col.type))
+        kind = source.field(field.name).type
+        if pa.types.is_dictionary(kind) and kind.value_type == field.type:
+            fields.append(field.with_type(kind))
+            casts.append((field.name, None))
         else:
-            if col.type != field.type:
-                col = col.cast(field.type)
             fields.append(field)
-        arrays.append(col)
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.metadata))
+            casts.append((field.name, field.type if kind != field.type else None))
+    return pa.schema(fields, metadata=schema.metadata), tuple(casts)
 
 
 @dataclass(frozen=True, slots=True)

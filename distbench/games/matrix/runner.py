@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -22,7 +23,6 @@ from distbench.kernels import score_actions, score_strategies, solve_zero_sum
 from distbench.llm.base import Backend, BackendSpec, Request, Response
 from distbench.llm.calls import calls_table
 from distbench.llm.dummy import DummyBackend, splitmix64
-from distbench.store.schema import GAMES
 
 
 def _game_seed(llm_seed: int, game_id: str, mode: str) -> int:
@@ -44,8 +44,26 @@ def _repeat(value: str | None, count: int) -> pa.Array:
     """``count`` copies of one string (or nulls), dictionary-encoded."""
     if value is None:
         return pa.nulls(count, type=pa.string())
-    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(count, dtype=np.int8)),
-                                          pa.array([value], type=pa.string()))
+    return pa.DictionaryArray.from_arrays(_zeros(count), pa.array([value], type=pa.string()))
+
+
+@lru_cache(maxsize=16)
+def _zeros(count: int) -> pa.Array:
+    return pa.array(np.zeros(count, dtype=np.int8))
+
+
+def _count(column: pa.ChunkedArray, value: str) -> int:
+    """How many entries of a string column (plain or dictionary-encoded) equal ``value``."""
+    total = 0
+    for chunk in column.chunks:
+        if pa.types.is_dictionary(chunk.type):
+            matches = np.flatnonzero(chunk.dictionary.to_numpy(zero_copy_only=False) == value)
+            if matches.size:
+                codes = chunk.indices.to_numpy(zero_copy_only=False)
+                total += int(np.isin(codes, matches).sum())
+        else:
+            total += int(pc.sum(pc.equal(chunk, value)).as_py() or 0)
+    return total
 
 
 def _concat(tables: list[pa.Table]) -> pa.Table:
@@ -63,31 +81,44 @@ def _concat(tables: list[pa.Table]) -> pa.Table:
     return pa.concat_tables(tables)
 
 
+def _lists(values: np.ndarray) -> pa.Array:
+    """(count, k, ...) numbers as nested Arrow lists, one per leading index, without Python
+    lists."""
+    array: pa.Array = pa.array(np.ascontiguousarray(values, dtype=np.float64).reshape(-1))
+    for size in reversed(values.shape[1:]):
+        count = len(array) // size
+        array = pa.ListArray.from_arrays(pa.array(np.arange(0, count * size + 1, size,
+                                                            dtype=np.int32)), array)
+    return array
+
+
 def games_table(shard: Shard, ids: list[str], payoffs: np.ndarray, sol) -> pa.Table:
     """The ``games`` rows of a shard."""
     count = len(ids)
-    status = np.array(["ok", "iteration_limit", "inaccurate"])[sol.status]
+    status = pa.DictionaryArray.from_arrays(
+        pa.array(np.asarray(sol.status, dtype=np.int8)),
+        pa.array(["ok", "iteration_limit", "inaccurate"]))
     columns = {
-        "run_id": [shard.run_id] * count,
-        "family": ["matrix"] * count,
-        "bucket": [shard.bucket] * count,
-        "seed": [shard.seed] * count,
+        "run_id": _repeat(shard.run_id, count),
+        "family": _repeat("matrix", count),
+        "bucket": _repeat(shard.bucket, count),
+        "seed": np.full(count, shard.seed, dtype=np.int64),
         "game_index": np.arange(shard.start, shard.stop, dtype=np.int64),
-        "game_id": ids,
-        "rows": [payoffs.shape[1]] * count,
-        "cols": [payoffs.shape[2]] * count,
-        "payoff": payoffs.tolist(),
-        "nash_row": sol.row.tolist(),
-        "nash_col": sol.col.tolist(),
+        "game_id": pa.array(ids, type=pa.string()),
+        "rows": np.full(count, payoffs.shape[1], dtype=np.int32),
+        "cols": np.full(count, payoffs.shape[2], dtype=np.int32),
+        "payoff": _lists(payoffs),
+        "nash_row": _lists(sol.row),
+        "nash_col": _lists(sol.col),
         "value": sol.value,
-        "row_support": sol.row_support,
-        "col_support": sol.col_support,
+        "row_support": np.asarray(sol.row_support, dtype=np.int32),
+        "col_support": np.asarray(sol.col_support, dtype=np.int32),
         "has_saddle": has_saddle_point(payoffs),
         "gap_degenerate": sol.gap_degenerate,
         "residual": sol.residual,
-        "solver_status": status.tolist(),
+        "solver_status": status,
     }
-    return pa.table(columns, schema=GAMES)
+    return pa.table(columns)
 
 
 def _ask(backend: Backend, requests: list[Request]) -> list[Response]:
@@ -359,8 +390,8 @@ def run_shard(shard: Shard, backends: Mapping[BackendSpec, Backend]) -> ShardRes
     game_scores = _concat([t for _, t, _ in played])
     calls = [c for _, _, c in played if c is not None]
     statuses = trials["parse_status"]
-    valid = int(pc.sum(pc.equal(statuses, ParseStatus.OK.value)).as_py() or 0)
-    failed = int(pc.sum(pc.equal(statuses, ParseStatus.CALL_FAILED.value)).as_py() or 0)
+    valid = _count(statuses, ParseStatus.OK.value)
+    failed = _count(statuses, ParseStatus.CALL_FAILED.value)
     stats = {"games": games.num_rows, "trials": trials.num_rows, "valid": valid,
              "call_failed": failed, "calls": sum(c.num_rows for c in calls)}
     tables = {"games": (shard.chunk_id, games), "trials": (shard.shard_id, trials),
