@@ -146,7 +146,7 @@ def summarize_group(
     return out
 
 
-_SUMMARY_SQL = """
+_GAMES_SQL = """
 WITH per_game AS (
     SELECT bucket, provider, model, tier, mode, game_id, trials AS n, valid AS nv,
            coalesce(mean_nash_gap * valid, 0) AS s, var_nash_gap AS v,
@@ -155,29 +155,24 @@ WITH per_game AS (
            mean_abs_br_value * valid AS s_abs_br, mean_exploitability * valid AS s_expl,
            gap_degenerate AS deg
     FROM game_scores
-),
-games AS (
-    SELECT bucket, provider, model, tier, mode,
-           count(*) AS num_games, max(n) AS per_game, sum(n) AS total, sum(nv) AS valid,
-           avg(CASE WHEN deg THEN 1.0 ELSE 0.0 END) AS deg_share,
-           list(s ORDER BY game_id) AS sums, list(nv ORDER BY game_id) AS counts,
-           list(coalesce(v, 0) ORDER BY game_id) AS variances,
-           min(lo) AS min_gap, max(hi) AS max_gap,
-           sum(s_llm ORDER BY game_id) AS sum_llm,
-           sum(s_br ORDER BY game_id) AS sum_br,
-           sum(s_abs_br ORDER BY game_id) AS sum_abs_br,
-           sum(s_expl ORDER BY game_id) AS sum_expl
-    FROM per_game GROUP BY ALL
-),
-medians AS (
-    SELECT bucket, provider, model, tier, mode, median(nash_gap) AS median_gap
-    FROM trials WHERE family = 'matrix' AND parse_status = 'ok' GROUP BY ALL
 )
-SELECT g.*, m.median_gap
-FROM games g LEFT JOIN medians m
-  ON g.bucket = m.bucket AND g.provider = m.provider AND g.model = m.model
- AND g.tier IS NOT DISTINCT FROM m.tier AND g.mode = m.mode
-ORDER BY g.bucket, g.provider, g.model, g.tier NULLS FIRST, g.mode
+SELECT bucket, provider, model, tier, mode,
+       count(*) AS num_games, max(n) AS per_game, sum(n) AS total, sum(nv) AS valid,
+       avg(CASE WHEN deg THEN 1.0 ELSE 0.0 END) AS deg_share,
+       list(s ORDER BY game_id) AS sums, list(nv ORDER BY game_id) AS counts,
+       list(coalesce(v, 0) ORDER BY game_id) AS variances,
+       min(lo) AS min_gap, max(hi) AS max_gap,
+       sum(s_llm ORDER BY game_id) AS sum_llm,
+       sum(s_br ORDER BY game_id) AS sum_br,
+       sum(s_abs_br ORDER BY game_id) AS sum_abs_br,
+       sum(s_expl ORDER BY game_id) AS sum_expl
+FROM per_game GROUP BY ALL
+ORDER BY bucket, provider, model, tier NULLS FIRST, mode
+"""
+
+_MEDIANS_SQL = """
+SELECT bucket, provider, model, tier, mode, median(nash_gap) AS median_gap
+FROM trials WHERE family = 'matrix' AND parse_status = 'ok' GROUP BY ALL
 """
 
 
@@ -189,48 +184,61 @@ def matrix_summary(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     median reads every trial (an exact median is order-free). The per-game figures come to
     Python for the bootstrap and the pooled variance.
     """
-    result = con.execute(_SUMMARY_SQL)
+    from concurrent.futures import ThreadPoolExecutor
+
+    result = con.execute(_GAMES_SQL)
     columns = [d[0] for d in result.description]
-    records = []
-    for row in result.fetchall():
-        r = dict(zip(columns, row, strict=True))
-        total, valid = int(r["total"]), int(r["valid"])
-        record: dict[str, Any] = {k: r[k] for k in GROUP_KEYS}
-        record.update(
-            num_games=int(r["num_games"]),
-            num_trials_per_game=int(r["per_game"]),
-            total_trials=total,
-            valid_trials=valid,
-            valid_rate=valid / total if total else None,
-            degenerate_game_share=float(r["deg_share"]),
-        )
-        if valid:
-            sums = np.asarray(r["sums"], dtype=np.float64)
-            counts = np.asarray(r["counts"], dtype=np.float64)
-            mean_gap = float(sums.sum() / valid)
-            # Pooled population variance: within-game plus between-game parts.
-            played = counts > 0
-            within = float((counts * np.asarray(r["variances"], dtype=np.float64)).sum())
-            between = float((counts[played] * (sums[played] / counts[played] - mean_gap) ** 2).sum())
-            ci = bootstrap_mean_ci(sums, counts)
-            mean_abs_br = r["sum_abs_br"] / valid
-            record.update(
-                mean_nash_gap=mean_gap,
-                median_nash_gap=float(r["median_gap"]),
-                std_nash_gap=math.sqrt(max(within + between, 0.0) / valid),
-                min_nash_gap=float(r["min_gap"]),
-                max_nash_gap=float(r["max_gap"]),
-                mean_llm_value=float(r["sum_llm"] / valid),
-                mean_br_value=float(r["sum_br"] / valid),
-                gap_ratio=_num(mean_gap / mean_abs_br) if mean_abs_br else None,
-                mean_exploitability=float(r["sum_expl"] / valid),
-                nash_gap_ci95=list(ci) if ci else None,
-            )
-        else:
-            for key in _STAT_KEYS:
-                record[key] = None
-        records.append(record)
+    groups = [dict(zip(columns, row, strict=True)) for row in result.fetchall()]
+    # The bootstraps (numpy) run beside DuckDB's scan for the medians: both release the GIL.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="distbench-bootstrap") as pool:
+        cis = [pool.submit(bootstrap_mean_ci, np.asarray(r["sums"], dtype=np.float64),
+                           np.asarray(r["counts"], dtype=np.float64)) if r["valid"] else None
+               for r in groups]
+        medians = {tuple(row[:5]): row[5] for row in con.execute(_MEDIANS_SQL).fetchall()}
+        records = []
+        for r, ci_future in zip(groups, cis, strict=True):
+            r["median_gap"] = medians.get(tuple(r[k] for k in GROUP_KEYS))
+            records.append(_record(r, ci_future.result() if ci_future else None))
     return records
+
+
+def _record(r: dict[str, Any], ci: tuple[float, float] | None) -> dict[str, Any]:
+    """One summary record from a group's per-game figures, its median and its CI."""
+    total, valid = int(r["total"]), int(r["valid"])
+    record: dict[str, Any] = {k: r[k] for k in GROUP_KEYS}
+    record.update(
+        num_games=int(r["num_games"]),
+        num_trials_per_game=int(r["per_game"]),
+        total_trials=total,
+        valid_trials=valid,
+        valid_rate=valid / total if total else None,
+        degenerate_game_share=float(r["deg_share"]),
+    )
+    if not valid:
+        for key in _STAT_KEYS:
+            record[key] = None
+        return record
+    sums = np.asarray(r["sums"], dtype=np.float64)
+    counts = np.asarray(r["counts"], dtype=np.float64)
+    mean_gap = float(sums.sum() / valid)
+    # Pooled population variance: within-game plus between-game parts.
+    played = counts > 0
+    within = float((counts * np.asarray(r["variances"], dtype=np.float64)).sum())
+    between = float((counts[played] * (sums[played] / counts[played] - mean_gap) ** 2).sum())
+    mean_abs_br = r["sum_abs_br"] / valid
+    record.update(
+        mean_nash_gap=mean_gap,
+        median_nash_gap=float(r["median_gap"]),
+        std_nash_gap=math.sqrt(max(within + between, 0.0) / valid),
+        min_nash_gap=float(r["min_gap"]),
+        max_nash_gap=float(r["max_gap"]),
+        mean_llm_value=float(r["sum_llm"] / valid),
+        mean_br_value=float(r["sum_br"] / valid),
+        gap_ratio=_num(mean_gap / mean_abs_br) if mean_abs_br else None,
+        mean_exploitability=float(r["sum_expl"] / valid),
+        nash_gap_ci95=list(ci) if ci else None,
+    )
+    return record
 
 
 _STAT_KEYS = (
