@@ -301,9 +301,11 @@ def run_plan(
             import ray
 
             cpus = int(ray.cluster_resources().get("CPU", 1))
-            from distbench.llm.endpoint import get_or_create
+            remote_specs = [spec for spec in specs if not in_process(spec)]
+            if remote_specs:
+                from distbench.llm.endpoint import get_or_create
 
-            endpoints = [get_or_create(spec) for spec in specs if not in_process(spec)]
+                endpoints = [get_or_create(spec) for spec in remote_specs]
             executors = []
             if address and keep_warm > 0:
                 from distbench.engine import executors as pool

@@ -92,8 +92,19 @@ def bootstrap_mean_ci(
         return None
     means = _resample_means(sums, counts, resamples, seed)
     alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return float(low), float(high)
+    ordered = np.sort(means)
+    return _quantile(ordered, alpha), _quantile(ordered, 1.0 - alpha)
+
+
+def _quantile(ordered: np.ndarray, q: float) -> float:
+    """The q-quantile of sorted values, linear between order statistics (numpy's default
+    method; written out because ``np.quantile`` imports ``numpy.ma``, 16 ms of a driver's
+    start)."""
+    position = q * (len(ordered) - 1)
+    lo = int(math.floor(position))
+    hi = min(lo + 1, len(ordered) - 1)
+    frac = position - lo
+    return float(ordered[lo] + (ordered[hi] - ordered[lo]) * frac)
 
 
 def summarize_group(

@@ -128,3 +128,12 @@ def test_the_equal_count_shortcut_gives_the_general_resamples():
         total = np.take(both, idx).sum(axis=1)
         expected.append(total.real / total.imag)
     np.testing.assert_allclose(fast, np.concatenate(expected), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 2000])
+def test_the_bootstrap_quantile_is_numpys_linear_quantile(n):
+    from distbench.report.summary import _quantile
+
+    values = np.sort(np.random.default_rng(n).normal(size=n))
+    for q in (0.0, 0.025, 0.5, 0.975, 1.0):
+        assert _quantile(values, q) == pytest.approx(float(np.quantile(values, q)), abs=1e-12)
