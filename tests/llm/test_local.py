@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
-import select
-import signal
 import subprocess
-import sys
-import time
 
 import httpx
 import numpy as np
 import pytest
+from cli_server import distbench_argv, start_cli_server, stop_cli_server
 
 from distbench.games.matrix.prompts import pure_prompt
 from distbench.llm import local
@@ -47,42 +43,6 @@ def model():
     loaded = local.shared_model()
     loaded.warm_up()
     return loaded
-
-
-def distbench_argv(*args: str) -> list[str]:
-    """``distbench <args>`` through the real entry point (``serve`` added if not registered)."""
-    code = (
-        "from distbench.cli.main import cli, main\n"
-        "from distbench.cli.serve import serve\n"
-        "cli.commands.setdefault('serve', serve)\n"
-        "main()\n"
-    )
-    return [sys.executable, "-c", code, *args]
-
-
-def start_cli_server(*args: str, timeout: float = 120) -> tuple[subprocess.Popen, str]:
-    """Starts ``distbench serve ...``; returns (process, url) once it prints the serving line."""
-    proc = subprocess.Popen(distbench_argv("serve", *args), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    deadline, line = time.monotonic() + timeout, b""
-    while time.monotonic() < deadline and proc.poll() is None:
-        if select.select([proc.stderr], [], [], 0.2)[0]:
-            line = proc.stderr.readline()
-            break
-    if not line.startswith(b"serving "):
-        proc.kill()
-        raise AssertionError(f"no serving line: {line!r} {proc.stderr.read()!r}")
-    return proc, line.decode().split(" on ", 1)[1].strip()
-
-
-def stop_cli_server(proc: subprocess.Popen) -> tuple[int, str]:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        _, err = proc.communicate(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
-    return proc.returncode, err.decode()
 
 
 # --- finding the model (no llama needed) --------------------------------------------------

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_local import INSTALL_HINT, start_cli_server, stop_cli_server
+from cli_server import start_cli_server, stop_cli_server
+from test_local import INSTALL_HINT
 
 from distbench.engine.driver import run_matrix
 from distbench.engine.plan import MatrixRunConfig
@@ -62,7 +63,7 @@ def test_local_model_through_the_ray_endpoint_actor_is_deterministic(tmp_path, r
 
 
 def test_serve_local_over_http_plays_a_matrix_run(tmp_path):
-    proc, url = start_cli_server("local", "--port", "0")
+    proc, url = start_cli_server("local", "--port", "0", timeout=120)
     try:
         spec = make_spec("llamacpp", "smollm2", "completion", base_url=url, cache=False,
                          logprob_cue_space=True)

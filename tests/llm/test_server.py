@@ -5,12 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
-import select
-import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -18,6 +14,7 @@ from collections import Counter
 import httpx
 import numpy as np
 import pytest
+from cli_server import distbench_argv, start_cli_server, stop_cli_server
 
 from distbench.games.matrix.parse import ParseStatus, parse_mixed, parse_pure
 from distbench.games.matrix.prompts import mixed_prompt, pure_prompt
@@ -396,51 +393,6 @@ def test_mock_answerer_is_usable_without_a_server():
 
 
 # --- the command line ---------------------------------------------------------------------
-
-
-def distbench_argv(*args: str) -> list[str]:
-    """``distbench <args>`` through the real entry point; adds ``serve`` to the group if
-    ``distbench.cli.main`` does not register it (yet)."""
-    code = (
-        "from distbench.cli.main import cli, main\n"
-        "from distbench.cli.serve import serve\n"
-        "cli.commands.setdefault('serve', serve)\n"
-        "main()\n"
-    )
-    return [sys.executable, "-c", code, *args]
-
-
-def start_cli_server(*args: str, env: dict[str, str] | None = None, timeout: float = 60):
-    """Starts ``distbench serve ...``; returns (process, url) once it prints the serving line."""
-    proc = subprocess.Popen(
-        distbench_argv("serve", *args), stderr=subprocess.PIPE, stdout=subprocess.PIPE,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
-    )
-    deadline = time.monotonic() + timeout
-    line = b""
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stderr], [], [], 0.2)
-        if ready:
-            line = proc.stderr.readline()
-            if line.startswith(b"serving ") or not line:
-                break
-        elif proc.poll() is not None:
-            break
-    if not line.startswith(b"serving "):
-        proc.kill()
-        rest = proc.stderr.read().decode(errors="replace")
-        raise AssertionError(f"no serving line: {line!r} {rest}")
-    return proc, line.decode().split(" on ", 1)[1].strip()
-
-
-def stop_cli_server(proc: subprocess.Popen) -> tuple[int, str]:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        _, err = proc.communicate(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
-    return proc.returncode, err.decode()
 
 
 def test_serve_mock_command_answers_and_exits_cleanly_on_sigterm():
