@@ -397,39 +397,29 @@ def chat_response(
     model: str, text: str, prompt_tokens: int, logprobs: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """An OpenAI ``chat.completion`` body."""
-    completion_tokens = _approx_tokens(text)
-    return {
-        "id": "chatcmpl-" + hashlib.blake2b(text.encode(), digest_size=8).hexdigest(),
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "logprobs": logprobs,
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-    }
+    choice = {"index": 0, "message": {"role": "assistant", "content": text},
+              "logprobs": logprobs, "finish_reason": "stop"}
+    return _body("chat.completion", "chatcmpl-", model, text, prompt_tokens, choice)
 
 
 def completion_response(
     model: str, text: str, prompt_tokens: int, logprobs: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """An OpenAI ``text_completion`` body."""
+    choice = {"index": 0, "text": text, "logprobs": logprobs, "finish_reason": "stop"}
+    return _body("text_completion", "cmpl-", model, text, prompt_tokens, choice)
+
+
+def _body(kind: str, id_prefix: str, model: str, text: str, prompt_tokens: int,
+          choice: dict[str, Any]) -> dict[str, Any]:
+    """The fields every OpenAI completion body shares, around one choice."""
     completion_tokens = _approx_tokens(text)
     return {
-        "id": "cmpl-" + hashlib.blake2b(text.encode(), digest_size=8).hexdigest(),
-        "object": "text_completion",
+        "id": id_prefix + hashlib.blake2b(text.encode(), digest_size=8).hexdigest(),
+        "object": kind,
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "text": text, "logprobs": logprobs, "finish_reason": "stop"}],
+        "choices": [choice],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
