@@ -107,56 +107,6 @@ def _quantile(ordered: np.ndarray, q: float) -> float:
     return float(ordered[lo] + (ordered[hi] - ordered[lo]) * frac)
 
 
-def summarize_group(
-    game_ids: np.ndarray,
-    valid: np.ndarray,
-    nash_gap: np.ndarray,
-    llm_value: np.ndarray,
-    br_value: np.ndarray,
-    exploitability: np.ndarray,
-    gap_degenerate: np.ndarray,
-) -> dict[str, Any]:
-    """Summary fields of one group of trials (all arrays (T,), aligned)."""
-    total = len(game_ids)
-    uniq, inverse = np.unique(game_ids, return_inverse=True)
-    num_games = len(uniq)
-    per_game = np.bincount(inverse, minlength=num_games)
-    gaps = nash_gap[valid]
-    out: dict[str, Any] = {
-        "num_games": int(num_games),
-        "num_trials_per_game": int(per_game.max()) if num_games else 0,
-        "total_trials": int(total),
-        "valid_trials": int(valid.sum()),
-        "valid_rate": _num(valid.mean()) if total else None,
-        "degenerate_game_share": None,
-    }
-    if num_games:
-        degenerate_games = np.zeros(num_games, dtype=bool)
-        degenerate_games[inverse] = gap_degenerate
-        out["degenerate_game_share"] = float(degenerate_games.mean())
-    if gaps.size:
-        mean_br_abs = float(np.abs(br_value[valid]).mean())
-        sums = np.bincount(inverse[valid], weights=gaps, minlength=num_games)
-        counts = np.bincount(inverse[valid], minlength=num_games)
-        ci = bootstrap_mean_ci(sums, counts)
-        out.update(
-            mean_nash_gap=float(gaps.mean()),
-            median_nash_gap=float(np.median(gaps)),
-            std_nash_gap=float(gaps.std()),
-            min_nash_gap=float(gaps.min()),
-            max_nash_gap=float(gaps.max()),
-            mean_llm_value=float(llm_value[valid].mean()),
-            mean_br_value=float(br_value[valid].mean()),
-            gap_ratio=_num(gaps.mean() / mean_br_abs) if mean_br_abs > 0 else None,
-            mean_exploitability=float(exploitability[valid].mean()),
-            nash_gap_ci95=list(ci) if ci else None,
-        )
-    else:
-        for key in _STAT_KEYS:
-            out[key] = None
-    return out
-
-
 _GAMES_SQL = """
 WITH per_game AS (
     SELECT bucket, provider, model, tier, mode, game_id, trials AS n, valid AS nv,

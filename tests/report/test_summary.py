@@ -7,16 +7,51 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from distbench.report.summary import bootstrap_mean_ci, matrix_summary, summarize_group
+from distbench.report.summary import bootstrap_mean_ci, matrix_summary
+
+# What each shard stores per game (the runner computes it with numpy; here DuckDB does, from
+# the trials, so the summary is checked against an independent per-game reduction).
+_GAME_SCORES_SQL = """
+CREATE TABLE game_scores AS
+SELECT bucket, provider, model, tier, mode, game_id,
+       count(*)::INTEGER AS trials,
+       (count(*) FILTER (WHERE parse_status = 'ok'))::INTEGER AS valid,
+       avg(nash_gap) FILTER (WHERE parse_status = 'ok') AS mean_nash_gap,
+       var_pop(nash_gap) FILTER (WHERE parse_status = 'ok') AS var_nash_gap,
+       min(nash_gap) FILTER (WHERE parse_status = 'ok') AS min_nash_gap,
+       max(nash_gap) FILTER (WHERE parse_status = 'ok') AS max_nash_gap,
+       avg(llm_value) FILTER (WHERE parse_status = 'ok') AS mean_llm_value,
+       avg(br_value) FILTER (WHERE parse_status = 'ok') AS mean_br_value,
+       avg(abs(br_value)) FILTER (WHERE parse_status = 'ok') AS mean_abs_br_value,
+       avg(exploitability) FILTER (WHERE parse_status = 'ok') AS mean_exploitability,
+       bool_or(gap_degenerate) AS gap_degenerate
+FROM trials GROUP BY ALL
+"""
 
 
 def _group(gaps, games, valid=None, br=None):
+    """The summary record of one group of trials (invalid trials carry no scores)."""
     gaps = np.asarray(gaps, dtype=float)
     valid = np.ones(len(gaps), bool) if valid is None else np.asarray(valid)
     br = np.full(len(gaps), 2.0) if br is None else np.asarray(br, dtype=float)
-    return summarize_group(
-        np.asarray(games), valid, gaps, br - gaps, br, gaps * 2, np.zeros(len(gaps), bool)
-    )
+
+    def scored(values):
+        return [float(v) if ok else None for v, ok in zip(values, valid, strict=True)]
+
+    n = len(gaps)
+    trials = pa.table({
+        "family": ["matrix"] * n, "bucket": ["b"] * n, "provider": ["dummy"] * n,
+        "model": ["m"] * n, "tier": pa.nulls(n, pa.string()), "mode": ["pure"] * n,
+        "game_id": list(games),
+        "parse_status": ["ok" if ok else "no_answer" for ok in valid],
+        "nash_gap": scored(gaps), "llm_value": scored(br - gaps), "br_value": scored(br),
+        "exploitability": scored(gaps * 2), "gap_degenerate": [False] * n,
+    })
+    con = duckdb.connect()
+    con.register("trials", trials)
+    con.execute(_GAME_SCORES_SQL)
+    (record,) = matrix_summary(con)
+    return record
 
 
 def test_summary_fields_match_a_hand_computation():
