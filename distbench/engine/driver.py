@@ -144,10 +144,17 @@ def start_ray(num_workers: int | None, address: str | None = None) -> None:
         ray.init(num_cpus=num_workers, include_dashboard=False, **kwargs)
 
 
+def shard_task():
+    """:func:`execute_shard` as a Ray task: one CPU, retried when its worker dies."""
+    import ray
+
+    return ray.remote(execute_shard).options(num_cpus=1, max_retries=3)
+
+
 def _ray_results(shards: list[Shard], max_in_flight: int) -> Iterator[tuple[Shard, Any]]:
     import ray
 
-    remote = ray.remote(execute_shard).options(num_cpus=1, max_retries=3)
+    remote = shard_task()
     queue = list(reversed(shards))
     pending: dict[Any, Shard] = {}
     while queue or pending:

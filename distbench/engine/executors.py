@@ -163,9 +163,9 @@ def pool_results(shards: list[Any], executors: list[Any]) -> Iterator[tuple[Any,
     import ray
     from ray.exceptions import RayActorError
 
-    from distbench.engine.driver import execute_shard
+    from distbench.engine.driver import shard_task
 
-    fallback = ray.remote(execute_shard).options(num_cpus=1, max_retries=3)
+    fallback = shard_task()
     queue = list(reversed(shards))
     pending: dict[Any, tuple[Any, int | None]] = {}
     load = [0] * len(executors)

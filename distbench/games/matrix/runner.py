@@ -52,6 +52,11 @@ def _zeros(count: int) -> pa.Array:
     return pa.array(np.zeros(count, dtype=np.int8))
 
 
+def _floats(values: np.ndarray, missing: np.ndarray) -> pa.Array:
+    """A float64 column, null where ``missing`` (no validity bitmap when nothing is)."""
+    return pa.array(values, mask=missing if missing.any() else None, type=pa.float64())
+
+
 def _count(column: pa.ChunkedArray, value: str) -> int:
     """How many entries of a string column (plain or dictionary-encoded) equal ``value``."""
     total = 0
@@ -282,8 +287,7 @@ def play_mode(
         strategy = lists
 
     def nullable(values: np.ndarray) -> pa.Array:
-        missing = np.isnan(values)
-        return pa.array(values, mask=missing if missing.any() else None, type=pa.float64())
+        return _floats(values, np.isnan(values))
 
     trial_no = np.tile(np.arange(trials, dtype=np.int32), num_games)
     # Columns that repeat a few values are dictionary-encoded: cheap to build, to send from
@@ -349,8 +353,7 @@ def game_scores_table(shard: Shard, mode: str, ids: list[str], trials: int, ok: 
         hi = np.where(ok, gaps, -np.inf).max(axis=1)
 
         def nullable(values: np.ndarray) -> pa.Array:
-            missing = valid == 0
-            return pa.array(values, mask=missing if missing.any() else None, type=pa.float64())
+            return _floats(values, valid == 0)
 
         columns = {
             "run_id": _repeat(shard.run_id, g),
@@ -390,7 +393,7 @@ def run_shard(shard: Shard, backends: Mapping[BackendSpec, Backend]) -> ShardRes
     game_scores = _concat([t for _, t, _ in played])
     calls = [c for _, _, c in played if c is not None]
     statuses = trials["parse_status"]
-    valid = _count(statuses, ParseStatus.OK.value)
+    valid = int(pc.sum(game_scores["valid"]).as_py() or 0)  # counted per game already
     failed = _count(statuses, ParseStatus.CALL_FAILED.value)
     stats = {"games": games.num_rows, "trials": trials.num_rows, "valid": valid,
              "call_failed": failed, "calls": sum(c.num_rows for c in calls)}
