@@ -221,7 +221,9 @@ class RunPlan:
         shards: The planned shards, each with ``shard_id``, ``family``, ``num_units`` and
             ``specs`` or ``llm``.
         seeds: Seeds to record in the manifest.
-        summarize: Builds the summary records from a DuckDB connection over the run.
+        summarize: Builds the summary records from a DuckDB connection over the run and an
+            :class:`~distbench.report.bootstrap.Offload` for its numeric work (the run's
+            Ray workers, or None: this process).
         unit: What ``num_units`` counts (trials, episodes, games), for the progress line.
         summary_threads: DuckDB threads for ``summarize``: 1 unless the summary is known to
             give the same numbers on any number of threads (DuckDB's parallel float sums
@@ -233,7 +235,7 @@ class RunPlan:
     identity: dict[str, Any]
     shards: list[Any]
     seeds: dict[str, Any]
-    summarize: Callable[[Any], list[dict[str, Any]]]
+    summarize: Callable[[Any, Any], list[dict[str, Any]]]
     unit: str = "trials"
     summary_threads: int | None = 1
 
@@ -301,6 +303,7 @@ def run_plan(
     if on_start:
         on_start(len(todo), sum(s.num_units for s in todo))
 
+    offload = None
     if todo:
         endpoints = []
         if parallel:
@@ -322,6 +325,9 @@ def run_plan(
                 results = pool.pool_results(todo, executors)
             else:
                 results = _ray_results(todo, max_in_flight=max(2, 2 * cpus))
+            from distbench.engine.remote import RayCalls
+
+            offload = RayCalls(executors, cpus)
         else:
             results = _local_results(todo)
         # Parquet encoding releases the GIL: two writer threads overlap it with receiving the
@@ -361,7 +367,7 @@ def run_plan(
 
     con = open_run(run_dir, threads=plan.summary_threads)
     try:
-        summary = plan.summarize(con)
+        summary = plan.summarize(con, offload)
     finally:
         con.close()
     write_json(run_dir / "summary.json", {"run_id": run_id, "family": plan.family,

@@ -76,11 +76,13 @@ class ShardExecutor:
         import numpy as np
 
         from distbench.kernels import score_actions, solve_zero_sum
+        from distbench.report.bootstrap import resample_means
 
         payoffs = np.array([[[1.0, -1.0], [-1.0, 1.0]]])
         sol = solve_zero_sum(payoffs)
         score_actions(payoffs, sol.col, sol.value, np.zeros(1, dtype=np.int64),
                       np.zeros(1, dtype=np.int64))
+        resample_means(np.ones(1), np.ones(1), 0, 1, 0)
         import distbench.games.matrix.runner  # noqa: F401
 
     def _watch(self) -> None:
@@ -104,9 +106,14 @@ class ShardExecutor:
         """Plays one shard (see :func:`distbench.engine.driver.execute_shard`)."""
         from distbench.engine.driver import execute_shard
 
+        return self.call(execute_shard, shard)
+
+    def call(self, fn: Any, *args: Any) -> Any:
+        """Runs ``fn(*args)`` here, warm (a shard, or the summary's resampling:
+        :class:`distbench.engine.remote.RayCalls`)."""
         self.busy += 1
         try:
-            return execute_shard(shard)
+            return fn(*args)
         finally:
             self.busy -= 1
             self.last_active = time.monotonic()

@@ -68,16 +68,17 @@ def sweep_identity(spec: SweepSpec) -> dict[str, Any]:
             "families": [c.identity() for c in family_configs(spec)]}
 
 
-def sweep_summary(con: Any) -> list[dict[str, Any]]:
-    """The summary records of every family in the run, each with its ``family``."""
+def sweep_summary(con: Any, offload: Any = None) -> list[dict[str, Any]]:
+    """The summary records of every family in the run, each with its ``family``; ``offload``
+    runs the matrix bootstraps (see :func:`distbench.report.summary.matrix_summary`)."""
     from distbench.games.fog.plan import fog_summary
     from distbench.games.negotiation.summary import negotiation_summary
     from distbench.report.summary import matrix_summary
 
     out = []
-    for family, summarize in (("matrix", matrix_summary), ("negotiation", negotiation_summary),
-                              ("fog", fog_summary)):
-        out.extend({"family": family, **record} for record in summarize(con))
+    for family, records in (("matrix", matrix_summary(con, offload)),
+                            ("negotiation", negotiation_summary(con)), ("fog", fog_summary(con))):
+        out.extend({"family": family, **record} for record in records)
     return out
 
 

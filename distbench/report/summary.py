@@ -15,96 +15,19 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from distbench.report.bootstrap import (  # noqa: F401  (re-exported)
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    Offload,
+    bootstrap_mean_ci,
+    start_bootstrap_ci,
+)
+
 GROUP_KEYS: tuple[str, ...] = ("bucket", "provider", "model", "tier", "mode")
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 20240917
 
 
 def _num(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
-
-
-_BOOTSTRAP_PARTS = 4
-_BLOCK = 1 << 17  # draws per step: the drawn indices and gathered values stay in cache
-
-
-def _resample_means(sums: np.ndarray, counts: np.ndarray, resamples: int,
-                    seed: int) -> np.ndarray:
-    """``resamples`` cluster-bootstrap means sum(sums[drawn]) / sum(counts[drawn]).
-
-    The resamples are cut into a fixed number of parts, each with its own generator spawned
-    from ``seed``, so the result does not depend on how many threads run them; numpy releases
-    the GIL while drawing and gathering, so two threads take about half the time. (A numba
-    kernel would be faster per draw, but loading numba costs a fresh driver about a second.)
-    """
-    from concurrent.futures import ThreadPoolExecutor
-
-    g = len(sums)
-    # Equal counts (every game kept all its trials: the common case) make the denominator a
-    # constant, so only the sums are gathered; otherwise one complex gather fetches a
-    # cluster's sum and count together. Both give the same means up to rounding.
-    equal = bool(np.all(counts == counts[0]))
-    both = sums if equal else sums + 1j * counts
-    bounds = np.linspace(0, resamples, _BOOTSTRAP_PARTS + 1).astype(int)
-    seqs = np.random.SeedSequence(seed).spawn(_BOOTSTRAP_PARTS)
-    means = np.empty(resamples)
-
-    def part(k: int) -> None:
-        rng = np.random.default_rng(seqs[k])
-        step = max(1, _BLOCK // g)
-        for lo in range(bounds[k], bounds[k + 1], step):
-            hi = min(bounds[k + 1], lo + step)
-            idx = rng.integers(0, g, size=(hi - lo, g), dtype=np.int32)
-            total = np.take(both, idx).sum(axis=1)
-            means[lo:hi] = total / (counts[0] * g) if equal else total.real / total.imag
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        list(pool.map(part, range(_BOOTSTRAP_PARTS)))
-    return means
-
-
-def bootstrap_mean_ci(
-    sums: np.ndarray,
-    counts: np.ndarray,
-    *,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-    level: float = 0.95,
-    seed: int = BOOTSTRAP_SEED,
-) -> tuple[float, float] | None:
-    """Percentile bootstrap CI of a mean over clusters.
-
-    Args:
-        sums: (G,) sum of the values of each cluster (game).
-        counts: (G,) number of values of each cluster.
-        resamples: Bootstrap resamples.
-        level: Confidence level.
-        seed: Seed of the resampling.
-
-    Returns:
-        (low, high), or None when there are no values.
-    """
-    sums = np.asarray(sums, dtype=np.float64)
-    counts = np.asarray(counts, dtype=np.float64)
-    keep = counts > 0
-    sums, counts = sums[keep], counts[keep]
-    g = len(sums)
-    if g == 0:
-        return None
-    means = _resample_means(sums, counts, resamples, seed)
-    alpha = (1.0 - level) / 2.0
-    ordered = np.sort(means)
-    return _quantile(ordered, alpha), _quantile(ordered, 1.0 - alpha)
-
-
-def _quantile(ordered: np.ndarray, q: float) -> float:
-    """The q-quantile of sorted values, linear between order statistics (numpy's default
-    method; written out because ``np.quantile`` imports ``numpy.ma``, 16 ms of a driver's
-    start)."""
-    position = q * (len(ordered) - 1)
-    lo = int(math.floor(position))
-    hi = min(lo + 1, len(ordered) - 1)
-    frac = position - lo
-    return float(ordered[lo] + (ordered[hi] - ordered[lo]) * frac)
 
 
 _GAMES_SQL = """
@@ -137,29 +60,30 @@ FROM trials WHERE family = 'matrix' AND parse_status = 'ok' GROUP BY ALL
 """
 
 
-def matrix_summary(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+def matrix_summary(con: duckdb.DuckDBPyConnection,
+                   offload: Offload | None = None) -> list[dict[str, Any]]:
     """Summary records of a matrix run, one per group, in a stable order.
 
     Per-game statistics come from ``game_scores`` (computed by each shard from its trials),
     combined in ``game_id`` order: the same numbers on any number of DuckDB threads. Only the
     median reads every trial (an exact median is order-free). The per-game figures come to
     Python for the bootstrap and the pooled variance.
-    """
-    from concurrent.futures import ThreadPoolExecutor
 
+    Args:
+        con: A connection with the run's views (:func:`distbench.store.catalog.open_run`).
+        offload: Where the bootstraps run (a run's driver passes its cluster's workers, and
+            the DuckDB scan for the medians runs meanwhile); default: in this process.
+    """
     result = con.execute(_GAMES_SQL)
     columns = [d[0] for d in result.description]
     groups = [dict(zip(columns, row, strict=True)) for row in result.fetchall()]
-    # The bootstraps (numpy) run beside DuckDB's scan for the medians: both release the GIL.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="distbench-bootstrap") as pool:
-        cis = [pool.submit(bootstrap_mean_ci, np.asarray(r["sums"], dtype=np.float64),
-                           np.asarray(r["counts"], dtype=np.float64)) if r["valid"] else None
-               for r in groups]
-        medians = {tuple(row[:5]): row[5] for row in con.execute(_MEDIANS_SQL).fetchall()}
-        records = []
-        for r, ci_future in zip(groups, cis, strict=True):
-            r["median_gap"] = medians.get(tuple(r[k] for k in GROUP_KEYS))
-            records.append(_record(r, ci_future.result() if ci_future else None))
+    cis = [start_bootstrap_ci(r["sums"], r["counts"], offload) if r["valid"] else None
+           for r in groups]
+    medians = {tuple(row[:5]): row[5] for row in con.execute(_MEDIANS_SQL).fetchall()}
+    records = []
+    for r, ci in zip(groups, cis, strict=True):
+        r["median_gap"] = medians.get(tuple(r[k] for k in GROUP_KEYS))
+        records.append(_record(r, ci() if ci else None))
     return records
 
 

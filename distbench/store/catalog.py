@@ -17,9 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from distbench.store.fields import derived_expression
-from distbench.store.schema import SCHEMAS, empty_table
+from distbench.store.schema import SCHEMAS
 from distbench.store.writer import COMMITS, committed_files
 
 
@@ -42,6 +43,27 @@ def check_run_dir(run_dir: Path | str) -> Path:
             "pass a folder such as results/<run-id>"
         )
     return path
+
+
+_SQL_TYPES = {pa.bool_(): "BOOLEAN", pa.int32(): "INTEGER", pa.int64(): "BIGINT",
+              pa.float64(): "DOUBLE", pa.string(): "VARCHAR"}
+
+
+def sql_type(kind: pa.DataType) -> str:
+    """DuckDB's SQL name of an Arrow type of the schemas (lists of them included)."""
+    if pa.types.is_list(kind):
+        return sql_type(kind.value_type) + "[]"
+    try:
+        return _SQL_TYPES[kind]
+    except KeyError:
+        raise TypeError(f"no SQL type for Arrow type {kind}") from None
+
+
+def _empty_table_sql(table: str) -> str:
+    """DDL of an empty table with ``table``'s columns (what a view of a table that has no
+    files yet reads; cheaper to create than registering an empty Arrow table)."""
+    columns = ", ".join(f'"{f.name}" {sql_type(f.type)}' for f in SCHEMAS[table])
+    return f"CREATE TABLE _empty_{table} ({columns})"
 
 
 def _select_list(table: str) -> str:
@@ -77,17 +99,17 @@ def open_run(
         con.execute("SET allowed_paths = ?", [allowed])
         con.execute("SET allowed_directories = ?", [[]])
         con.execute("SET enable_external_access = false")
+    statements = []
     for name in SCHEMAS:
         paths = files.get(name)
         if paths:
             listing = ", ".join(_sql_str(p) for p in paths)
-            con.execute(
-                f"CREATE VIEW {name} AS SELECT {_select_list(name)} "
-                f"FROM read_parquet([{listing}], union_by_name=true)"
-            )
+            statements.append(f"CREATE VIEW {name} AS SELECT {_select_list(name)} "
+                              f"FROM read_parquet([{listing}], union_by_name=true)")
         else:
-            con.register(f"_empty_{name}", empty_table(name))
-            con.execute(f"CREATE VIEW {name} AS SELECT * FROM _empty_{name}")
+            statements.append(_empty_table_sql(name))
+            statements.append(f"CREATE VIEW {name} AS SELECT * FROM _empty_{name}")
+    con.execute(";\n".join(statements))
     if safe:
         con.execute("SET lock_configuration = true")
     return con

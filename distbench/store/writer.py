@@ -34,9 +34,12 @@ from distbench.store.schema import schema_for
 COMMITS = "_commits"
 
 
+TMP_PREFIX = ".tmp-"
+
+
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
+    tmp = path.parent / f"{TMP_PREFIX}{uuid.uuid4().hex}-{path.name}"
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
@@ -147,13 +150,18 @@ class RunWriter:
     def __init__(self, run_dir: Path | str) -> None:
         self.run_dir = Path(run_dir)
         (self.run_dir / COMMITS).mkdir(parents=True, exist_ok=True)
+        # A driver killed while writing leaves its temporary files; they were never part of
+        # the run (readers skip them), and this driver, the run's only writer, removes them.
+        for pattern in (f"{TMP_PREFIX}*", f"*/{TMP_PREFIX}*"):
+            for tmp in self.run_dir.glob(pattern):
+                tmp.unlink(missing_ok=True)
 
     def is_committed(self, shard_id: str) -> bool:
         return (self.run_dir / COMMITS / f"{shard_id}.json").exists()
 
     def committed(self) -> set[str]:
         """Ids of the shards whose commit marker exists."""
-        return {p.stem for p in (self.run_dir / COMMITS).glob("*.json")}
+        return {p.stem for p in _markers(self.run_dir)}
 
     def commit_shard(
         self,
@@ -184,11 +192,16 @@ class RunWriter:
         return marker
 
 
+def _markers(run_dir: Path) -> list[Path]:
+    """The commit markers (a half-written temporary marker of a killed driver is not one)."""
+    return [p for p in (run_dir / COMMITS).glob("*.json") if not p.name.startswith(TMP_PREFIX)]
+
+
 def committed_files(run_dir: Path | str) -> dict[str, list[str]]:
     """Table name -> sorted list of committed files (absolute paths, deduplicated)."""
     run_dir = Path(run_dir)
     out: dict[str, set[str]] = {}
-    for marker_path in sorted((run_dir / COMMITS).glob("*.json")):
+    for marker_path in sorted(_markers(run_dir)):
         marker = read_json(marker_path)
         for name, entry in marker.get("files", {}).items():
             out.setdefault(name, set()).add(str((run_dir / entry["file"]).resolve()))

@@ -97,6 +97,11 @@ def _cluster_pids(address: str, pattern: str) -> list[int]:
     return sorted(pids)
 
 
+def _markers(commits: Path) -> list[Path]:
+    """Commit markers (not the temporary file of one being written)."""
+    return [p for p in commits.glob("*.json") if not p.name.startswith(".")]
+
+
 def _sweep(args: list[str], cwd: Path, **kw) -> subprocess.Popen:
     env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
     return subprocess.Popen([sys.executable, "-m", "distbench.cli", "sweep", "run", *args],
@@ -187,13 +192,13 @@ def test_a_killed_driver_resumes_without_repeating_committed_calls(tmp_path, clu
     commits = run / "_commits"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
-        if commits.is_dir() and len(list(commits.glob("*.json"))) >= 16:  # half of 32 shards
+        if commits.is_dir() and len(_markers(commits)) >= 16:  # half of 32 shards
             proc.kill()
             break
         time.sleep(0.05)
     proc.communicate(timeout=60)
     assert proc.returncode != 0, "the driver finished before it could be killed"
-    before = {p.stem for p in commits.glob("*.json")}
+    before = {p.stem for p in _markers(commits)}
     assert 0 < len(before) < 32
     # The dead driver's tasks die with it, a moment later: wait until the server is quiet.
     last, quiet_since = -1, time.monotonic()

@@ -145,29 +145,32 @@ def test_matrix_summary_groups_by_bucket_model_and_mode():
     assert records[1]["degenerate_game_share"] == 1.0
 
 
-def test_the_equal_count_shortcut_gives_the_general_resamples():
-    from distbench.report import summary
+class _Parts:
+    """An Offload that runs each part at once and records the parts (unit-test stand-in)."""
 
+    def __init__(self, width):
+        self.width = width
+        self.parts = []
+
+    def submit(self, fn, *args):
+        self.parts.append(args[2:4])
+        value = fn(*args)
+        return lambda: value
+
+
+def test_the_bootstrap_is_the_same_in_one_part_or_cut_into_several():
     rng = np.random.default_rng(3)
     sums = rng.normal(0.0, 5.0, size=300)
-    counts = np.full(300, 7.0)
-    fast = summary._resample_means(sums, counts, 500, seed=11)
-    # the general path (sums and counts gathered together) on the same draws
-    both = sums + 1j * counts
-    seqs = np.random.SeedSequence(11).spawn(summary._BOOTSTRAP_PARTS)
-    bounds = np.linspace(0, 500, summary._BOOTSTRAP_PARTS + 1).astype(int)
-    expected = []
-    for k in range(summary._BOOTSTRAP_PARTS):
-        rng_k = np.random.default_rng(seqs[k])
-        idx = rng_k.integers(0, 300, size=(bounds[k + 1] - bounds[k], 300), dtype=np.int32)
-        total = np.take(both, idx).sum(axis=1)
-        expected.append(total.real / total.imag)
-    np.testing.assert_allclose(fast, np.concatenate(expected), rtol=1e-12, atol=1e-15)
+    counts = rng.integers(1, 9, size=300).astype(float)
+    here = bootstrap_mean_ci(sums, counts)
+    offload = _Parts(width=3)
+    assert bootstrap_mean_ci(sums, counts, offload=offload) == here
+    assert offload.parts == [(0, 666), (666, 1333), (1333, 2000)]
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 2000])
 def test_the_bootstrap_quantile_is_numpys_linear_quantile(n):
-    from distbench.report.summary import _quantile
+    from distbench.report.bootstrap import _quantile
 
     values = np.sort(np.random.default_rng(n).normal(size=n))
     for q in (0.0, 0.025, 0.5, 0.975, 1.0):

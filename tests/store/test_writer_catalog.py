@@ -8,7 +8,7 @@ import pytest
 
 from distbench.store.catalog import NotARunError, open_run
 from distbench.store.schema import SCHEMAS, TRIALS, describe, empty_table
-from distbench.store.writer import RunWriter, committed_files
+from distbench.store.writer import COMMITS, RunWriter, committed_files
 
 
 def _trials(shard_id: str, n: int) -> pa.Table:
@@ -53,6 +53,22 @@ def test_a_redone_shard_overwrites_and_never_duplicates(tmp_path):
     assert not list(tmp_path.rglob(".tmp-*"))
 
 
+def test_a_killed_drivers_half_written_files_are_ignored_then_removed(tmp_path):
+    writer = RunWriter(tmp_path)
+    writer.commit_shard("s1", {"trials": ("s1", _trials("s1", 3))})
+    # what a driver killed in the middle of writing leaves: an empty temporary marker and a
+    # temporary data file (pathlib's glob matches names starting with a dot)
+    (tmp_path / COMMITS / ".tmp-0123-s2.json").write_bytes(b"")
+    pq.write_table(_trials("s2", 4), tmp_path / "trials" / ".tmp-4567-s2.parquet")
+    (tmp_path / ".tmp-89ab-manifest.json").write_bytes(b"{")
+    assert writer.committed() == {"s1"}
+    assert list(committed_files(tmp_path)) == ["trials"]
+    assert open_run(tmp_path).execute("select count(*) from trials").fetchone()[0] == 3
+    RunWriter(tmp_path)  # the next driver
+    assert not list(tmp_path.rglob(".tmp-*"))
+    assert RunWriter(tmp_path).committed() == {"s1"}
+
+
 def test_shards_sharing_a_games_chunk_list_it_once(tmp_path):
     writer = RunWriter(tmp_path)
     games = empty_table("games")
@@ -67,6 +83,15 @@ def test_empty_views_have_the_schema_columns(tmp_path):
     for name, schema in SCHEMAS.items():
         cols = [d[0] for d in con.execute(f"select * from {name}").description]
         assert cols == schema.names
+
+
+def test_empty_views_have_the_types_duckdb_gives_the_arrow_schema(tmp_path):
+    RunWriter(tmp_path)
+    con = open_run(tmp_path)
+    for name in SCHEMAS:
+        arrow = empty_table(name)  # noqa: F841  (read by DuckDB below)
+        expected = con.execute("describe select * from arrow").fetchall()
+        assert con.execute(f"describe {name}").fetchall() == expected, name
 
 
 def test_a_folder_that_is_not_a_run_is_refused(tmp_path):

@@ -235,9 +235,10 @@ def tournament_config(games_per_pairing: int, seed: int = 0, scout_accuracy: flo
                         scouting=scouting, both_seat_orders=True, **kwargs)
 
 
-def fog_summary(con) -> list[dict[str, Any]]:
+def fog_summary(con, offload: Any = None) -> list[dict[str, Any]]:
     """One record per (agent_a, agent_b, scout_accuracy, scouting): outcomes with the 95% CI
-    of player a's score rate, and mean belief metrics per seat."""
+    of player a's score rate, and mean belief metrics per seat (computed here: ``offload``,
+    a run's place for numeric work, is not used)."""
     tables = {r[0] for r in con.execute("select view_name from duckdb_views()").fetchall()}
     if "fog_games" not in tables:
         return []

@@ -15,8 +15,9 @@ SUMMARY_SQL = (Path(__file__).resolve().parents[2] / "queries" / "negotiation_su
 )
 
 
-def negotiation_summary(con: Any) -> list[dict[str, Any]]:
-    """Summary records from a DuckDB connection with an ``episodes`` view."""
+def negotiation_summary(con: Any, offload: Any = None) -> list[dict[str, Any]]:
+    """Summary records from a DuckDB connection with an ``episodes`` view (all in SQL, so
+    ``offload``, a run's place for numeric work, is not used)."""
     result = con.execute(SUMMARY_SQL)
     names = [d[0] for d in result.description]
     rows = result.fetchall()
