@@ -177,8 +177,11 @@ def main() -> None:
         address = f"127.0.0.1:{port}"
         env = {**os.environ, "RAY": str(Path(sys.executable).parent / "ray"),
                "RAY_PORT": str(port), "RAY_NODE_CPUS": str(cpus)}
-        subprocess.run(["bash", str(REPO / "cluster" / "local.sh"), "start", "0"], env=env,
-                       check=True, capture_output=True)
+        started = subprocess.run(["bash", str(REPO / "cluster" / "local.sh"), "start", "0"],
+                                 env=env, capture_output=True, text=True)
+        if started.returncode != 0:
+            raise SystemExit(f"cluster/local.sh start failed (a cluster already on port {port}? "
+                             f"RAY_PORT={port} cluster/local.sh stop):\n{started.stderr[-2000:]}")
         keep = ["--address", address, "--keep-warm", "120", "--games", str(games),
                 "--trials", str(args.trials)]
         try:

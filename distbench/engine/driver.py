@@ -228,6 +228,8 @@ class RunPlan:
         summary_threads: DuckDB threads for ``summarize``: 1 unless the summary is known to
             give the same numbers on any number of threads (DuckDB's parallel float sums
             otherwise differ in the last bits between identical runs).
+        summary_tables: The tables ``summarize`` reads (None: all); only their views are
+            made.
     """
 
     family: str
@@ -238,6 +240,7 @@ class RunPlan:
     summarize: Callable[[Any, Any], list[dict[str, Any]]]
     unit: str = "trials"
     summary_threads: int | None = 1
+    summary_tables: tuple[str, ...] | None = None
 
     def specs(self) -> list[BackendSpec]:
         """Every model the plan calls, once each, in a stable order."""
@@ -365,7 +368,7 @@ def run_plan(
             pool.shutdown(wait=True)
             del endpoints
 
-    con = open_run(run_dir, threads=plan.summary_threads)
+    con = open_run(run_dir, threads=plan.summary_threads, tables=plan.summary_tables)
     try:
         summary = plan.summarize(con, offload)
     finally:
@@ -406,6 +409,7 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
         seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
         summarize=matrix_summary,
         summary_threads=None,  # its sums run in a fixed order: the same on any thread count
+        summary_tables=("game_scores", "trials"),
     )
 
 

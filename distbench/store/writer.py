@@ -68,7 +68,9 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     schema does not know raises. A dictionary-encoded column whose values have the field's
     type is kept encoded (producers encode columns that repeat a few values, such as ids and
     labels: cheaper to build, send and write; the Parquet type is the same). Other columns are
-    cast; a missing column or an impossible cast raises.
+    cast; a missing column or an impossible cast raises. Fields carry no metadata: the
+    descriptions live in the schema modules, and writing them into every file's Arrow schema
+    costs about a quarter of a trials shard's encoding.
     """
     target, casts = _conform_plan(table.schema, schema)
     arrays = [table[name].cast(cast) if cast is not None else table[name]
@@ -89,11 +91,12 @@ def _conform_plan(source: pa.Schema, schema: pa.Schema):
         if field.name not in source.names:
             raise ValueError(f"table has no column {field.name!r}")
         kind = source.field(field.name).type
+        stored = field.remove_metadata()
         if pa.types.is_dictionary(kind) and kind.value_type == field.type:
-            fields.append(field.with_type(kind))
+            fields.append(stored.with_type(kind))
             casts.append((field.name, None))
         else:
-            fields.append(field)
+            fields.append(stored)
             casts.append((field.name, field.type if kind != field.type else None))
     return pa.schema(fields, metadata=schema.metadata), tuple(casts)
 
@@ -112,6 +115,9 @@ class EncodedTable:
     rows: int
 
 
+_WRITE_BATCH = 1 << 16  # rows per internal write step (Arrow's default 1024: 12 % slower)
+
+
 def encode_parquet(table: pa.Table) -> bytes:
     """``table`` as Parquet bytes.
 
@@ -128,7 +134,7 @@ def encode_parquet(table: pa.Table) -> bytes:
             stat_cols.append(field.name)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="snappy", use_dictionary=dict_cols,
-                   write_statistics=stat_cols)
+                   write_statistics=stat_cols, write_batch_size=_WRITE_BATCH)
     return sink.getvalue().to_pybytes()
 
 

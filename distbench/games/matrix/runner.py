@@ -342,15 +342,21 @@ def game_scores_table(shard: Shard, mode: str, ids: list[str], trials: int, ok: 
     g = len(ids)
     ok = ok.reshape(g, trials)
     valid = ok.sum(axis=1)
+    every = bool(ok.all())  # the common case: nothing to mask
+
+    def valid_only(values: np.ndarray, fill: float) -> np.ndarray:
+        values = values.reshape(g, trials)
+        return values if every else np.where(ok, values, fill)
+
     with np.errstate(invalid="ignore", divide="ignore"):
         def mean(values: np.ndarray) -> np.ndarray:
-            return np.where(ok, values.reshape(g, trials), 0.0).sum(axis=1) / valid
+            return valid_only(values, 0.0).sum(axis=1) / valid
 
         gaps = scores.nash_gap.reshape(g, trials)
         mean_gap = mean(scores.nash_gap)
-        var_gap = np.where(ok, (gaps - mean_gap[:, None]) ** 2, 0.0).sum(axis=1) / valid
-        lo = np.where(ok, gaps, np.inf).min(axis=1)
-        hi = np.where(ok, gaps, -np.inf).max(axis=1)
+        var_gap = valid_only((gaps - mean_gap[:, None]) ** 2, 0.0).sum(axis=1) / valid
+        lo = valid_only(gaps, np.inf).min(axis=1)
+        hi = valid_only(gaps, -np.inf).max(axis=1)
 
         def nullable(values: np.ndarray) -> pa.Array:
             return _floats(values, valid == 0)
