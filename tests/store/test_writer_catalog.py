@@ -94,6 +94,18 @@ def test_empty_views_have_the_types_duckdb_gives_the_arrow_schema(tmp_path):
         assert con.execute(f"describe {name}").fetchall() == expected, name
 
 
+def test_views_of_some_tables_only(tmp_path):
+    writer = RunWriter(tmp_path)
+    writer.commit_shard("s1", {"trials": ("s1", _trials("s1", 3))})
+    con = open_run(tmp_path, tables=("trials", "calls"))
+    views = {r[0] for r in con.execute("select view_name from duckdb_views() "
+                                       "where not internal").fetchall()}
+    assert views == {"trials", "calls"}
+    assert con.execute("select count(*) from trials").fetchone()[0] == 3
+    with pytest.raises(KeyError, match="unknown table 'nope'"):
+        open_run(tmp_path, tables=("nope",))
+
+
 def test_a_folder_that_is_not_a_run_is_refused(tmp_path):
     with pytest.raises(NotARunError, match="not a distbench run directory"):
         open_run(tmp_path)
