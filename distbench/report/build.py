@@ -17,9 +17,9 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from distbench.report.bootstrap import bootstrap_mean_ci
 from distbench.report.document import Document, Figure, Table, render_html, write_markdown
 from distbench.report.stats import PairedDifference, pairwise_differences
-from distbench.report.summary import bootstrap_mean_ci
 
 log = logging.getLogger(__name__)
 

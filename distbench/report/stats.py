@@ -14,7 +14,7 @@ from itertools import combinations
 
 import numpy as np
 
-from distbench.report.summary import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from distbench.report.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 
 @dataclass(frozen=True, slots=True)

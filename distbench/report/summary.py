@@ -15,13 +15,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from distbench.report.bootstrap import (  # noqa: F401  (re-exported)
-    BOOTSTRAP_RESAMPLES,
-    BOOTSTRAP_SEED,
-    Offload,
-    bootstrap_mean_ci,
-    start_bootstrap_ci,
-)
+from distbench.report.bootstrap import Offload, start_bootstrap_ci
 
 GROUP_KEYS: tuple[str, ...] = ("bucket", "provider", "model", "tier", "mode")
 

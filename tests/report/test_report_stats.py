@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from distbench.report.bootstrap import bootstrap_mean_ci
 from distbench.report.stats import bootstrap_diff_ci, paired_bootstrap, pairwise_differences
-from distbench.report.summary import bootstrap_mean_ci
 
 REPS = 200
 
