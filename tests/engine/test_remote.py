@@ -12,7 +12,7 @@ from distbench.report.bootstrap import bootstrap_mean_ci
 
 def _data():
     rng = np.random.default_rng(5)
-    return rng.normal(2.0, 1.0, size=400) * 4, np.full(400, 4.0)
+    return rng.normal(2.0, 1.0, size=3000) * 4, np.full(3000, 4.0)
 
 
 def test_ray_tasks_give_the_interval_computed_here(ray_session):

@@ -161,12 +161,20 @@ class _Parts:
 
 def test_the_bootstrap_is_the_same_in_one_part_or_cut_into_several():
     rng = np.random.default_rng(3)
-    sums = rng.normal(0.0, 5.0, size=300)
-    counts = rng.integers(1, 9, size=300).astype(float)
+    sums = rng.normal(0.0, 5.0, size=4000)
+    counts = rng.integers(1, 9, size=4000).astype(float)
     here = bootstrap_mean_ci(sums, counts)
     offload = _Parts(width=3)
     assert bootstrap_mean_ci(sums, counts, offload=offload) == here
     assert offload.parts == [(0, 666), (666, 1333), (1333, 2000)]
+
+
+def test_a_small_bootstrap_is_one_part_whatever_the_width():
+    rng = np.random.default_rng(4)
+    sums, counts = rng.normal(size=50), np.full(50, 3.0)
+    offload = _Parts(width=8)
+    assert bootstrap_mean_ci(sums, counts, offload=offload) == bootstrap_mean_ci(sums, counts)
+    assert offload.parts == [(0, 2000)]
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 2000])
