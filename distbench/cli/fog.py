@@ -42,7 +42,7 @@ def fog() -> None:
 def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scouting: bool,
                run_id: str, output_dir: Path, parallel: bool) -> None:
     """Round robin of the four scripted tiers (both seat orders) with the tier gradient."""
-    from distbench.engine.driver import RunConfigMismatch, run_plan
+    from distbench.engine.driver import RunDirectoryError, run_plan
     from distbench.games.fog.metrics import gradient_holds, tier_gradient
     from distbench.games.fog.plan import plan_fog, tournament_config
     from distbench.store.catalog import open_run
@@ -64,7 +64,7 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
     try:
         outcome = run_plan(plan_fog(config, run_id), run_dir, parallel=parallel,
                            command=["distbench", *sys.argv[1:]])
-    except RunConfigMismatch as exc:
+    except RunDirectoryError as exc:
         raise UserError(str(exc)) from None
     con = open_run(run_dir)
     try:
@@ -96,7 +96,7 @@ def study(games_per_pairing: int, accuracies: str, reference_accuracy: float | N
     tier gradient per condition, scouting value, belief quality vs winning, anti-calculability."""
     import json
 
-    from distbench.engine.driver import RunConfigMismatch, run_plan
+    from distbench.engine.driver import RunDirectoryError, run_plan
     from distbench.games.fog.study import STUDY_SQL, plan_study, study_metrics
     from distbench.store.catalog import open_run
 
@@ -115,7 +115,7 @@ def study(games_per_pairing: int, accuracies: str, reference_accuracy: float | N
     try:
         outcome = run_plan(plan_study(games_per_pairing, seed, accs, run_id), run_dir,
                            parallel=parallel, command=["distbench", *sys.argv[1:]])
-    except RunConfigMismatch as exc:
+    except RunDirectoryError as exc:
         raise UserError(str(exc)) from None
     con = open_run(run_dir, threads=1)
     try:

@@ -37,7 +37,13 @@ def _resolve_run_dir(
                 f"refusing to overwrite {run_dir}: it is not a distbench run directory"
             )
         if not check_only:
-            shutil.rmtree(run_dir)
+            from distbench.store.writer import RunDirBusy, exclusive
+
+            try:
+                with exclusive(run_dir):  # never delete a run another driver is writing
+                    shutil.rmtree(run_dir)
+            except RunDirBusy as exc:
+                raise UserError(str(exc)) from None
     return run_dir
 
 
@@ -186,7 +192,7 @@ def run(
 ) -> None:
     """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
     negotiations (Deal or No Deal), or fog-of-war skirmishes."""
-    from distbench.engine.driver import RunConfigMismatch, matrix_plan, preflight, run_plan
+    from distbench.engine.driver import RunDirectoryError, matrix_plan, preflight, run_plan
     from distbench.engine.plan import MatrixRunConfig, default_max_tokens
     from distbench.games.matrix.buckets import UnknownBucketError, default_bucket_id, get_bucket
     from distbench.llm.base import BackendSpec
@@ -282,7 +288,7 @@ def run(
             progress=progress.update,
             on_start=progress.start,
         )
-    except (RunConfigMismatch, EndpointUnavailable, AuthenticationFailed,
+    except (RunDirectoryError, EndpointUnavailable, AuthenticationFailed,
             LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     finally:

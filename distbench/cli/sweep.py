@@ -170,7 +170,7 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
             parallel: bool, num_workers: int | None, address: str | None, keep_warm: float,
             **overrides: Any) -> None:
     """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""
-    from distbench.engine.driver import RunConfigMismatch, run_plan
+    from distbench.engine.driver import RunDirectoryError, run_plan
     from distbench.engine.sweep import plan_sweep
     from distbench.llm.http import AuthenticationFailed, EndpointUnavailable
     from distbench.llm.local import LocalModelUnavailable
@@ -229,7 +229,7 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
                            keep_warm=keep_warm,
                            command=["distbench", *sys.argv[1:]], progress=progress,
                            on_start=on_start)
-    except (RunConfigMismatch, EndpointUnavailable, AuthenticationFailed,
+    except (RunDirectoryError, EndpointUnavailable, AuthenticationFailed,
             LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     finally:

@@ -23,7 +23,13 @@ from distbench import __version__
 from distbench.engine.plan import MatrixRunConfig, Shard, plan_matrix
 from distbench.llm.base import BackendSpec
 from distbench.store.catalog import open_run
-from distbench.store.writer import RunWriter, read_json, write_json
+from distbench.store.writer import (
+    RunDirectoryError,
+    RunWriter,
+    exclusive,
+    read_json,
+    write_json,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +45,7 @@ def in_process(spec: BackendSpec) -> bool:
     return spec.provider in IN_PROCESS_PROVIDERS or spec.provider.startswith("scripted")
 
 
-class RunConfigMismatch(ValueError):
+class RunConfigMismatch(RunDirectoryError):
     """The run folder holds a run with another configuration."""
 
 
@@ -277,7 +283,29 @@ def run_plan(
         command: The command line, recorded in the manifest.
         progress: Called after each shard is committed, with the shard and its stats.
         on_start: Called once with (shards to run, units to run) before work starts.
+
+    Raises:
+        RunDirectoryError: ``run_dir`` holds another configuration (:class:`RunConfigMismatch`)
+            or another process is writing to it (:class:`RunDirBusy`).
     """
+    with exclusive(run_dir):
+        return _run_plan(plan, run_dir, parallel=parallel, num_workers=num_workers,
+                         address=address, keep_warm=keep_warm, command=command,
+                         progress=progress, on_start=on_start)
+
+
+def _run_plan(
+    plan: RunPlan,
+    run_dir: Path,
+    *,
+    parallel: bool,
+    num_workers: int | None,
+    address: str | None,
+    keep_warm: float,
+    command: Iterable[str] | None,
+    progress: ProgressFn | None,
+    on_start: Callable[[int, int], None] | None,
+) -> RunOutcome:
     t0 = time.perf_counter()
     run_id = run_dir.name
     _check_manifest(run_dir, plan.identity)

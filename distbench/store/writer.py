@@ -7,6 +7,7 @@ Layout of ``<output_dir>/<run_id>/``::
     games/<chunk_id>.parquet one file per generated chunk of games
     trials/<shard_id>.parquet one file per shard
     _commits/<shard_id>.json  commit marker: the files the shard owns, with row counts
+    .lock                    held by the driver writing the run (:func:`exclusive`)
 
 Every file is written to a hidden temporary name in its final folder and moved into place with
 an atomic rename. A shard's rows become visible only when its commit marker exists; readers
@@ -16,10 +17,12 @@ redone writes the same names again, so it overwrites and never duplicates.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -32,6 +35,15 @@ from distbench.store.fields import derived_expression
 from distbench.store.schema import schema_for
 
 COMMITS = "_commits"
+LOCK = ".lock"
+
+
+class RunDirectoryError(ValueError):
+    """The run directory cannot be used for this run (the message says why and what to do)."""
+
+
+class RunDirBusy(RunDirectoryError):
+    """Another process is writing to the run directory."""
 
 
 TMP_PREFIX = ".tmp-"
@@ -146,6 +158,34 @@ def encode_table(name: str, table: pa.Table | EncodedTable) -> EncodedTable:
     return EncodedTable(encode_parquet(table), table.num_rows)
 
 
+@contextmanager
+def exclusive(run_dir: Path | str) -> Iterator[None]:
+    """Holds ``run_dir`` for one driver while the block runs: another process that tries at
+    the same time gets :class:`RunDirBusy` at once. The lock (``flock`` on ``.lock``) goes
+    with the process, so a killed driver leaves none behind, only its temporary files; they
+    were never part of the run (readers skip them) and are removed here."""
+    path = Path(run_dir)
+    path.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            raise RunDirBusy(
+                f"{path} is being written by another distbench process (pid {holder}); "
+                "wait for it to finish, or choose another --run-id"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        for pattern in (f"{TMP_PREFIX}*", f"*/{TMP_PREFIX}*"):
+            for tmp in path.glob(pattern):
+                tmp.unlink(missing_ok=True)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 class RunWriter:
     """Writes a run directory; the driver process holds the only instance.
 
@@ -156,11 +196,6 @@ class RunWriter:
     def __init__(self, run_dir: Path | str) -> None:
         self.run_dir = Path(run_dir)
         (self.run_dir / COMMITS).mkdir(parents=True, exist_ok=True)
-        # A driver killed while writing leaves its temporary files; they were never part of
-        # the run (readers skip them), and this driver, the run's only writer, removes them.
-        for pattern in (f"{TMP_PREFIX}*", f"*/{TMP_PREFIX}*"):
-            for tmp in self.run_dir.glob(pattern):
-                tmp.unlink(missing_ok=True)
 
     def is_committed(self, shard_id: str) -> bool:
         return (self.run_dir / COMMITS / f"{shard_id}.json").exists()

@@ -112,6 +112,33 @@ def test_overwrite_refuses_to_delete_a_folder_that_is_not_a_run(tmp_path):
     assert (tmp_path / "results" / "precious" / "data.txt").read_text() == "keep me"
 
 
+def test_a_run_another_process_is_writing_is_neither_joined_nor_overwritten(tmp_path):
+    first = distbench("run", "--llm-type", "dummy", "--num-games", "4", "--num-trials", "2",
+                      "--run-id", "busy", "--no-parallel", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    run_dir = tmp_path / "results" / "busy"
+    holder = subprocess.Popen(  # stands in for a driver still writing the run
+        [sys.executable, "-c", "import time\nfrom distbench.store.writer import exclusive\n"
+         f"with exclusive({str(run_dir)!r}):\n    print('held', flush=True)\n"
+         "    time.sleep(120)\n"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        for extra in ((), ("--overwrite",)):
+            result = distbench("run", "--llm-type", "dummy", "--num-games", "4",
+                               "--num-trials", "2", "--run-id", "busy", "--no-parallel", *extra,
+                               cwd=tmp_path)
+            assert result.returncode != 0
+            lines = result.stderr.strip().splitlines()
+            assert lines[-1] == ("error: results/busy is being written by another distbench "
+                                 f"process (pid {holder.pid}); wait for it to finish, or choose "
+                                 "another --run-id"), result.stderr
+            assert "Traceback" not in result.stderr
+            assert (run_dir / "summary.json").exists()  # nothing of the run was lost
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_a_canary_key_reaches_no_file_or_log_of_a_real_ray_run(tmp_path):
     """The whole stack: CLI, local Ray cluster, endpoint actor, HTTP, Parquet, Ray's logs."""
     import glob

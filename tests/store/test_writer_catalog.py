@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from distbench.store.catalog import NotARunError, open_run
 from distbench.store.schema import SCHEMAS, TRIALS, describe, empty_table
-from distbench.store.writer import COMMITS, RunWriter, committed_files
+from distbench.store.writer import COMMITS, RunDirBusy, RunWriter, committed_files, exclusive
 
 
 def _trials(shard_id: str, n: int) -> pa.Table:
@@ -64,9 +68,34 @@ def test_a_killed_drivers_half_written_files_are_ignored_then_removed(tmp_path):
     assert writer.committed() == {"s1"}
     assert list(committed_files(tmp_path)) == ["trials"]
     assert open_run(tmp_path).execute("select count(*) from trials").fetchone()[0] == 3
-    RunWriter(tmp_path)  # the next driver
-    assert not list(tmp_path.rglob(".tmp-*"))
-    assert RunWriter(tmp_path).committed() == {"s1"}
+    with exclusive(tmp_path):  # the next driver
+        assert not list(tmp_path.rglob(".tmp-*"))
+        assert RunWriter(tmp_path).committed() == {"s1"}
+
+
+def test_one_driver_at_a_time_and_a_killed_one_leaves_no_lock(tmp_path):
+    with exclusive(tmp_path):
+        with pytest.raises(RunDirBusy, match=rf"another distbench process \(pid {os.getpid()}\)"):
+            with exclusive(tmp_path):
+                pass
+    with exclusive(tmp_path):  # free again
+        pass
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\n"
+         "from distbench.store.writer import exclusive\n"
+         f"with exclusive({str(tmp_path)!r}):\n"
+         "    print('held', flush=True)\n"
+         "    time.sleep(60)\n"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(RunDirBusy, match=rf"pid {holder.pid}\)"):
+            with exclusive(tmp_path):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with exclusive(tmp_path):  # the killed holder's lock went with it
+        pass
 
 
 def test_shards_sharing_a_games_chunk_list_it_once(tmp_path):
