@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import uuid
 from collections.abc import Iterator, Mapping
@@ -33,6 +34,8 @@ import pyarrow.parquet as pq
 
 from distbench.store.fields import derived_expression
 from distbench.store.schema import schema_for
+
+log = logging.getLogger(__name__)
 
 COMMITS = "_commits"
 LOCK = ".lock"
@@ -176,8 +179,12 @@ def exclusive(run_dir: Path | str) -> Iterator[None]:
                 f"{path} is being written by another distbench process (pid {holder}); "
                 "wait for it to finish, or choose another --run-id"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError as exc:  # a filesystem without flock: run, but say so
+            log.warning("cannot lock %s (%s): make sure no other driver writes this run",
+                        path, exc.strerror or exc)
+        else:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         for pattern in (f"{TMP_PREFIX}*", f"*/{TMP_PREFIX}*"):
             for tmp in path.glob(pattern):
                 tmp.unlink(missing_ok=True)

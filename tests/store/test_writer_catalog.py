@@ -123,6 +123,20 @@ def test_empty_views_have_the_types_duckdb_gives_the_arrow_schema(tmp_path):
         assert con.execute(f"describe {name}").fetchall() == expected, name
 
 
+def test_a_filesystem_without_locks_runs_with_a_warning(tmp_path, monkeypatch, caplog):
+    import errno
+    import fcntl
+
+    def no_locks(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with caplog.at_level("WARNING", logger="distbench.store.writer"), exclusive(tmp_path):
+        RunWriter(tmp_path).commit_shard("s1", {"trials": ("s1", _trials("s1", 2))})
+    assert "cannot lock" in caplog.text and "No locks available" in caplog.text
+    assert RunWriter(tmp_path).committed() == {"s1"}
+
+
 def test_views_of_some_tables_only(tmp_path):
     writer = RunWriter(tmp_path)
     writer.commit_shard("s1", {"trials": ("s1", _trials("s1", 3))})
