@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from distbench.cli.errors import UserError
+from distbench.cli.progress import Progress
 from distbench.engine.executors import DEFAULT_KEEP_WARM_S
 
 
@@ -45,33 +46,6 @@ def _resolve_run_dir(
             except RunDirBusy as exc:
                 raise UserError(str(exc)) from None
     return run_dir
-
-
-class _Progress:
-    """A click progress bar over trials, shown on stderr."""
-
-    def __init__(self, unit: str = "trials") -> None:
-        self.bar = None
-        self.unit = unit
-
-    def start(self, shards: int, units: int) -> None:
-        if shards == 0:
-            click.echo("all shards already committed; nothing to run", err=True)
-            return
-        click.echo(f"running {shards} shard(s), {units:,} {self.unit}", err=True)
-        self.bar = click.progressbar(
-            length=units, label=self.unit, file=sys.stderr, show_eta=True, show_pos=True
-        )
-        self.bar.__enter__()
-
-    def update(self, shard, stats: dict[str, int]) -> None:
-        if self.bar is not None:
-            self.bar.update(shard.num_units)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-            self.bar = None
 
 
 @click.command()
@@ -275,7 +249,7 @@ def run(
                    err=True)
     else:
         click.echo(f"run {run_dir.name}: {family} | {label}", err=True)
-    progress = _Progress(plan.unit)
+    progress = Progress(plan.unit, planned=len(plan.shards))
     try:
         outcome = run_plan(
             plan,
@@ -287,6 +261,7 @@ def run(
             command=["distbench", *sys.argv[1:]],
             progress=progress.update,
             on_start=progress.start,
+            on_stage=progress.stage,
         )
     except (RunDirectoryError, EndpointUnavailable, AuthenticationFailed,
             LocalModelUnavailable) as exc:

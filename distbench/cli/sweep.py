@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from distbench.cli.errors import UserError
+from distbench.cli.progress import Progress
 from distbench.cli.query import render, resolve_query_file, run_sql
 from distbench.engine.executors import DEFAULT_KEEP_WARM_S
 
@@ -201,40 +202,18 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
     click.echo(f"sweep {parsed.name}: {len(plan.shards)} shards, {total:,} units (trials, episodes, games) -> {run_dir}",
                err=True)
 
-    state = {"cells": 0, "calls": 0, "failed": 0}
-    bar = None
-
-    def on_start(shards: int, trials: int) -> None:
-        nonlocal bar
-        click.echo(f"{len(plan.shards) - shards} shard(s) already committed, {shards} to run",
-                   err=True)
-        if shards:
-            bar = click.progressbar(
-                length=trials, label="units", file=sys.stderr, show_eta=True,
-                item_show_func=lambda _: (f"shards {state['cells']}/{shards} calls "
-                                          f"{state['calls']:,} failed {state['failed']:,}"),
-            )
-            bar.__enter__()
-
-    def progress(shard: Any, stats: dict[str, int]) -> None:
-        state["cells"] += 1
-        state["calls"] += stats.get("calls", 0)
-        state["failed"] += stats.get("call_failed", 0)
-        if bar is not None:
-            bar.update(shard.num_units, shard)
-
+    progress = Progress("units", planned=len(plan.shards))
     try:
         outcome = run_plan(plan, run_dir, parallel=parallel,
                            num_workers=num_workers or os.cpu_count(), address=address,
                            keep_warm=keep_warm,
-                           command=["distbench", *sys.argv[1:]], progress=progress,
-                           on_start=on_start)
+                           command=["distbench", *sys.argv[1:]], progress=progress.update,
+                           on_start=progress.start, on_stage=progress.stage)
     except (RunDirectoryError, EndpointUnavailable, AuthenticationFailed,
             LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
+        progress.close()
     written = write_suite_tables(run_dir, run_dir / "report")
     click.echo(f"{outcome.executed} shard(s) run, {outcome.skipped} skipped, "
                f"{outcome.elapsed_s:.1f} s", err=True)

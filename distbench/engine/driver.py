@@ -268,6 +268,7 @@ def run_plan(
     command: Iterable[str] | None = None,
     progress: ProgressFn | None = None,
     on_start: Callable[[int, int], None] | None = None,
+    on_stage: Callable[[str], None] | None = None,
 ) -> RunOutcome:
     """Runs (or resumes) a plan into ``run_dir``.
 
@@ -282,7 +283,10 @@ def run_plan(
             seconds after its last shard; 0 runs them as plain Ray tasks.
         command: The command line, recorded in the manifest.
         progress: Called after each shard is committed, with the shard and its stats.
-        on_start: Called once with (shards to run, units to run) before work starts.
+        on_start: Called once with (shards to run, units to run) when the work starts (after
+            Ray is up: a progress bar's clock should not count Ray's start-up).
+        on_stage: Called with a short message before a slow set-up step (starting or
+            connecting to Ray), so a user is not left waiting in silence.
 
     Raises:
         RunDirectoryError: ``run_dir`` holds another configuration (:class:`RunConfigMismatch`)
@@ -291,7 +295,7 @@ def run_plan(
     with exclusive(run_dir):
         return _run_plan(plan, run_dir, parallel=parallel, num_workers=num_workers,
                          address=address, keep_warm=keep_warm, command=command,
-                         progress=progress, on_start=on_start)
+                         progress=progress, on_start=on_start, on_stage=on_stage)
 
 
 def _run_plan(
@@ -305,6 +309,7 @@ def _run_plan(
     command: Iterable[str] | None,
     progress: ProgressFn | None,
     on_start: Callable[[int, int], None] | None,
+    on_stage: Callable[[str], None] | None,
 ) -> RunOutcome:
     t0 = time.perf_counter()
     run_id = run_dir.name
@@ -331,16 +336,20 @@ def _run_plan(
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     write_json(run_dir / "manifest.json", manifest)
-    if on_start:
-        on_start(len(todo), sum(s.num_units for s in todo))
+    if on_start and not todo:
+        on_start(0, 0)
 
     offload = None
     if todo:
         endpoints = []
         if parallel:
-            start_ray(num_workers, address)
             import ray
 
+            if on_stage and not ray.is_initialized():
+                on_stage(f"connecting to the Ray cluster at {address}" if address else
+                         f"starting a local Ray instance ({num_workers or os.cpu_count()} "
+                         "CPUs; a few seconds)")
+            start_ray(num_workers, address)
             cpus = int(ray.cluster_resources().get("CPU", 1))
             remote_specs = [spec for spec in specs if not in_process(spec)]
             if remote_specs:
@@ -361,6 +370,8 @@ def _run_plan(
             offload = RayCalls(executors, cpus)
         else:
             results = _local_results(todo)
+        if on_start:
+            on_start(len(todo), sum(s.num_units for s in todo))
         # Parquet encoding releases the GIL: two writer threads overlap it with receiving the
         # next results. Every shard is still written by this process only, files then marker.
         from concurrent.futures import ThreadPoolExecutor
