@@ -185,9 +185,11 @@ def exclusive(run_dir: Path | str) -> Iterator[None]:
         else:
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        for pattern in (f"{TMP_PREFIX}*", f"*/{TMP_PREFIX}*"):
-            for tmp in path.glob(pattern):
-                tmp.unlink(missing_ok=True)
+            # Only a holder of the lock may delete temporary files: they could be another
+            # live driver's.
+            for pattern in (f"{TMP_PREFIX}*", f"*/{TMP_PREFIX}*"):
+                for tmp in path.glob(pattern):
+                    tmp.unlink(missing_ok=True)
         yield
     finally:
         os.close(fd)  # releases the lock

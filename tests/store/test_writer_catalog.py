@@ -131,9 +131,13 @@ def test_a_filesystem_without_locks_runs_with_a_warning(tmp_path, monkeypatch, c
         raise OSError(errno.ENOLCK, "No locks available")
 
     monkeypatch.setattr(fcntl, "flock", no_locks)
+    (tmp_path / COMMITS).mkdir(parents=True)
+    other = tmp_path / COMMITS / ".tmp-77-s9.json"  # perhaps another live driver's
+    other.write_bytes(b"")
     with caplog.at_level("WARNING", logger="distbench.store.writer"), exclusive(tmp_path):
         RunWriter(tmp_path).commit_shard("s1", {"trials": ("s1", _trials("s1", 2))})
     assert "cannot lock" in caplog.text and "No locks available" in caplog.text
+    assert other.exists()  # not deleted without the lock
     assert RunWriter(tmp_path).committed() == {"s1"}
 
 
