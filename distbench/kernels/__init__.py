@@ -4,6 +4,7 @@ No I/O and no Ray here; public functions validate and allocate, private ``@njit(
 kernels fill the outputs in place.
 """
 
+from distbench.kernels.resample import cluster_resample_means
 from distbench.kernels.scoring import INVALID_ACTION, TrialScores, score_actions, score_strategies
 from distbench.kernels.zero_sum import (
     GAP_DEGENERATE_TOL,
@@ -26,6 +27,7 @@ __all__ = [
     "SUPPORT_TOL",
     "TrialScores",
     "ZeroSumSolution",
+    "cluster_resample_means",
     "score_actions",
     "score_strategies",
     "solve_zero_sum",
