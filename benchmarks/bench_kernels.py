@@ -9,7 +9,8 @@ Prints, per game size, games solved per second by
 
 the ratio kernel/scipy with the targets (>= 2000x at 3x3, >= 300x at 10x10), the largest
 value difference between the two on the sample, the scoring kernels' throughput, and the
-throughput of :func:`distbench.games.matrix.generate.generate_games`.
+throughput of :func:`distbench.games.matrix.generate.generate_games`, and the bootstrap kernel
+(:func:`distbench.kernels.cluster_resample_means`) against a plain numpy bootstrap.
 
 The solver input is uniform integer payoffs in [-50, 50] (the ``midVar`` spread). Unless
 ``--warm-cache`` is given, numba's cache is pointed at a fresh temporary directory so that the
@@ -234,6 +235,35 @@ def run(
                     print(f"{bucket:>22} failed: {type(exc).__name__}: {exc}")
                     continue
                 print(f"{bucket:>22} {fmt_rate(n_gen / dt):>12}")
+    print()
+
+    # ---- bootstrap resampling (the run summary's 95% CI)
+    from distbench.kernels import cluster_resample_means
+
+    resamples = 2000
+    print(f"bootstrap ({resamples:,} resamples of G games; draws/s, one core)")
+    print(f"{'G':>8} {'numpy':>12} {'kernel':>12} {'ratio':>7}")
+    for g in (100, 10_000):
+        sums, counts = rng.normal(size=g) * 10.0, np.full(g, 100.0)
+        cluster_resample_means(sums, counts, 0, 1, 1)  # compile or load
+
+        def with_numpy(g=g, sums=sums, counts=counts) -> np.ndarray:
+            # what a plain numpy bootstrap does: draw indices, gather, sum (in cache-sized steps)
+            gen = np.random.default_rng(1)
+            out = np.empty(resamples)
+            step = max(1, (1 << 17) // g)
+            for lo in range(0, resamples, step):
+                hi = min(resamples, lo + step)
+                idx = gen.integers(0, g, size=(hi - lo, g))
+                out[lo:hi] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+            return out
+
+        draws = resamples * g
+        numpy_rate = draws / best_time(with_numpy, max(1, repeats - 2))
+        kernel_rate = draws / best_time(
+            lambda s=sums, c=counts: cluster_resample_means(s, c, 0, resamples, 1), repeats)
+        print(f"{g:>8,} {fmt_rate(numpy_rate):>12} {fmt_rate(kernel_rate):>12} "
+              f"{kernel_rate / numpy_rate:>6.1f}x")
     print()
     print(f"load avg {load_average()} (at end)")
     failed = [k for k, ratio, target in results if target is not None and ratio < target]
