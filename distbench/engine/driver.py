@@ -360,7 +360,9 @@ def _run_plan(
             if address and keep_warm > 0:
                 from distbench.engine import executors as pool
 
-                executors = pool.acquire(keep_warm)
+                executors = pool.acquire(keep_warm, on_create=on_stage and (
+                    lambda n: on_stage(f"starting {n} warm executor(s) on the cluster (the first "
+                                       "run of this distbench version there; a few seconds)")))
             if executors:
                 results = pool.pool_results(todo, executors)
             else:

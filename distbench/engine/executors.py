@@ -28,7 +28,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -132,28 +132,40 @@ def _node_slots() -> list[tuple[str, int]]:
     return sorted(slots)
 
 
-def acquire(keep_warm: float, timeout: float = 120.0) -> list[Any]:
+def acquire(keep_warm: float, timeout: float = 120.0,
+            on_create: Callable[[int], None] | None = None) -> list[Any]:
     """The pool's executors for this code, created where missing, pinged (so they stay warm),
-    and ready; an empty list when the pool cannot be used (the caller runs Ray tasks)."""
+    and ready; an empty list when the pool cannot be used (the caller runs Ray tasks).
+    ``on_create`` is called with the number of executors to start, when some are missing."""
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     fp = fingerprint()
+    slots = [(f"{PREFIX}-{fp}-{node_id[:12]}-{k}", node_id)
+             for node_id, count in _node_slots() for k in range(count)]
+    if on_create:
+        try:
+            alive = {a["name"] for a in ray.util.list_named_actors(all_namespaces=True)
+                     if a.get("namespace") == NAMESPACE}
+        except Exception:  # noqa: BLE001 - only for a message
+            alive = set()
+        missing = sum(name not in alive for name, _ in slots)
+        if missing:
+            on_create(missing)
     # ping answers while a shard runs (another driver may be using the pool)
     remote = ray.remote(concurrency_groups={"control": 1})(ShardExecutor)
     executors = []
-    for node_id, count in _node_slots():
-        for k in range(count):
-            executors.append(remote.options(
-                name=f"{PREFIX}-{fp}-{node_id[:12]}-{k}",
-                namespace=NAMESPACE,
-                lifetime="detached",
-                get_if_exists=True,
-                num_cpus=0,
-                max_restarts=-1,
-                max_task_retries=3,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=True),
-            ).remote(fp, keep_warm))
+    for name, node_id in slots:
+        executors.append(remote.options(
+            name=name,
+            namespace=NAMESPACE,
+            lifetime="detached",
+            get_if_exists=True,
+            num_cpus=0,
+            max_restarts=-1,
+            max_task_retries=3,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=True),
+        ).remote(fp, keep_warm))
     try:
         ray.get([e.ping.options(concurrency_group="control").remote(keep_warm)
                  for e in executors], timeout=timeout)

@@ -109,10 +109,10 @@ def _sweep(args: list[str], cwd: Path, **kw) -> subprocess.Popen:
                             text=True, **kw)
 
 
-def _finish(proc: subprocess.Popen, timeout: float = 300) -> str:
+def _finish(proc: subprocess.Popen, timeout: float = 300) -> tuple[str, str]:
     out, err = proc.communicate(timeout=timeout)
     assert proc.returncode == 0, err
-    return out
+    return out, err
 
 
 def _rows(run_dir: Path) -> list[tuple]:
@@ -148,7 +148,7 @@ def reference(tmp_path_factory, server):
 
 def test_a_sweep_completes_on_a_multinode_cluster(tmp_path, cluster, server, reference):
     spec = _spec_file(tmp_path, server.url)
-    out = _finish(_sweep([str(spec), "--run-id", "a", "--address", cluster], cwd=tmp_path))
+    out, _ = _finish(_sweep([str(spec), "--run-id", "a", "--address", cluster], cwd=tmp_path))
     run = tmp_path / "results" / "a"
     _exactly_once(run)
     assert _rows(run) == _rows(reference)
@@ -231,7 +231,8 @@ def test_the_next_run_reuses_the_warm_executors_which_then_idle_out(tmp_path, cl
     _finish(_sweep([str(spec), "--run-id", "w1", "--address", cluster], cwd=tmp_path))
     before = _cluster_pids(cluster, "ray::ShardExecutor")
     assert len(before) == 3  # one per CPU: head + 2 workers, 1 CPU each
-    _finish(_sweep([str(spec), "--run-id", "w2", "--address", cluster], cwd=tmp_path))
+    _, err = _finish(_sweep([str(spec), "--run-id", "w2", "--address", cluster], cwd=tmp_path))
+    assert "connecting to the Ray cluster" in err and "warm executor(s)" not in err
     assert _cluster_pids(cluster, "ray::ShardExecutor") == before  # no new worker processes
     _exactly_once(tmp_path / "results" / "w2")
     assert _rows(tmp_path / "results" / "w2") == _rows(reference)
@@ -245,3 +246,8 @@ def test_the_next_run_reuses_the_warm_executors_which_then_idle_out(tmp_path, cl
     while _cluster_pids(cluster, "ray::ShardExecutor") and time.monotonic() < deadline:
         time.sleep(0.5)
     assert _cluster_pids(cluster, "ray::ShardExecutor") == []  # idle for 2 s: gone
+    # the next run has to start a pool again, and says so
+    _, err = _finish(_sweep([str(spec), "--run-id", "w4", "--address", cluster, "--keep-warm",
+                             "1"], cwd=tmp_path))
+    assert "starting 3 warm executor(s) on the cluster" in err
+    _exactly_once(tmp_path / "results" / "w4")
