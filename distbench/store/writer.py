@@ -168,8 +168,10 @@ def exclusive(run_dir: Path | str) -> Iterator[None]:
     with the process, so a killed driver leaves none behind, only its temporary files; they
     were never part of the run (readers skip them) and are removed here."""
     path = Path(run_dir)
+    created = not path.exists()
     path.mkdir(parents=True, exist_ok=True)
     fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    locked = False
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -183,6 +185,7 @@ def exclusive(run_dir: Path | str) -> Iterator[None]:
             log.warning("cannot lock %s (%s): make sure no other driver writes this run",
                         path, exc.strerror or exc)
         else:
+            locked = True
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             # Only a holder of the lock may delete temporary files: they could be another
@@ -192,6 +195,10 @@ def exclusive(run_dir: Path | str) -> Iterator[None]:
                     tmp.unlink(missing_ok=True)
         yield
     finally:
+        if created and locked and [p.name for p in path.iterdir()] == [LOCK]:
+            # nothing was written (e.g. a model was unreachable): leave no empty run behind
+            (path / LOCK).unlink()
+            path.rmdir()
         os.close(fd)  # releases the lock
 
 

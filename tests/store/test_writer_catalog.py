@@ -123,6 +123,19 @@ def test_empty_views_have_the_types_duckdb_gives_the_arrow_schema(tmp_path):
         assert con.execute(f"describe {name}").fetchall() == expected, name
 
 
+def test_a_run_that_wrote_nothing_leaves_no_folder(tmp_path):
+    run = tmp_path / "results" / "r"
+    with pytest.raises(RuntimeError, match="unreachable"), exclusive(run):
+        raise RuntimeError("unreachable model")
+    assert not run.exists()
+    with exclusive(run):
+        RunWriter(run)
+    assert (run / COMMITS).is_dir()  # something was written: kept
+    with exclusive(run):
+        pass
+    assert run.exists()  # not created by this driver: kept
+
+
 def test_a_filesystem_without_locks_runs_with_a_warning(tmp_path, monkeypatch, caplog):
     import errno
     import fcntl
