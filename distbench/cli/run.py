@@ -14,6 +14,13 @@ from distbench.cli.errors import UserError
 from distbench.cli.progress import Progress
 from distbench.engine.executors import DEFAULT_KEEP_WARM_S
 
+keep_warm_option = click.option(
+    "--keep-warm", type=click.FloatRange(min=0), default=DEFAULT_KEEP_WARM_S,
+    show_default=True, metavar="SECONDS",
+    help="With --address: run shards on warm executors that stay on the cluster this long "
+         "after the run, so the next run skips Ray's worker start-up (0: plain Ray tasks, "
+         "nothing stays).")
+
 
 def _resolve_run_dir(
     output_dir: Path, run_id: str | None, modes: tuple[str, ...], overwrite: bool,
@@ -119,11 +126,7 @@ def _resolve_run_dir(
               help="CPUs of the local Ray instance.  [default: all]")
 @click.option("--address", default=None,
               help="Existing Ray cluster to use ('auto' or ray://host:port).")
-@click.option("--keep-warm", type=click.FloatRange(min=0), default=DEFAULT_KEEP_WARM_S,
-              show_default=True, metavar="SECONDS",
-              help="With --address: run shards on warm executors that stay on the cluster "
-                   "this long after the run, so the next run skips Ray's worker start-up "
-                   "(0: plain Ray tasks, nothing stays).")
+@keep_warm_option
 @click.option("--shard-trials", type=click.IntRange(min=1), default=20_000, show_default=True,
               help="Target trials per shard.")
 def run(

@@ -16,7 +16,7 @@ import click
 from distbench.cli.errors import UserError
 from distbench.cli.progress import Progress
 from distbench.cli.query import render, resolve_query_file, run_sql
-from distbench.engine.executors import DEFAULT_KEEP_WARM_S
+from distbench.cli.run import keep_warm_option
 
 
 def _split(flag: str, value: str) -> list[str]:
@@ -161,11 +161,7 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
 @click.option("--parallel/--no-parallel", default=True, show_default=True)
 @click.option("--num-workers", type=click.IntRange(min=1), default=None)
 @click.option("--address", default=None, help="Existing Ray cluster ('auto', ray://host:port).")
-@click.option("--keep-warm", type=click.FloatRange(min=0), default=DEFAULT_KEEP_WARM_S,
-              show_default=True, metavar="SECONDS",
-              help="With --address: run shards on warm executors that stay on the cluster "
-                   "this long after the run, so the next run skips Ray's worker start-up "
-                   "(0: plain Ray tasks, nothing stays).")
+@keep_warm_option
 @_override_options
 def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir: Path | None,
             parallel: bool, num_workers: int | None, address: str | None, keep_warm: float,

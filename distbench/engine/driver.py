@@ -374,11 +374,12 @@ def _run_plan(
             results = _local_results(todo)
         if on_start:
             on_start(len(todo), sum(s.num_units for s in todo))
-        # Parquet encoding releases the GIL: two writer threads overlap it with receiving the
-        # next results. Every shard is still written by this process only, files then marker.
+        # Two writer threads overlap writing and fsyncing a shard's files with receiving the
+        # next results (the workers encoded the Parquet). Every shard is still written by this
+        # process only, files then marker.
         from concurrent.futures import ThreadPoolExecutor
 
-        pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="distbench-writer")
+        writers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="distbench-writer")
         pending: list = []
 
         def drain(block: bool) -> None:
@@ -390,7 +391,7 @@ def _run_plan(
 
         try:
             for shard, result in results:
-                pending.append((pool.submit(
+                pending.append((writers.submit(
                     writer.commit_shard, shard.shard_id, result.tables,
                     {"stats": result.stats, "shard": _jsonable(shard)},
                 ), shard, result.stats))
@@ -406,7 +407,7 @@ def _run_plan(
                 raise AuthenticationFailed(str(cause)) from None
             raise
         finally:
-            pool.shutdown(wait=True)
+            writers.shutdown(wait=True)
             del endpoints
 
     con = open_run(run_dir, threads=plan.summary_threads, tables=plan.summary_tables)

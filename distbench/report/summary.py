@@ -48,16 +48,12 @@ FROM per_game GROUP BY ALL
 ORDER BY bucket, provider, model, tier NULLS FIRST, mode
 """
 
-_MEDIANS_SQL = """
-SELECT bucket, provider, model, tier, mode, median(nash_gap) AS median_gap
-FROM trials WHERE family = 'matrix' AND parse_status = 'ok' GROUP BY ALL
-"""
-
+_VALID_TRIALS = "FROM trials WHERE family = 'matrix' AND parse_status = 'ok'"
+_MEDIANS_SQL = (f"SELECT bucket, provider, model, tier, mode, median(nash_gap) AS median_gap "
+                f"{_VALID_TRIALS} GROUP BY ALL")
 # A run of one group (one bucket, model and mode: the common single run) has every valid
 # trial in that group; grouping a million rows by five string keys would double the scan.
-_MEDIAN_SQL = """
-SELECT median(nash_gap) FROM trials WHERE family = 'matrix' AND parse_status = 'ok'
-"""
+_MEDIAN_SQL = f"SELECT median(nash_gap) {_VALID_TRIALS}"
 
 
 def matrix_summary(con: duckdb.DuckDBPyConnection,

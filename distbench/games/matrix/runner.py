@@ -52,6 +52,22 @@ def _zeros(count: int) -> pa.Array:
     return pa.array(np.zeros(count, dtype=np.int8))
 
 
+def _cell_columns(shard: Shard, mode: str, count: int) -> dict[str, pa.Array | np.ndarray]:
+    """The columns saying whose rows these are (run, shard, bucket, seed, model, mode),
+    constant within one mode of a shard: the ``trials`` and ``game_scores`` rows share them.
+    Column order does not matter (the writer conforms tables to their schema)."""
+    return {
+        "run_id": _repeat(shard.run_id, count),
+        "shard_id": _repeat(shard.shard_id, count),
+        "bucket": _repeat(shard.bucket, count),
+        "seed": np.full(count, shard.seed, dtype=np.int64),
+        "provider": _repeat(shard.llm.provider, count),
+        "model": _repeat(shard.llm.model, count),
+        "tier": _repeat(shard.tier, count),
+        "mode": _repeat(mode, count),
+    }
+
+
 def _floats(values: np.ndarray, missing: np.ndarray) -> pa.Array:
     """A float64 column, null where ``missing`` (no validity bitmap when nothing is)."""
     return pa.array(values, mask=missing if missing.any() else None, type=pa.float64())
@@ -297,15 +313,8 @@ def play_mode(
     with_calls = requests is not None and shard.llm.provider != "dummy"
     call_ids = [f"{shard.shard_id}/{mode}/{k}" for k in range(total)] if with_calls else None
     columns = {
-        "run_id": _repeat(shard.run_id, total),
-        "shard_id": _repeat(shard.shard_id, total),
+        **_cell_columns(shard, mode, total),
         "family": _repeat("matrix", total),
-        "bucket": _repeat(shard.bucket, total),
-        "seed": np.full(total, shard.seed, dtype=np.int64),
-        "provider": _repeat(shard.llm.provider, total),
-        "model": _repeat(shard.llm.model, total),
-        "tier": _repeat(shard.tier, total),
-        "mode": _repeat(mode, total),
         "game_id": trial_game_ids,
         "game_index": game_index + shard.start,
         "trial": trial_no,
@@ -362,14 +371,7 @@ def game_scores_table(shard: Shard, mode: str, ids: list[str], trials: int, ok: 
             return _floats(values, valid == 0)
 
         columns = {
-            "run_id": _repeat(shard.run_id, g),
-            "shard_id": _repeat(shard.shard_id, g),
-            "bucket": _repeat(shard.bucket, g),
-            "seed": np.full(g, shard.seed, dtype=np.int64),
-            "provider": _repeat(shard.llm.provider, g),
-            "model": _repeat(shard.llm.model, g),
-            "tier": _repeat(shard.tier, g),
-            "mode": _repeat(mode, g),
+            **_cell_columns(shard, mode, g),
             "game_id": pa.array(ids, type=pa.string()),
             "game_index": np.arange(shard.start, shard.stop, dtype=np.int64),
             "trials": np.full(g, trials, dtype=np.int32),
