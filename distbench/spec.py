@@ -59,7 +59,7 @@ from distbench.llm.registry import UnknownProviderError, get_provider, make_spec
 MODES = ("pure", "mixed", "logprob")
 TOP_KEYS = {"name", "seeds", "games_per_bucket", "trials_per_game", "temperature", "modes",
             "buckets", "providers", "llm_seed", "max_tokens", "shard_trials", "negotiation",
-            "fog"}
+            "fog", "logprob_cue", "min_label_mass"}
 NEGOTIATION_KEYS = {"modes", "langs", "games", "opponents", "max_messages", "max_tokens"}
 FOG_KEYS = {"games", "opponents", "scout_accuracy", "scouting", "max_tokens", "max_turns"}
 PROVIDER_KEYS = {"type", "tiers", "models", "base_url", "style", "rpm", "tpm",
@@ -101,8 +101,11 @@ class SweepSpec:
         buckets: Bucket ids.
         models: Every (provider, tier, model).
         llm_seed: Sampling seed.
-        max_tokens: Completion budget (None: by style).
+        max_tokens: Completion budget (None: by mode and style).
         shard_trials: Target trials per shard.
+        logprob_cue: Logprob mode: the text the completion prompt ends with.
+        min_label_mass: Logprob mode: the least probability on the action labels for a
+            valid reading.
         source: Where the spec came from (a path, or ``"built-in default suite"``).
     """
 
@@ -119,6 +122,8 @@ class SweepSpec:
     shard_trials: int = 20_000
     negotiation: dict[str, Any] | None = None
     fog: dict[str, Any] | None = None
+    logprob_cue: str = "I choose Action"
+    min_label_mass: float = 0.5
     source: str = field(default="", compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -136,6 +141,8 @@ class SweepSpec:
             "shard_trials": self.shard_trials,
             "negotiation": self.negotiation,
             "fog": self.fog,
+            **({"logprob_cue": self.logprob_cue, "min_label_mass": self.min_label_mass}
+               if "logprob" in self.modes else {}),
             "models": [{"provider_name": m.name, "tier": m.tier, "provider": m.spec.provider,
                         "model": m.spec.model, "style": m.spec.style,
                         "options": dict(m.spec.options)} for m in self.models],
@@ -286,6 +293,12 @@ def parse_spec(data: dict[str, Any], source: str = "<spec>") -> SweepSpec:
     max_tokens = data.get("max_tokens")
     if max_tokens is not None:
         max_tokens = _int(source, "max_tokens", max_tokens, 1)
+    cue = data.get("logprob_cue", "I choose Action")
+    if not isinstance(cue, str) or not cue.strip():
+        raise _fail(source, "logprob_cue", f"must be a non-blank string such as 'Action:', got {cue!r}")
+    min_mass = data.get("min_label_mass", 0.5)
+    if isinstance(min_mass, bool) or not isinstance(min_mass, (int, float)) or not 0 <= min_mass <= 1:
+        raise _fail(source, "min_label_mass", f"must be a number in [0, 1], got {min_mass!r}")
     return SweepSpec(
         name=str(data.get("name", "sweep")),
         seeds=tuple(dict.fromkeys(seeds)),
@@ -300,6 +313,8 @@ def parse_spec(data: dict[str, Any], source: str = "<spec>") -> SweepSpec:
         shard_trials=_int(source, "shard_trials", data.get("shard_trials", 20_000), 1),
         negotiation=_family_section(source, "negotiation", data.get("negotiation"), NEGOTIATION_KEYS),
         fog=_family_section(source, "fog", data.get("fog"), FOG_KEYS),
+        logprob_cue=cue,
+        min_label_mass=float(min_mass),
         source=source,
     )
 

@@ -112,8 +112,14 @@ def _resolve_run_dir(
               help="Prompt style: chat (instruction models) or completion (raw base models).")
 @click.option("--temperature", type=click.FloatRange(min=0), default=1.0, show_default=True)
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None,
-              help="Completion budget per answer.  [default: 256 in chat style, 32 in "
-                   "completion style]")
+              help="Completion budget per answer.  [default: 256 in chat style; in completion "
+                   "style 16 (pure) or 64 (mixed)]")
+@click.option("--logprob-cue", default="I choose Action", show_default=True, metavar="TEXT",
+              help="Logprob mode: the text the completion prompt ends with (white space and "
+                   "multi-digit labels after it are followed automatically).")
+@click.option("--min-label-mass", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Logprob mode: a reading with less probability on the action labels is "
+                   "invalid (parse_status low_label_mass).")
 @click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("results"), show_default=True, help="Folder of run folders.")
 @click.option("--run-id", default=None, help="Exact run folder name (re-running it resumes).")
@@ -158,6 +164,8 @@ def run(
     style: str | None,
     temperature: float,
     max_tokens: int | None,
+    logprob_cue: str,
+    min_label_mass: float,
     output_dir: Path,
     run_id: str | None,
     overwrite: bool,
@@ -170,12 +178,11 @@ def run(
     """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
     negotiations (Deal or No Deal), or fog-of-war skirmishes."""
     from distbench.engine.driver import RunDirectoryError, matrix_plan, preflight, run_plan
-    from distbench.engine.plan import MatrixRunConfig, default_max_tokens
+    from distbench.engine.plan import MatrixRunConfig
     from distbench.games.matrix.buckets import UnknownBucketError, default_bucket_id, get_bucket
-    from distbench.llm.base import BackendSpec
-    from distbench.llm.http import AuthenticationFailed, EndpointUnavailable
+    from distbench.llm.base import BackendSpec, BackendUnavailable
     from distbench.llm.local import LocalModelUnavailable, local_available
-    from distbench.llm.registry import UnknownProviderError, make_spec
+    from distbench.llm.registry import UnknownProviderError, make_spec, resolve_spec
     from distbench.report.summary import format_summary
 
     if family == "matrix":
@@ -207,12 +214,13 @@ def run(
                                 "only; fog tiers are chosen with --agent tier1..tier4")
             spec = BackendSpec(provider=llm_type, model=llm_type.partition(":")[2])
         else:
-            spec = make_spec(
+            spec = resolve_spec(make_spec(
                 llm_type, llm_model, style, base_url=base_url, rpm=rpm, tpm=tpm,
                 max_concurrency=max_concurrency, timeout=timeout, max_retries=max_retries,
                 cache=False if no_cache else None,
-            )
-    except (UnknownBucketError, UnknownProviderError) as exc:
+            ))
+    except (UnknownBucketError, UnknownProviderError, BackendUnavailable,
+            LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     if family != "matrix":
         plan_for, label = _family_plan(
@@ -225,25 +233,30 @@ def run(
         plan_for, label = None, None
     config = None
     if family == "matrix":
-        config = MatrixRunConfig(
-            buckets=tuple(dict.fromkeys(buckets)),
-            seeds=tuple(dict.fromkeys(seeds)),
-            num_games=num_games,
-            num_trials=num_trials,
-            modes=modes,
-            llm=spec,
-            llm_seed=llm_seed,
-            temperature=temperature,
-            max_tokens=max_tokens or default_max_tokens(spec.style),
-            shard_trials=shard_trials,
-        )
+        try:
+            config = MatrixRunConfig(
+                buckets=tuple(dict.fromkeys(buckets)),
+                seeds=tuple(dict.fromkeys(seeds)),
+                num_games=num_games,
+                num_trials=num_trials,
+                modes=modes,
+                llm=spec,
+                llm_seed=llm_seed,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                shard_trials=shard_trials,
+                logprob_cue=logprob_cue,
+                min_label_mass=min_label_mass,
+            )
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
     run_dir = _resolve_run_dir(output_dir, run_id, modes if family == "matrix" else (family,),
                                overwrite, check_only=True)
     plan = matrix_plan(config, run_dir.name) if plan_for is None else plan_for(run_dir.name)
     try:
         for model in plan.specs():  # a missing key or an unreachable server: before any work
-            preflight(model)
-    except (EndpointUnavailable, AuthenticationFailed, LocalModelUnavailable) as exc:
+            preflight(model, plan.extra_styles)
+    except (BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     _resolve_run_dir(output_dir, run_dir.name, modes, overwrite)
     if family == "matrix":
@@ -266,8 +279,7 @@ def run(
             on_start=progress.start,
             on_stage=progress.stage,
         )
-    except (RunDirectoryError, EndpointUnavailable, AuthenticationFailed,
-            LocalModelUnavailable) as exc:
+    except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     finally:
         progress.close()
@@ -287,6 +299,25 @@ def run(
     table = {"matrix": "trials", "negotiation": "episodes", "fog": "fog_games"}[family]
     click.echo(f'Query them: distbench query {outcome.run_dir} "select * from {table} limit 5"',
                err=True)
+    check_calls(outcome.calls)
+
+
+def check_calls(health: dict | None) -> None:
+    """Says when a run's model calls failed: every call failed is an error (exit 1, one line
+    naming the cause), most of them a warning; a model's numbers then measure the failures,
+    not the model."""
+    if not health or not health.get("failed"):
+        return
+    top = health.get("top_failure") or {}
+    cause = top.get("explained") or top.get("error") or "unknown"
+    if health["failed"] == health["calls"]:
+        raise UserError(f"all {health['calls']} model calls failed: {cause}")
+    if health["failed_share"] > 0.5:
+        click.echo(f"warning: {health['failed']} of {health['calls']} model calls failed "
+                   f"({100 * health['failed_share']:.0f}%), most often: {cause}", err=True)
+    else:
+        click.echo(f"note: {health['failed']} of {health['calls']} model calls failed "
+                   f"(call_failed rows), most often: {cause}", err=True)
 
 
 def _player(text: str, base, *, tiers: bool = False, scripted: bool = False):

@@ -167,9 +167,10 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
             parallel: bool, num_workers: int | None, address: str | None, keep_warm: float,
             **overrides: Any) -> None:
     """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""
+    from distbench.cli.run import check_calls
     from distbench.engine.driver import RunDirectoryError, run_plan
     from distbench.engine.sweep import plan_sweep
-    from distbench.llm.http import AuthenticationFailed, EndpointUnavailable
+    from distbench.llm.base import BackendUnavailable
     from distbench.llm.local import LocalModelUnavailable
     from distbench.store.writer import read_json
 
@@ -205,8 +206,7 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
                            keep_warm=keep_warm,
                            command=["distbench", *sys.argv[1:]], progress=progress.update,
                            on_start=progress.start, on_stage=progress.stage)
-    except (RunDirectoryError, EndpointUnavailable, AuthenticationFailed,
-            LocalModelUnavailable) as exc:
+    except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     finally:
         progress.close()
@@ -216,6 +216,7 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
     click.echo((run_dir / "report" / "big_table_aggregated.md").read_text())
     for path in written:
         click.echo(str(path), err=True)
+    check_calls(outcome.calls)
 
 
 def write_suite_tables(run_dir: Path, out_dir: Path) -> list[Path]:

@@ -92,24 +92,43 @@ def shard_backend(spec: BackendSpec, *, in_ray: bool):
     return ActorBackend(spec) if in_ray else build_direct(spec)
 
 
-def preflight(spec: BackendSpec) -> None:
+def preflight(spec: BackendSpec, styles: tuple[str, ...] = ()) -> None:
     """Fails fast, before any work, when the model cannot be used: a missing key, an
-    unreachable server, a rejected key, or the bundled model not installed."""
-    import asyncio
-
+    unreachable server, a wrong path, a rejected key, or the bundled model not installed.
+    Each backend checks itself (:meth:`Backend.preflight`); ``styles`` are the prompt styles
+    the run sends besides the model's own."""
     if in_process(spec):
         return
-    from distbench.llm.http import OpenAICompatibleBackend, check_reachable
-    from distbench.llm.registry import get_provider
+    from distbench.llm.registry import backend_class
 
-    target = get_provider(spec.provider).target
-    if spec.provider == "local":
-        from distbench.llm.local import find_model_path
+    backend_class(spec.provider).preflight(spec, styles)
 
-        find_model_path(spec.option("model_path"))
-    elif target.endswith(":OpenAICompatibleBackend"):
-        OpenAICompatibleBackend(spec)  # raises when the key is missing
-        asyncio.run(check_reachable(spec))
+
+def call_health(con: Any) -> dict[str, Any] | None:
+    """How the run's model calls went, from its ``calls`` table: counts, failures, and the
+    most common failure explained (None when the run made no calls)."""
+    from distbench.llm.http import explain_failure
+
+    try:
+        rows = con.execute(
+            "select status, http_status, error, endpoint, count(*) from calls "
+            "group by all order by count(*) desc, status, http_status nulls first, error"
+        ).fetchall()
+    except Exception:  # noqa: BLE001 - a run without a calls table made no calls
+        return None
+    total = sum(r[4] for r in rows)
+    if not total:
+        return None
+    failed_rows = [r for r in rows if r[0] != "ok"]
+    failed = sum(r[4] for r in failed_rows)
+    out: dict[str, Any] = {"calls": total, "failed": failed,
+                           "failed_share": round(failed / total, 6)}
+    if failed_rows:
+        _, status, error, endpoint, count = failed_rows[0]
+        out["top_failure"] = {"http_status": status, "error": error, "count": count,
+                              "explained": explain_failure(status, error or "",
+                                                           endpoint.partition(":")[2])}
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -193,6 +212,7 @@ class RunOutcome:
         skipped: Shards already committed before this call.
         summary: The summary records.
         elapsed_s: Wall time of this call.
+        calls: How the model calls went (:func:`call_health`), None without calls.
     """
 
     run_dir: Path
@@ -201,6 +221,7 @@ class RunOutcome:
     skipped: int
     summary: list[dict[str, Any]]
     elapsed_s: float
+    calls: dict[str, Any] | None = None
 
 
 def _check_manifest(run_dir: Path, config_dict: dict[str, Any]) -> None:
@@ -236,6 +257,8 @@ class RunPlan:
             otherwise differ in the last bits between identical runs).
         summary_tables: The tables ``summarize`` reads (None: all); only their views are
             made.
+        extra_styles: Prompt styles the plan sends to every model besides the model's own
+            (logprob mode reads completions), checked by the pre-flight.
     """
 
     family: str
@@ -247,6 +270,7 @@ class RunPlan:
     unit: str = "trials"
     summary_threads: int | None = 1
     summary_tables: tuple[str, ...] | None = None
+    extra_styles: tuple[str, ...] = ()
 
     def specs(self) -> list[BackendSpec]:
         """Every model the plan calls, once each, in a stable order."""
@@ -316,7 +340,7 @@ def _run_plan(
     _check_manifest(run_dir, plan.identity)
     specs = plan.specs()
     for spec in specs:
-        preflight(spec)
+        preflight(spec, plan.extra_styles)
     writer = RunWriter(run_dir)
     shards = plan.shards
     committed = writer.committed()
@@ -415,8 +439,17 @@ def _run_plan(
         summary = plan.summarize(con, offload)
     finally:
         con.close()
-    write_json(run_dir / "summary.json", {"run_id": run_id, "family": plan.family,
-                                          "groups": summary})
+    health = None
+    if any(not in_process(spec) for spec in specs):
+        con = open_run(run_dir, tables=("calls",))
+        try:
+            health = call_health(con)
+        finally:
+            con.close()
+    record = {"run_id": run_id, "family": plan.family, "groups": summary}
+    if health is not None:
+        record["calls"] = health
+    write_json(run_dir / "summary.json", record)
     manifest.update(
         state="complete",
         shards={"planned": len(shards), "committed": len(writer.committed())},
@@ -430,6 +463,7 @@ def _run_plan(
         skipped=len(shards) - len(todo),
         summary=summary,
         elapsed_s=time.perf_counter() - t0,
+        calls=health,
     )
 
 
@@ -452,6 +486,7 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
         summarize=matrix_summary,
         summary_threads=None,  # its sums run in a fixed order: the same on any thread count
         summary_tables=("game_scores", "trials"),
+        extra_styles=("completion",) if "logprob" in config.modes else (),
     )
 
 

@@ -58,8 +58,13 @@ class MatrixRunConfig:
         llm_seed: Seed of the model's sampling (per-request seeds derive from it).
         tier: Optional tier label of the model.
         temperature: Sampling temperature sent to the model.
-        max_tokens: Completion budget per answer.
+        max_tokens: Completion budget per answer; None: by mode and style (see
+            ``games.matrix.prompts.answer_policy``).
         shard_trials: Target number of trials per shard (shards hold whole games).
+        logprob_cue: Logprob mode: the text the completion prompt ends with (default
+            ``I choose Action``, see ``games.matrix.logprob.DEFAULT_CUE``).
+        min_label_mass: Logprob mode: a reading with less probability on the action labels
+            is invalid (``low_label_mass``).
     """
 
     buckets: tuple[str, ...]
@@ -71,8 +76,10 @@ class MatrixRunConfig:
     llm_seed: int = 0
     tier: str | None = None
     temperature: float = 1.0
-    max_tokens: int = 256
+    max_tokens: int | None = None
     shard_trials: int = 20_000
+    logprob_cue: str = "I choose Action"
+    min_label_mass: float = 0.5
 
     def __post_init__(self) -> None:
         if not self.buckets:
@@ -92,10 +99,20 @@ class MatrixRunConfig:
             raise ValueError(f"modes must be among {', '.join(MODES)}, got {list(self.modes)}")
         if self.shard_trials < 1:
             raise ValueError("shard_trials must be at least 1")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if not self.logprob_cue.strip():
+            raise ValueError("the logprob cue must hold some text, e.g. 'Action:'")
+        if not 0.0 <= self.min_label_mass <= 1.0:
+            raise ValueError(f"min_label_mass must be in [0, 1], got {self.min_label_mass}")
 
     def to_dict(self) -> dict:
-        """JSON-shaped (lists, not tuples), so it compares equal to a manifest's copy."""
-        return json.loads(json.dumps(asdict(self)))
+        """JSON-shaped (lists, not tuples), so it compares equal to a manifest's copy. The
+        logprob settings appear only when logprob mode is played (they decide nothing else)."""
+        out = json.loads(json.dumps(asdict(self)))
+        if "logprob" not in self.modes:
+            del out["logprob_cue"], out["min_label_mass"]
+        return out
 
     def identity(self) -> dict:
         """:meth:`to_dict` without the execution-only settings (rate limits, cache): two
@@ -125,7 +142,9 @@ class Shard:
         llm_seed: Model sampling seed.
         tier: Tier label or None.
         temperature: Sampling temperature.
-        max_tokens: Completion budget.
+        max_tokens: Completion budget (None: by mode and style).
+        logprob_cue: Logprob mode's cue (None when the shard plays no logprob mode).
+        min_label_mass: Logprob mode's minimum probability on the labels.
         run_id: The run the rows belong to.
     """
 
@@ -142,7 +161,9 @@ class Shard:
     llm_seed: int
     tier: str | None
     temperature: float
-    max_tokens: int
+    max_tokens: int | None
+    logprob_cue: str | None = None
+    min_label_mass: float = 0.5
     run_id: str = field(default="", compare=False)
 
     @property
@@ -161,10 +182,14 @@ class Shard:
         return self.num_games * per_game
 
 
-def default_max_tokens(style: str) -> int:
-    """Completion budget when none is given: room to reason in chat style; a short answer
-    after the cue in completion style."""
-    return 256 if style == "chat" else 32
+def default_max_tokens(style: str, mode: str = "pure") -> int:
+    """Completion budget of a mode when none is given: room to reason in chat style; a short
+    answer after the cue in completion style; one token in logprob mode."""
+    if mode == "logprob":
+        return 1
+    from distbench.games.matrix.prompts import answer_policy
+
+    return answer_policy(mode, style)[1]
 
 
 def games_per_shard(config: MatrixRunConfig) -> int:
@@ -197,6 +222,9 @@ def plan_matrix(config: MatrixRunConfig, run_id: str = "") -> list[Shard]:
                     "temperature": config.temperature,
                     "max_tokens": config.max_tokens,
                 }
+                logprob = "logprob" in config.modes
+                if logprob:
+                    shard_key["logprob"] = [config.logprob_cue, config.min_label_mass]
                 shards.append(
                     Shard(
                         shard_id=f"m-{stable_hash(shard_key)}",
@@ -213,6 +241,8 @@ def plan_matrix(config: MatrixRunConfig, run_id: str = "") -> list[Shard]:
                         tier=config.tier,
                         temperature=config.temperature,
                         max_tokens=config.max_tokens,
+                        logprob_cue=config.logprob_cue if logprob else None,
+                        min_label_mass=config.min_label_mass,
                         run_id=run_id,
                     )
                 )

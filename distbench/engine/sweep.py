@@ -27,8 +27,10 @@ def model_config(spec: SweepSpec, index: int) -> MatrixRunConfig:
         llm_seed=spec.llm_seed,
         tier=entry.tier,
         temperature=spec.temperature,
-        max_tokens=spec.max_tokens or default_max_tokens(entry.spec.style),
+        max_tokens=spec.max_tokens,
         shard_trials=spec.shard_trials,
+        logprob_cue=spec.logprob_cue,
+        min_label_mass=spec.min_label_mass,
     )
 
 
@@ -103,6 +105,7 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
         seeds={"game_seeds": list(spec.seeds), "llm_seed": spec.llm_seed},
         summarize=sweep_summary,
         unit="units",
+        extra_styles=("completion",) if "logprob" in spec.modes else (),
     )
 
 
@@ -120,7 +123,11 @@ def describe_plan(spec: SweepSpec) -> dict[str, Any]:
         # prompt: ~110 words of rules plus the table (about 5 tokens a cell)
         per_prompt = 160 + 5 * b.rows * b.cols + 4 * (b.rows + b.cols)
         prompt_tokens += per_prompt * shard.num_trials_total
-        completion_tokens += shard.max_tokens * shard.num_trials_total
+        for mode in shard.modes:
+            per_game = 1 if mode == "logprob" else shard.num_trials
+            budget = 1 if mode == "logprob" else (
+                shard.max_tokens or default_max_tokens(shard.llm.style, mode))
+            completion_tokens += budget * per_game * shard.num_games
     by_model = {}
     for shard in matrix:
         key = f"{shard.tier}:{shard.llm.provider}:{shard.llm.model}"

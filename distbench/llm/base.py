@@ -30,6 +30,9 @@ class Request:
         messages: A multi-turn conversation as (role, content) pairs, roles ``system``,
             ``user`` and ``assistant``; when given, chat style sends it instead of ``prompt``
             and completion style sends :func:`render_transcript` of it.
+        style: ``"completion"`` to continue ``prompt`` as raw text whatever the backend's
+            style (reading next-token probabilities after a cue needs it), or None for the
+            backend's own style.
     """
 
     prompt: str
@@ -40,6 +43,11 @@ class Request:
     logprobs: int | None = None
     stop: tuple[str, ...] | None = None
     messages: tuple[tuple[str, str], ...] | None = None
+    style: str | None = None
+
+    def style_for(self, spec_style: str) -> str:
+        """The style this request is sent in by a backend whose own style is ``spec_style``."""
+        return self.style or spec_style
 
     def chat_messages(self) -> list[dict[str, str]]:
         """The OpenAI ``messages`` list of this request."""
@@ -69,7 +77,11 @@ class Response:
         error: Why it failed ("" when ok). Never holds a key or a header.
         http_status: Last HTTP status, None for in-process backends.
         attempts: Number of attempts made.
-        latency_ms: Wall time of the call including retries.
+        latency_ms: Time on the wire of the last attempt (request sent to answer read), or the
+            model's own time for in-process backends.
+        queue_ms: Time the call waited before and between attempts: for a rate-limit token, a
+            concurrency slot and retry back-off (so a call's wall time is about
+            ``queue_ms`` plus the wire time of its attempts).
         prompt_tokens: Prompt tokens reported by the backend, when known.
         completion_tokens: Completion tokens reported by the backend, when known.
         cache_hit: Answered from the response cache.
@@ -83,6 +95,7 @@ class Response:
     http_status: int | None = None
     attempts: int = 1
     latency_ms: float = 0.0
+    queue_ms: float = 0.0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cache_hit: bool = False
@@ -128,6 +141,11 @@ EXECUTION_OPTIONS = frozenset(
 """Backend options that change how calls are made, never what they answer."""
 
 
+class BackendUnavailable(RuntimeError):
+    """This backend cannot be used as configured (no key, unreachable server, wrong path,
+    model not installed). The message is one line a person can act on."""
+
+
 class Backend(abc.ABC):
     """A model that answers batches of requests.
 
@@ -144,6 +162,24 @@ class Backend(abc.ABC):
     @property
     def model(self) -> str:
         return self.spec.model
+
+    @classmethod
+    def resolve(cls, spec: BackendSpec) -> BackendSpec:
+        """``spec`` completed before a run is planned, e.g. with the model name a server
+        reports when none was given. The default returns it unchanged."""
+        return spec
+
+    @classmethod
+    def canonical_model(cls, model: str) -> str:
+        """The name under which ``model`` is recorded (an alias becomes its canonical name)."""
+        return model
+
+    @classmethod
+    def preflight(cls, spec: BackendSpec, styles: Sequence[str] = ()) -> None:
+        """Raises :class:`BackendUnavailable` (one line naming the cause and the fix) when
+        ``spec`` cannot be used, before any work starts. ``styles`` are the prompt styles the
+        run will send besides ``spec.style``. The default checks nothing."""
+        return None
 
     @abc.abstractmethod
     async def generate(self, requests: Sequence[Request]) -> list[Response]:

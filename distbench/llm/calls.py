@@ -53,6 +53,7 @@ def calls_table(
         "http_status": [r.http_status for r in responses],
         "attempts": [r.attempts for r in responses],
         "latency_ms": [r.latency_ms for r in responses],
+        "queue_ms": [r.queue_ms for r in responses],
         "prompt_tokens": [r.prompt_tokens for r in responses],
         "completion_tokens": [r.completion_tokens for r in responses],
         "cache_hit": [r.cache_hit for r in responses],

@@ -9,19 +9,21 @@ never placed in a row, a log line or an exception message.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import logging
 import math
 import os
 import random
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
-from distbench.llm.base import Backend, BackendSpec, Request, Response
+from distbench.llm.base import Backend, BackendSpec, BackendUnavailable, Request, Response
 from distbench.llm.limits import (
     Limits,
     RateLimiter,
@@ -33,29 +35,61 @@ from distbench.llm.limits import (
 log = logging.getLogger(__name__)
 
 
-class AuthenticationFailed(RuntimeError):
+class AuthenticationFailed(BackendUnavailable):
     """The endpoint rejected the credentials (401/403): the whole run stops."""
 
 
-class EndpointUnavailable(RuntimeError):
-    """The endpoint cannot be used (no key in the environment, server unreachable)."""
+class EndpointUnavailable(BackendUnavailable):
+    """The endpoint cannot be used (no key in the environment, server unreachable, wrong
+    path)."""
+
+
+SAMPLING_DIALECTS: dict[str, dict[str, float | int]] = {
+    # The OpenAI API: plain temperature sampling once top_p is 1 and the penalties are 0.
+    "openai": {"top_p": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0},
+    # llama.cpp's servers (llama-server and llama-cpp-python's) default to top_k 40,
+    # top_p 0.95, min_p 0.05 and repeat_penalty 1.1 (llama-cpp-python) unless told otherwise.
+    "llamacpp": {"top_p": 1.0, "top_k": 0, "min_p": 0.0, "typical_p": 1.0,
+                 "repeat_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0},
+    # vLLM: top_k -1 and repetition_penalty 1 switch its filters off.
+    "vllm": {"top_p": 1.0, "top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0,
+             "presence_penalty": 0.0, "frequency_penalty": 0.0},
+    # Send temperature only (a server that rejects unknown fields); its defaults then apply.
+    "none": {},
+}
+"""The sampling fields each kind of server is sent beside ``temperature``, so that every
+request states plain temperature sampling (no top-k, top-p, min-p or repetition penalty)
+instead of inheriting the server's defaults. A provider names its dialect in its ``sampling``
+option."""
+
+
+def sampling_fields(spec: BackendSpec) -> dict[str, float | int]:
+    """The sampling fields (besides temperature) sent to ``spec``'s server."""
+    dialect = spec.option("sampling", "openai")
+    try:
+        return dict(SAMPLING_DIALECTS[dialect])
+    except KeyError:
+        raise ValueError(f"unknown sampling dialect {dialect!r}; known: "
+                         f"{', '.join(SAMPLING_DIALECTS)}") from None
 
 
 def build_payload(spec: BackendSpec, req: Request) -> tuple[str, dict[str, Any]]:
-    """The (path, JSON body) of a request for ``spec``'s style.
+    """The (path, JSON body) of a request for ``spec``'s style (or the request's own).
 
     Chat style sends the prompt as one user message; completion style sends it as the raw
-    prompt, for base models.
+    prompt, for base models. Every body declares the whole sampling configuration
+    (:func:`sampling_fields`).
     """
     body: dict[str, Any] = {
         "model": spec.model,
         "max_tokens": req.max_tokens,
         "temperature": req.temperature,
+        **sampling_fields(spec),
         "seed": int(req.seed % (2**31)),
     }
     if req.stop:
         body["stop"] = list(req.stop)
-    if spec.style == "completion":
+    if req.style_for(spec.style) == "completion":
         body["prompt"] = req.completion_prompt()
         if req.logprobs is not None:
             body["logprobs"] = int(req.logprobs)
@@ -153,6 +187,21 @@ class OpenAICompatibleBackend(Backend):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._auth_error: str | None = None
 
+    @classmethod
+    def resolve(cls, spec: BackendSpec) -> BackendSpec:
+        """Names the model after the server's ``/v1/models`` when the provider's placeholder
+        ``default`` stands for "whatever the server serves" (llama.cpp, vLLM)."""
+        if spec.model != "default":
+            return spec
+        cls(spec)  # a missing key is reported first
+        name = served_model_name(asyncio.run(check_endpoint(spec)))
+        return dataclasses.replace(spec, model=name) if name else spec
+
+    @classmethod
+    def preflight(cls, spec: BackendSpec, styles: Sequence[str] = ()) -> None:
+        cls(spec)  # raises when the key is missing
+        asyncio.run(check_endpoint(spec, styles))
+
     def _scrub(self, text: str) -> str:
         """``text`` with the key (if it ever appears) replaced by ``***``."""
         return text.replace(self._key, "***") if self._key else text
@@ -210,10 +259,18 @@ class OpenAICompatibleBackend(Backend):
     async def _call(self, req: Request) -> Response:
         client, limiter = self._ensure()
         path, body = build_payload(self.spec, req)
+        style = req.style_for(self.spec.style)
         t0 = time.perf_counter()
+        wire = 0.0  # seconds on the wire, all attempts
+        last = 0.0  # seconds on the wire, the last attempt
         attempts = 0
         status: int | None = None
         error = ""
+
+        def timings() -> dict[str, float]:
+            total = time.perf_counter() - t0
+            return {"latency_ms": last * 1000.0, "queue_ms": max(0.0, total - wire) * 1000.0}
+
         while True:
             if self._auth_error:
                 raise AuthenticationFailed(self._auth_error)
@@ -223,6 +280,7 @@ class OpenAICompatibleBackend(Backend):
             async with limiter.slot():
                 if self._auth_error:
                     raise AuthenticationFailed(self._auth_error)
+                sent = time.perf_counter()
                 try:
                     resp = await client.post(path, json=body, headers=self._headers())
                 except httpx.TimeoutException:
@@ -234,29 +292,33 @@ class OpenAICompatibleBackend(Backend):
                     verdict = classify_status(status)
                     if verdict == "ok":
                         try:
-                            text, p_tok, c_tok, top = parse_body(self.spec.style, resp.json())
+                            text, p_tok, c_tok, top = parse_body(style, resp.json())
                         except (ValueError, BadBody) as exc:
                             error = self._scrub(f"bad response body: {str(exc)[:200]}")
                             verdict = "retry"
                         else:
+                            last = time.perf_counter() - sent
+                            wire += last
                             limiter.on_success()
                             return Response(
                                 text=text, status="ok", http_status=status, attempts=attempts,
-                                latency_ms=(time.perf_counter() - t0) * 1000,
                                 prompt_tokens=p_tok, completion_tokens=c_tok, logprobs=top,
+                                **timings(),
                             )
                     elif verdict == "auth":
                         self._auth_error = self._auth_message(status)
                         raise AuthenticationFailed(self._auth_error)
                     else:
-                        error = self._scrub(f"HTTP {status}: {resp.text[:200]!r}")
+                        error = self._scrub(f"HTTP {status}: {resp.text[:300]!r}")
                         if status == 429:
                             limiter.on_throttled()
                         wait = retry_after_seconds(resp.headers)
+                last = time.perf_counter() - sent
+                wire += last
             if verdict == "fail" or attempts > self.limits.max_retries:
                 return Response(
                     text=None, status="failed", error=error, http_status=status,
-                    attempts=attempts, latency_ms=(time.perf_counter() - t0) * 1000,
+                    attempts=attempts, **timings(),
                 )
             delay = backoff_delay(attempts, self.limits.backoff_base, self.limits.backoff_cap,
                                   self._rng)
@@ -266,20 +328,120 @@ class OpenAICompatibleBackend(Backend):
             await self._sleep(delay)
 
 
-async def check_reachable(spec: BackendSpec, timeout: float = 5.0) -> None:
-    """Raises EndpointUnavailable unless the endpoint answers ``GET /v1/models`` at all.
+def _server_message(resp: httpx.Response) -> str:
+    """The error message of a server's answer, short: OpenAI's ``error.message``, FastAPI's
+    ``detail``, or the start of the body."""
+    try:
+        data = resp.json()
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error")
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])[:200]
+        if isinstance(err, str):
+            return err[:200]
+        if data.get("detail"):
+            return str(data["detail"])[:200]
+    return resp.text.strip()[:200]
 
-    Any HTTP answer counts as reachable (some servers do not list models); a 401/403 raises
-    AuthenticationFailed, so a bad key is reported before any work starts.
+
+def _path_for(style: str) -> str:
+    return "/v1/completions" if style == "completion" else "/v1/chat/completions"
+
+
+async def check_endpoint(spec: BackendSpec, styles: Sequence[str] = (),
+                         timeout: float = 10.0) -> list[str]:
+    """Checks that the endpoint answers on the paths a run will use; returns the model ids
+    it lists (empty when it lists none).
+
+    ``GET /v1/models`` answering 200 proves the base URL; otherwise (some servers list no
+    models) a one-token request to the run's own path must not answer 404. Styles other than
+    ``spec.style`` in ``styles`` (logprob mode reads completions from a chat-style model) are
+    always probed with a one-token request. 429 and 5xx answers pass: the run retries them.
+
+    Raises:
+        EndpointUnavailable: unreachable, or a path answers 404/405/400, with the server's
+            message and the fix.
+        AuthenticationFailed: the server rejects the key (401/403).
     """
     backend = OpenAICompatibleBackend(spec)
+    where = f"{spec.provider} at {backend.base_url}"
     try:
         async with httpx.AsyncClient(base_url=backend.base_url, timeout=timeout) as client:
             resp = await client.get("/v1/models", headers=backend._headers())
+            if resp.status_code in (401, 403):
+                raise AuthenticationFailed(backend._auth_message(resp.status_code))
+            models: list[str] = []
+            if resp.status_code == 200:
+                try:
+                    models = [str(m["id"]) for m in resp.json().get("data", []) if "id" in m]
+                except (ValueError, AttributeError, TypeError, KeyError):
+                    models = []
+            probes = [s for s in dict.fromkeys([spec.style, *styles])
+                      if s != spec.style or resp.status_code != 200]
+            for style in probes:
+                path, body = build_payload(spec, Request(
+                    prompt="Hello", seed=0, max_tokens=1, temperature=0.0, style=style))
+                answer = await client.post(path, json=body, headers=backend._headers())
+                code = answer.status_code
+                if code in (401, 403):
+                    raise AuthenticationFailed(backend._auth_message(code))
+                if code in (400, 404, 405, 422):
+                    message = backend._scrub(_server_message(answer))
+                    why = ("check --base-url: it should be the server's root (e.g. "
+                           "http://127.0.0.1:8080) or end in /v1" if code in (404, 405)
+                           else "check --llm-model and the server's settings")
+                    if style == "completion" and spec.style != "completion":
+                        why += ("; logprob mode reads next-token probabilities from "
+                                "/v1/completions, which a chat-only endpoint does not serve")
+                    raise EndpointUnavailable(
+                        f"{where}: POST {path} answered HTTP {code} ({message!r}); {why}")
+            return models
     except httpx.HTTPError as exc:
         raise EndpointUnavailable(
-            f"cannot reach {spec.provider} at {backend.base_url} ({type(exc).__name__}); "
+            f"cannot reach {where} ({type(exc).__name__}); "
             "is the server running, and is --base-url right?"
         ) from None
-    if resp.status_code in (401, 403):
-        raise AuthenticationFailed(backend._auth_message(resp.status_code))
+
+
+def served_model_name(models: Sequence[str]) -> str | None:
+    """The name to record for a server's model: its first listed id, a GGUF path reduced to
+    the file name without ``.gguf``."""
+    if not models:
+        return None
+    name = models[0]
+    if name.lower().endswith(".gguf"):
+        name = name.replace("\\", "/").rsplit("/", 1)[-1][: -len(".gguf")]
+    return name
+
+
+_CONTEXT_PATTERNS = (
+    # llama-cpp-python: "Requested tokens (2100) exceed context window of 2048"
+    re.compile(r"requested tokens \((?P<n>\d+)\) exceed context window of (?P<ctx>\d+)", re.I),
+    # vLLM / OpenAI: "maximum context length is 2048 tokens. However, you requested 2100 tokens"
+    re.compile(r"maximum context length is (?P<ctx>\d+) tokens.*?(?:requested|resulted in) "
+               r"(?P<n>\d+) tokens", re.I | re.S),
+    # llama-server: "the request exceeds the available context size (2100 > 2048)" and alike
+    re.compile(r"exceeds? the available context size.*?(?P<n>\d+)\D+(?P<ctx>\d+)", re.I | re.S),
+)
+
+
+def explain_failure(http_status: int | None, error: str, endpoint: str = "") -> str:
+    """One line saying why a call failed, with the fix when the cause is known (a wrong path,
+    a prompt longer than the model's context, a missing key)."""
+    text = error or "unknown error"
+    for pattern in _CONTEXT_PATTERNS:
+        match = pattern.search(text)
+        if match:
+            return (f"the prompt of {match['n']} tokens exceeds the model's context of "
+                    f"{match['ctx']} tokens: use a model or server with a longer context "
+                    "(llama.cpp: --n_ctx), or smaller games")
+    if http_status == 400 and "context" in text.lower():
+        return f"the prompt exceeds the model's context ({text[:160]})"
+    where = f" at {endpoint}" if endpoint else ""
+    if http_status in (404, 405):
+        return f"the server{where} answered HTTP {http_status} (not found): check --base-url"
+    if http_status is not None:
+        return f"the server{where} answered HTTP {http_status}: {text[:160]}"
+    return f"{text[:160]}"

@@ -210,6 +210,7 @@ class Answerer(Protocol):
 # --- the mock answerer ------------------------------------------------------------------
 
 _ACTION_COUNT = re.compile(r"\byour (\d+) actions?\b")
+_PURE_GOAL = "Choose one of your"
 
 
 def detect_task(prompt: str) -> tuple[str, int] | None:
@@ -227,7 +228,7 @@ def detect_task(prompt: str) -> tuple[str, int] | None:
         return None
     if MIXED_CUE in prompt:
         return "mixed", m
-    if PURE_CUE in prompt:
+    if PURE_CUE in prompt or _PURE_GOAL in prompt:  # logprob mode's cue may differ
         return "pure", m
     return None
 

@@ -9,7 +9,8 @@ SELECT
     count(*)                                                   AS total_trials,
     avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END)   AS valid_rate,
     avg(exploitability)                                        AS mean_exploitability,
-    avg(nash_gap)                                              AS mean_nash_gap
+    avg(nash_gap)                                              AS mean_nash_gap,
+    avg(label_mass)                                            AS mean_label_mass
 FROM trials
 WHERE family = 'matrix'
 GROUP BY mode, tier, provider, model

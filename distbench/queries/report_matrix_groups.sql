@@ -12,7 +12,8 @@ SELECT
     avg(nash_gap) FILTER (WHERE parse_status = 'ok')           AS mean_nash_gap,
     median(nash_gap) FILTER (WHERE parse_status = 'ok')        AS median_nash_gap,
     avg(exploitability) FILTER (WHERE parse_status = 'ok')     AS mean_exploitability,
-    avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)        AS degenerate_trial_share
+    avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)        AS degenerate_trial_share,
+    avg(label_mass)                                            AS mean_label_mass
 FROM trials
 WHERE family = 'matrix'
 GROUP BY bucket, provider, model, tier, mode

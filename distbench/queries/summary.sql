@@ -19,7 +19,8 @@ SELECT
     avg(llm_value)                                             AS mean_llm_value,
     avg(br_value)                                              AS mean_br_value,
     avg(nash_gap) / nullif(avg(abs(br_value)), 0)              AS gap_ratio,
-    avg(exploitability)                                        AS mean_exploitability
+    avg(exploitability)                                        AS mean_exploitability,
+    avg(label_mass)                                            AS mean_label_mass
 FROM trials
 WHERE family = 'matrix'
 GROUP BY ALL

@@ -31,7 +31,7 @@ WITH per_game AS (
            min_nash_gap AS lo, max_nash_gap AS hi,
            mean_llm_value * valid AS s_llm, mean_br_value * valid AS s_br,
            mean_abs_br_value * valid AS s_abs_br, mean_exploitability * valid AS s_expl,
-           gap_degenerate AS deg
+           mean_label_mass AS lm, gap_degenerate AS deg
     FROM game_scores
 )
 SELECT bucket, provider, model, tier, mode,
@@ -43,7 +43,8 @@ SELECT bucket, provider, model, tier, mode,
        sum(s_llm ORDER BY game_id) AS sum_llm,
        sum(s_br ORDER BY game_id) AS sum_br,
        sum(s_abs_br ORDER BY game_id) AS sum_abs_br,
-       sum(s_expl ORDER BY game_id) AS sum_expl
+       sum(s_expl ORDER BY game_id) AS sum_expl,
+       sum(lm ORDER BY game_id) AS sum_lm, count(lm) AS n_lm
 FROM per_game GROUP BY ALL
 ORDER BY bucket, provider, model, tier NULLS FIRST, mode
 """
@@ -97,6 +98,7 @@ def _record(r: dict[str, Any], ci: tuple[float, float] | None) -> dict[str, Any]
         valid_trials=valid,
         valid_rate=valid / total if total else None,
         degenerate_game_share=float(r["deg_share"]),
+        mean_label_mass=float(r["sum_lm"] / r["n_lm"]) if r["n_lm"] else None,
     )
     if not valid:
         for key in _STAT_KEYS:
@@ -137,6 +139,9 @@ def format_summary(records: list[dict[str, Any]]) -> str:
         return "no trials"
     header = ["bucket", "model", "mode", "games", "trials", "valid", "mean gap", "95% CI",
               "median", "mean expl."]
+    masses = any(r.get("mean_label_mass") is not None for r in records)
+    if masses:
+        header.append("label mass")
     rows = []
     for r in records:
         ci = r.get("nash_gap_ci95")
@@ -151,6 +156,8 @@ def format_summary(records: list[dict[str, Any]]) -> str:
             "-" if not ci else f"[{ci[0]:.4g}, {ci[1]:.4g}]",
             fmt(r["median_nash_gap"]), fmt(r["mean_exploitability"]),
         ])
+        if masses:
+            rows[-1].append(fmt(r.get("mean_label_mass")))
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))

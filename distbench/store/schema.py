@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from distbench.store.fields import column as _f
 
-TIMING_COLUMNS: frozenset[str] = frozenset({"latency_ms", "elapsed_ms"})
+TIMING_COLUMNS: frozenset[str] = frozenset({"latency_ms", "elapsed_ms", "queue_ms"})
 """Columns that hold wall-clock measurements: the only ones allowed to differ between runs."""
 
 
@@ -69,7 +69,9 @@ TRIALS = pa.schema(
         _f("strategy", _LIST_F64,
            "Mixed / logprob mode: the strategy (sums to 1); NULL when invalid."),
         _f("label_mass", _F64,
-           "Logprob mode: probability mass the model put on valid action labels."),
+           "Logprob mode: probability the model put on writing a valid action label after "
+           "the cue (white space and multi-digit labels followed); below the run's "
+           "min_label_mass the reading is invalid ('low_label_mass')."),
         _f("parse_status", pa.string(), "'ok' or why the answer is invalid (no_answer, ...).", False),
         _f("parse_detail", pa.string(), "Short reason when parse_status is not 'ok'.", False),
         _f("raw_text", pa.string(), "The model's answer text, verbatim; NULL when the call failed."),
@@ -79,7 +81,9 @@ TRIALS = pa.schema(
         _f("exploitability", _F64, "value - min_j (x'U)_j >= 0: what a best responder takes."),
         _f("gap_degenerate", pa.bool_(), "Copied from games: nash_gap is 0 for every answer.", False),
         _f("call_id", pa.string(), "Row of the calls table, NULL for backends without calls."),
-        _f("latency_ms", _F64, "Latency of the model call in milliseconds (timing column)."),
+        _f("latency_ms", _F64,
+           "Time on the wire of the model call's last attempt, in milliseconds (the model's "
+           "own time for in-process models; timing column)."),
     ]
 )
 
@@ -105,6 +109,9 @@ GAME_SCORES = pa.schema(
         _f("mean_br_value", _F64, "Mean br_value over the valid trials."),
         _f("mean_abs_br_value", _F64, "Mean |br_value| over the valid trials."),
         _f("mean_exploitability", _F64, "Mean exploitability over the valid trials."),
+        _f("mean_label_mass", _F64,
+           "Logprob mode: mean label_mass of the game's readings, valid or not; NULL in "
+           "other modes."),
         _f("gap_degenerate", pa.bool_(), "Copied from games.", False),
     ]
 )
@@ -127,7 +134,12 @@ CALLS = pa.schema(
         _f("error", pa.string(), "Why the call failed ('' when ok); never a key.", False),
         _f("http_status", pa.int32(), "Last HTTP status; NULL in-process or without an answer."),
         _f("attempts", pa.int32(), "Attempts made (0 for a cache hit).", False),
-        _f("latency_ms", _F64, "Wall time of the call with retries (timing column)."),
+        _f("latency_ms", _F64,
+           "Time on the wire of the last attempt: request sent to answer read, in "
+           "milliseconds (the model's own time for in-process models; timing column)."),
+        _f("queue_ms", _F64,
+           "Time the call waited before and between attempts (a rate-limit token, a "
+           "concurrency slot, retry back-off), in milliseconds (timing column)."),
         _f("prompt_tokens", pa.int64(), "Prompt tokens reported by the endpoint."),
         _f("completion_tokens", pa.int64(), "Completion tokens reported by the endpoint."),
         _f("cache_hit", pa.bool_(), "Answered from the response cache.", False),

@@ -334,6 +334,7 @@ def test_status_values_match_the_stored_strings():
         "wrong_length",
         "not_a_distribution",
         "call_failed",
+        "low_label_mass",
     ]
     assert ParseStatus.OK == "ok"
 

@@ -34,12 +34,15 @@ def test_20_percent_429_loses_no_trial_and_never_retries_early(tmp_path, ray_ses
         stats = server.stats()
     run = out.run_dir
     assert _count(run, "select count(*), count(*) filter (where parse_status = 'ok') from trials") == [(40, 40)]
-    calls = _count(run, "select attempts, latency_ms, status, http_status from calls")
+    calls = _count(run, "select attempts, queue_ms, status, http_status from calls")
     assert len(calls) == 40 and all(s == "ok" and h == 200 for _, _, s, h in calls)
     retried = [(a, ms) for a, ms, _, _ in calls if a > 1]
     assert retried, "the server should have answered some calls with 429"
-    # Every retry waited for the announced Retry-After (1 s) at least.
+    # Every retry waited for the announced Retry-After (1 s) at least: time in the queue, not
+    # on the wire (latency_ms is the last attempt's, a fast answer from the mock).
     assert all(ms >= 1000.0 * (a - 1) for a, ms in retried)
+    wire = _count(run, "select max(latency_ms) from calls where attempts > 1")[0][0]
+    assert wire < 1000.0
     total_attempts = sum(a for a, _, _, _ in calls)
     assert stats["requests"] >= total_attempts
     assert sum(a - 1 for a, _, _, _ in calls) == stats["faults"].get("fail_429", 0)
@@ -77,7 +80,7 @@ def test_401_in_the_middle_of_a_run_stops_it_within_a_few_calls(tmp_path, monkey
         from distbench.engine import driver
 
         real = driver.preflight
-        monkeypatch.setattr(driver, "preflight", lambda spec: None)
+        monkeypatch.setattr(driver, "preflight", lambda spec, styles=(): None)
         monkeypatch.setenv("LLAMACPP_API_KEY", "canary-revoked-0003")
         with pytest.raises(AuthenticationFailed):
             run_matrix(_config(server.url, games=20, trials=5, max_concurrency=4),

@@ -30,11 +30,16 @@ def _spec(style="chat", **opts):
     return make_spec("vllm", "m1", style, **base)
 
 
+# vLLM's switches for plain temperature sampling (the provider's "vllm" sampling dialect).
+VLLM_PLAIN = {"top_p": 1.0, "top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0,
+              "presence_penalty": 0.0, "frequency_penalty": 0.0}
+
+
 def test_chat_payload_is_exactly_the_openai_shape():
     path, body = build_payload(_spec("chat"), REQ)
     assert path == "/v1/chat/completions"
     assert body == {"model": "m1", "max_tokens": 16, "temperature": 0.5, "seed": 7,
-                    "messages": [{"role": "user", "content": "Pick."}]}
+                    **VLLM_PLAIN, "messages": [{"role": "user", "content": "Pick."}]}
 
 
 def test_completion_payload_with_logprobs():
@@ -42,9 +47,37 @@ def test_completion_payload_with_logprobs():
     path, body = build_payload(_spec("completion"), req)
     assert path == "/v1/completions"
     assert body == {"model": "m1", "max_tokens": 1, "temperature": 1.0, "seed": 5,
-                    "prompt": "Action:", "logprobs": 20}
+                    **VLLM_PLAIN, "prompt": "Action:", "logprobs": 20}
     _, chat = build_payload(_spec("chat"), req)
     assert chat["logprobs"] is True and chat["top_logprobs"] == 20
+
+
+def test_a_completion_request_goes_to_completions_whatever_the_models_style():
+    req = Request(prompt="Action:", seed=1, max_tokens=1, logprobs=20, style="completion")
+    path, body = build_payload(_spec("chat"), req)
+    assert path == "/v1/completions" and body["prompt"] == "Action:" and body["logprobs"] == 20
+
+
+@pytest.mark.parametrize(("provider", "expected"), [
+    ("llamacpp", {"top_p": 1.0, "top_k": 0, "min_p": 0.0, "typical_p": 1.0,
+                  "repeat_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0}),
+    ("openai", {"top_p": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0}),
+    ("vllm", VLLM_PLAIN),
+])
+def test_every_request_declares_plain_sampling_in_its_servers_dialect(provider, expected, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    spec = make_spec(provider, "m", "completion", base_url="http://testserver")
+    _, body = build_payload(spec, REQ)
+    sent = {k: v for k, v in body.items()
+            if k not in ("model", "max_tokens", "temperature", "seed", "prompt")}
+    assert sent == expected
+
+
+def test_sampling_none_sends_temperature_only_and_unknown_dialects_are_refused():
+    _, body = build_payload(_spec("chat", sampling="none"), REQ)
+    assert set(body) == {"model", "max_tokens", "temperature", "seed", "messages"}
+    with pytest.raises(ValueError, match="unknown sampling dialect 'mirostat'"):
+        build_payload(_spec("chat", sampling="mirostat"), REQ)
 
 
 def test_parse_body_reads_text_usage_and_first_token_logprobs():

@@ -25,6 +25,7 @@ SELECT bucket, provider, model, tier, mode, game_id,
        avg(br_value) FILTER (WHERE parse_status = 'ok') AS mean_br_value,
        avg(abs(br_value)) FILTER (WHERE parse_status = 'ok') AS mean_abs_br_value,
        avg(exploitability) FILTER (WHERE parse_status = 'ok') AS mean_exploitability,
+       NULL::DOUBLE AS mean_label_mass,
        bool_or(gap_degenerate) AS gap_degenerate
 FROM trials GROUP BY ALL
 """
@@ -134,6 +135,7 @@ def test_matrix_summary_groups_by_bucket_model_and_mode():
         "mean_br_value": [1.0, 2.0, None, 0.5],
         "mean_abs_br_value": [1.0, 2.0, None, 0.5],
         "mean_exploitability": [1.0, 1.0, None, 0.1],
+        "mean_label_mass": pa.nulls(4, pa.float64()),
         "gap_degenerate": [False, False, True, True],
     })
     con = duckdb.connect()

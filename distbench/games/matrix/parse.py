@@ -100,6 +100,7 @@ class ParseStatus(enum.StrEnum):
     WRONG_LENGTH = "wrong_length"
     NOT_A_DISTRIBUTION = "not_a_distribution"
     CALL_FAILED = "call_failed"  # set by the engine when the API call failed; never returned here
+    LOW_LABEL_MASS = "low_label_mass"  # logprob mode: too little probability on the labels
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,10 +29,12 @@ __all__ = [
     "PURE_COMPLETION_CUE",
     "PURE_CUE",
     "STYLES",
+    "answer_policy",
     "format_payoff",
     "mixed_prompt",
     "payoff_table",
     "pure_prompt",
+    "with_cue",
 ]
 
 PURE_CUE = "Action:"
@@ -41,8 +43,30 @@ PURE_COMPLETION_CUE = PURE_CUE
 MIXED_COMPLETION_CUE = MIXED_CUE + " ["
 STYLES = ("chat", "completion")
 
+CHAT_TOKENS = 256
+PURE_COMPLETION_TOKENS = 16
+MIXED_COMPLETION_TOKENS = 64
+
 _COLUMN_GAP = "  "
 _MAX_EXACT_INT = 1e15  # whole numbers below this print as integers
+
+
+def answer_policy(mode: str, style: str) -> tuple[tuple[str, ...] | None, int]:
+    """(stop sequences, default completion budget) of a pure or mixed request in ``style``.
+
+    Chat replies run to their end (the model may reason first): no stop, 256 tokens. A base
+    model's continuation is read from its first non-blank line, so no stop sequence may end it
+    before that line (a newline stop cut a quarter of Gemma 3's pure answers to nothing: it
+    often starts its answer on the next line). Pure answers get no stop and 16 tokens; mixed
+    answers stop at the list's closing bracket, within 64 tokens. The measurements behind these
+    choices are in ``benchmarks/README.md`` (``bench_answers.py``).
+    """
+    _check_style(style)
+    if style == "chat":
+        return None, CHAT_TOKENS
+    if mode == "pure":
+        return None, PURE_COMPLETION_TOKENS
+    return ("]",), MIXED_COMPLETION_TOKENS
 
 
 def format_payoff(value: float) -> str:
@@ -147,6 +171,20 @@ def mixed_prompt(payoff: np.ndarray, *, style: str = "chat") -> str:
         parts.append(f"{goal} The answer is the list of the {m} probabilities, as decimals.")
         parts.append(MIXED_COMPLETION_CUE)
     return "\n\n".join(parts)
+
+
+def with_cue(prompt: str, cue: str) -> str:
+    """A completion-style pure prompt ending with ``cue`` instead of ``Action:`` (for logprob
+    mode's ``--logprob-cue``, e.g. ``"Action: "`` or ``"Answer:"``).
+
+    Raises:
+        ValueError: ``prompt`` does not end with the completion cue, or ``cue`` is empty.
+    """
+    if not cue or not cue.strip():
+        raise ValueError("the logprob cue must hold some text, e.g. 'Action:'")
+    if not prompt.endswith(PURE_COMPLETION_CUE):
+        raise ValueError("with_cue takes a completion-style pure prompt")
+    return prompt[: -len(PURE_COMPLETION_CUE)] + cue
 
 
 def _describe(matrix: np.ndarray, *, mixed: bool) -> str:

@@ -17,8 +17,9 @@ import pyarrow.compute as pc
 
 from distbench.engine.plan import Shard, ShardResult
 from distbench.games.matrix.generate import game_ids, generate_games, has_saddle_point
+from distbench.games.matrix.logprob import DEFAULT_CUE, read_strategies
 from distbench.games.matrix.parse import ParseStatus, parse_mixed, parse_pure
-from distbench.games.matrix.prompts import mixed_prompt, pure_prompt
+from distbench.games.matrix.prompts import answer_policy, mixed_prompt, pure_prompt, with_cue
 from distbench.kernels import score_actions, score_strategies, solve_zero_sum
 from distbench.llm.base import Backend, BackendSpec, Request, Response
 from distbench.llm.calls import calls_table
@@ -146,36 +147,9 @@ def _ask(backend: Backend, requests: list[Request]) -> list[Response]:
     return asyncio.run(backend.generate(requests))
 
 
-LOGPROB_TOP = 20
-
-
-def strategy_from_logprobs(
-    top: Sequence[tuple[str, float]] | None, num_actions: int
-) -> tuple[np.ndarray | None, float, str]:
-    """Reads a mixed strategy from the first token's top log-probabilities.
-
-    The probability of action ``k`` is the summed probability of the tokens that read ``k``
-    once stripped of white space (`` 2``, ``2``); the strategy is those probabilities
-    renormalised over the labels.
-
-    Returns:
-        (strategy (m,) or None, probability mass on valid labels, detail when None).
-    """
-    if not top:
-        return None, 0.0, "the endpoint returned no logprobs"
-    mass = np.zeros(num_actions)
-    for token, logprob in top:
-        label = token.strip()
-        if label.isdigit() and label.isascii() and 1 <= int(label) <= num_actions:
-            mass[int(label) - 1] += float(np.exp(logprob))
-    total = float(mass.sum())
-    if total <= 0:
-        return None, 0.0, "no probability on the action labels"
-    return mass / total, total, ""
-
-
 def _parse_all(mode: str, responses: Sequence[Response], m: int, continuation: bool):
-    """Parses answers: (statuses, details, actions (T,), strategies (T, m), label_mass (T,))."""
+    """Parses pure or mixed answers: (statuses, details, actions (T,), strategies (T, m),
+    label_mass (T,), all NaN)."""
     total = len(responses)
     statuses: list[str] = []
     details: list[str] = []
@@ -193,23 +167,14 @@ def _parse_all(mode: str, responses: Sequence[Response], m: int, continuation: b
                 actions[k] = ans.action
             statuses.append(ans.status.value)
             details.append(ans.detail)
-        elif mode == "mixed":
+        else:
             ans = parse_mixed(resp.text, m, continuation=continuation)
             if ans.status is ParseStatus.OK:
                 strategies[k] = ans.strategy
             statuses.append(ans.status.value)
             details.append(ans.detail)
-        else:
-            strategy, mass, detail = strategy_from_logprobs(resp.logprobs, m)
-            label_mass[k] = mass
-            if strategy is None:
-                statuses.append(ParseStatus.NO_ANSWER.value)
-                details.append(detail)
-            else:
-                strategies[k] = strategy
-                statuses.append(ParseStatus.OK.value)
-                details.append("")
     return statuses, details, actions, strategies, label_mass
+
 
 
 def play_mode(
@@ -229,28 +194,21 @@ def play_mode(
     num_games, m, _ = payoffs.shape
     style = backend.spec.style
     if mode == "logprob":
-        # One call per game: the completion prompt ends with the cue, so the next token is
-        # the action label whatever the endpoint's style.
-        trials, prompt_style, logprobs, max_tokens = 1, "completion", LOGPROB_TOP, 1
-        make_prompt = pure_prompt
+        trials = 1
+        cue = shard.logprob_cue or DEFAULT_CUE
     else:
-        trials, prompt_style, logprobs, max_tokens = shard.num_trials, style, None, shard.max_tokens
-        make_prompt = pure_prompt if mode == "pure" else mixed_prompt
+        trials = shard.num_trials
+        stop, budget = answer_policy(mode, style)
+        max_tokens = shard.max_tokens or budget
     continuation = style == "completion"
     fast = isinstance(backend, DummyBackend) and backend.spec.option("fast", False)
-    prompts = [] if fast else [make_prompt(payoffs[g], style=prompt_style) for g in range(num_games)]
-    if mode == "logprob" and shard.llm.option("logprob_cue_space", False):
-        prompts = [p + " " for p in prompts]
-    # Completion style: the answer is the start of the continuation; stop there.
-    stop = None
-    if prompt_style == "completion" and mode != "logprob":
-        stop = ("\n",) if mode == "pure" else ("]", "\n\n")
     if fast and mode == "logprob":
         raise ValueError("the dummy's fast path answers pure and mixed mode only")
     seeds = request_seeds(shard.llm_seed, ids, mode, trials)
     total = num_games * trials
     game_index = np.repeat(np.arange(num_games, dtype=np.int64), trials)
-    if fast and mode != "logprob":
+    call_log: list[tuple[int, Request, Response]] | None = None
+    if fast:
         # Array fast path of the dummy (for throughput benchmarks): the same policy, answered
         # as arrays, no text to parse.
         answers = backend.answer_arrays(mode, m, seeds.reshape(-1))
@@ -264,8 +222,30 @@ def play_mode(
                if mode == "pure" else pa.nulls(total, type=pa.string()))
         label_mass = np.full(total, np.nan)
         latency = np.zeros(total)
-        requests = responses = None
+    elif mode == "logprob":
+        # The completion prompt ends with the cue (whatever the model's style): the strategy
+        # is read from the next tokens' probabilities, following white space and digit
+        # prefixes where the tokenizer needs it (see games/matrix/logprob.py).
+        prompts = [with_cue(pure_prompt(payoffs[g], style="completion"), cue)
+                   for g in range(num_games)]
+        readings, call_log = read_strategies(
+            prompts, seeds[:, 0], m, lambda batch: _ask(backend, batch),
+            temperature=shard.temperature, min_label_mass=shard.min_label_mass,
+            task=f"matrix.logprob:{m}")
+        statuses = [r.status for r in readings]
+        details = [r.detail for r in readings]
+        actions = np.full(total, -1, dtype=np.int64)
+        strategies = np.full((total, m), np.nan)
+        for g, reading in enumerate(readings):
+            if reading.strategy is not None:
+                strategies[g] = reading.strategy
+        label_mass = np.array([r.label_mass for r in readings], dtype=np.float64)
+        raw = pa.array([r.text for r in readings], type=pa.string())
+        firsts = [resp for _, _, resp in call_log[:num_games]]
+        latency = np.fromiter((r.latency_ms for r in firsts), dtype=np.float64, count=total)
     else:
+        make_prompt = pure_prompt if mode == "pure" else mixed_prompt
+        prompts = [make_prompt(payoffs[g], style=style) for g in range(num_games)]
         task = f"matrix.{mode}:{m}"
         requests = [
             Request(
@@ -274,13 +254,14 @@ def play_mode(
                 task=task,
                 max_tokens=max_tokens,
                 temperature=shard.temperature,
-                logprobs=logprobs,
                 stop=stop,
             )
             for g in range(num_games)
             for t in range(trials)
         ]
         responses = _ask(backend, requests)
+        call_log = [(k, req, resp) for k, (req, resp) in enumerate(zip(requests, responses,
+                                                                        strict=True))]
         statuses, details, actions, strategies, label_mass = _parse_all(
             mode, responses, m, continuation
         )
@@ -310,7 +291,7 @@ def play_mode(
     # the worker and to write. trial_id is derived by the catalog's view, not stored.
     trial_game_ids = pa.DictionaryArray.from_arrays(
         pa.array(game_index.astype(np.int32)), pa.array(ids, type=pa.string()))
-    with_calls = requests is not None and shard.llm.provider != "dummy"
+    with_calls = call_log is not None and shard.llm.provider != "dummy"
     call_ids = [f"{shard.shard_id}/{mode}/{k}" for k in range(total)] if with_calls else None
     columns = {
         **_cell_columns(shard, mode, total),
@@ -335,17 +316,35 @@ def play_mode(
     trials_tab = pa.table(columns)
     ok = (np.ones(total, dtype=bool) if fast
           else np.asarray(statuses, dtype=object) == ParseStatus.OK.value)
-    scores_tab = game_scores_table(shard, mode, ids, trials, ok, scores, sol.gap_degenerate)
+    scores_tab = game_scores_table(shard, mode, ids, trials, ok, scores, sol.gap_degenerate,
+                                   label_mass)
     calls = None
     if with_calls:
-        trial_ids = [f"{ids[g]}/{mode}/t{t}" for g in range(num_games) for t in range(trials)]
-        calls = calls_table(shard.run_id, shard.shard_id, shard.llm, mode, requests, responses,
-                            call_ids, trial_ids)
+        calls = _calls(shard, mode, ids, trials, call_log, call_ids)
     return trials_tab, scores_tab, calls
 
 
+def _calls(shard: Shard, mode: str, ids: list[str], trials: int,
+           call_log: list[tuple[int, Request, Response]], call_ids: list[str]) -> pa.Table:
+    """The ``calls`` rows of one mode. Row ``k`` answers trial ``k``; a logprob reading's
+    follow-up calls come after the first calls, as ``<first call id>.<n>``."""
+    total = len(call_ids)
+    ids_out = list(call_ids)
+    trial_ids = [f"{ids[k // trials]}/{mode}/t{k % trials}" for k in range(total)]
+    follow = [0] * total
+    for k, _, _ in call_log[total:]:
+        follow[k] += 1
+        ids_out.append(f"{call_ids[k]}.{follow[k]}")
+        trial_ids.append(trial_ids[k])
+    requests = [req for _, req, _ in call_log]
+    responses = [resp for _, _, resp in call_log]
+    return calls_table(shard.run_id, shard.shard_id, shard.llm, mode, requests, responses,
+                       ids_out, trial_ids)
+
+
 def game_scores_table(shard: Shard, mode: str, ids: list[str], trials: int, ok: np.ndarray,
-                      scores, gap_degenerate: np.ndarray) -> pa.Table:
+                      scores, gap_degenerate: np.ndarray,
+                      label_mass: np.ndarray | None = None) -> pa.Table:
     """The ``game_scores`` rows of one mode: per game, the statistics of its valid trials
     (a map-side combine: the run summary reads these instead of every trial)."""
     g = len(ids)
@@ -384,9 +383,22 @@ def game_scores_table(shard: Shard, mode: str, ids: list[str], trials: int, ok: 
             "mean_br_value": nullable(mean(scores.br_value)),
             "mean_abs_br_value": nullable(mean(np.abs(scores.br_value))),
             "mean_exploitability": nullable(mean(scores.exploitability)),
+            "mean_label_mass": _label_mass(label_mass, g, trials),
             "gap_degenerate": gap_degenerate,
         }
     return pa.table(columns)
+
+
+def _label_mass(values: np.ndarray | None, games: int, trials: int) -> pa.Array:
+    """Per game, the mean label mass of its readings (NULL where there is none)."""
+    if values is None or np.isnan(values).all():
+        return pa.nulls(games, type=pa.float64())
+    per_game = values.reshape(games, trials)
+    present = ~np.isnan(per_game)
+    counts = present.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(present, per_game, 0.0).sum(axis=1) / counts
+    return _floats(means, counts == 0)
 
 
 def run_shard(shard: Shard, backends: Mapping[BackendSpec, Backend]) -> ShardResult:
