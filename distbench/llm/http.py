@@ -417,7 +417,11 @@ def served_model_name(models: Sequence[str]) -> str | None:
 
 
 _CONTEXT_PATTERNS = (
-    # llama-cpp-python: "Requested tokens (2100) exceed context window of 2048"
+    # llama-cpp-python's server and OpenAI: "This model's maximum context length is 256
+    # tokens, however you requested 620 tokens (604 in your prompt; 16 for the completion)"
+    re.compile(r"maximum context length is (?P<ctx>\d+) tokens.*?requested \d+ tokens "
+               r"\((?P<n>\d+) in (?:the messages|your prompt)", re.I | re.S),
+    # llama-cpp-python in process: "Requested tokens (2100) exceed context window of 2048"
     re.compile(r"requested tokens \((?P<n>\d+)\) exceed context window of (?P<ctx>\d+)", re.I),
     # vLLM / OpenAI: "maximum context length is 2048 tokens. However, you requested 2100 tokens"
     re.compile(r"maximum context length is (?P<ctx>\d+) tokens.*?(?:requested|resulted in) "

@@ -1,13 +1,16 @@
--- Report: per model x mode x game, the mean Nash gap of the valid answers: the units of the
--- paired model comparisons (models are played on identical games).
+-- Report: per model x mode x game, the valid-answer rate and, over the valid answers, the mean
+-- Nash gap and mean exploitability: the units of the paired model comparisons (models are
+-- played on identical games). A game without a valid answer has NULL gap and exploitability.
 SELECT
     provider,
     model,
     mode,
     game_id,
-    count(*)       AS valid,
-    avg(nash_gap)  AS mean_nash_gap
+    count(*) FILTER (WHERE parse_status = 'ok')                AS valid,
+    avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END)   AS valid_rate,
+    avg(nash_gap) FILTER (WHERE parse_status = 'ok')           AS mean_nash_gap,
+    avg(exploitability) FILTER (WHERE parse_status = 'ok')     AS mean_exploitability
 FROM trials
-WHERE family = 'matrix' AND parse_status = 'ok'
+WHERE family = 'matrix'
 GROUP BY provider, model, mode, game_id
 ORDER BY provider, model, mode, game_id;

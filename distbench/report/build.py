@@ -179,19 +179,26 @@ def _matrix(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
                               ylabel="stated probability (mixed mode)")))
 
     units = _records(con, "matrix_game_means")
-    diffs: list[tuple[str, PairedDifference]] = []
     modes = sorted({r["mode"] for r in units})
-    for mode in modes:
-        sub = [r for r in units if r["mode"] == mode]
-        diffs += [(mode, d) for d in pairwise_differences(
-            [_label(r) for r in sub], [r["game_id"] for r in sub],
-            [r["mean_nash_gap"] for r in sub])]
-    if len(modes) > 1:
-        diffs += [("all modes", d) for d in pairwise_differences(
-            [_label(r) for r in units], [(r["game_id"], r["mode"]) for r in units],
-            [r["mean_nash_gap"] for r in units])]
-    _paired(sec, "matrix_paired", diffs, "games", "Nash gap",
-            "Paired difference in mean Nash gap (payoff units)")
+    for column, tid, what, xlabel in (
+        ("mean_nash_gap", "matrix_paired", "Nash gap",
+         "Paired difference in mean Nash gap (payoff units)"),
+        ("mean_exploitability", "matrix_paired_exploitability", "exploitability",
+         "Paired difference in mean exploitability (payoff units)"),
+        ("valid_rate", "matrix_paired_valid_rate", "valid-answer rate",
+         "Paired difference in valid-answer rate"),
+    ):
+        diffs: list[tuple[str, PairedDifference]] = []
+        for mode in modes:
+            sub = [r for r in units if r["mode"] == mode]
+            diffs += [(mode, d) for d in pairwise_differences(
+                [_label(r) for r in sub], [r["game_id"] for r in sub],
+                [r[column] for r in sub])]
+        if len(modes) > 1:
+            diffs += [("all modes", d) for d in pairwise_differences(
+                [_label(r) for r in units], [(r["game_id"], r["mode"]) for r in units],
+                [r[column] for r in units])]
+        _paired(sec, tid, diffs, "games", what, xlabel)
 
 
 def _paired(sec: Any, tid: str, diffs: list[tuple[str, PairedDifference]], unit: str, what: str,
