@@ -48,15 +48,18 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(model: Path) -> tuple[subprocess.Popen, str]:
+def start_server(model: Path, log: Path) -> tuple[subprocess.Popen, str]:
     port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-         "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # The server's log goes to a file: llama.cpp writes much at start-up, and an unread pipe
+    # would fill and stop the server.
+    with open(log, "w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host",
+             "127.0.0.1", "--port", str(port)],
+            stdout=sink, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 180
-    while time.time() < deadline:
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
         try:
             with urllib.request.urlopen(url + "/v1/models", timeout=2) as resp:
                 if resp.status == 200:
@@ -64,7 +67,7 @@ def start_server(model: Path) -> tuple[subprocess.Popen, str]:
         except OSError:
             time.sleep(0.5)
     proc.kill()
-    raise SystemExit(f"the server did not start: {proc.stderr.read()[-2000:]}")
+    raise SystemExit(f"the server did not start: {log.read_text()[-2000:]}")
 
 
 def per_game_valid(run_dir: Path) -> np.ndarray:
@@ -105,7 +108,7 @@ def main() -> None:
         spec = make_spec("local", args.model, "completion", cache=False)
         run_matrix(MatrixRunConfig(llm=spec, **base), Path(tmp) / "inproc", parallel=False)
         out["in-process"] = (per_game_valid(Path(tmp) / "inproc"), time.time() - t0)
-        proc, url = start_server(gguf)
+        proc, url = start_server(gguf, Path(tmp) / "server.log")
         try:
             for label, sampling in (("server, declared", "llamacpp"), ("server, defaults", "none")):
                 t0 = time.time()

@@ -302,6 +302,13 @@ def run(
     check_calls(outcome.calls)
 
 
+class RunFailed(UserError):
+    """The run finished, its rows are written, and every model call failed: exit status 1
+    (bad input is 2)."""
+
+    exit_code = 1
+
+
 def check_calls(health: dict | None) -> None:
     """Says when a run's model calls failed: every call failed is an error (exit 1, one line
     naming the cause), most of them a warning; a model's numbers then measure the failures,
@@ -311,7 +318,7 @@ def check_calls(health: dict | None) -> None:
     top = health.get("top_failure") or {}
     cause = top.get("explained") or top.get("error") or "unknown"
     if health["failed"] == health["calls"]:
-        raise UserError(f"all {health['calls']} model calls failed: {cause}")
+        raise RunFailed(f"all {health['calls']} model calls failed: {cause}")
     if health["failed_share"] > 0.5:
         click.echo(f"warning: {health['failed']} of {health['calls']} model calls failed "
                    f"({100 * health['failed_share']:.0f}%), most often: {cause}", err=True)

