@@ -105,6 +105,7 @@ def run_sql(run_dir: Path, sql: str, *, timeout: float | None = None) -> tuple[l
     if timer:
         timer.daemon = True
         timer.start()
+    failure = None
     try:
         result = con.execute(sql)
         if result.description is None:
@@ -112,11 +113,14 @@ def run_sql(run_dir: Path, sql: str, *, timeout: float | None = None) -> tuple[l
         columns = [d[0] for d in result.description]
         return columns, result.fetchall()
     except duckdb.InterruptException:
-        raise UserError(f"query stopped after the --timeout of {timeout:g} s") from None
+        failure = f"query stopped after the --timeout of {timeout:g} s"
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(f"query failed: {first}") from None
+        failure = f"query failed: {first}"
     finally:
         if timer:
             timer.cancel()
         con.close()
+    # Raised outside the handler, so the error carries no reference to DuckDB's exception and
+    # its frames (which kept DuckDB objects alive until shutdown, where its bindings warn).
+    raise UserError(failure)
