@@ -26,7 +26,7 @@ from pathlib import Path
 from distbench.llm.base import Request
 from distbench.llm.http import OpenAICompatibleBackend
 from distbench.llm.registry import make_spec
-from distbench.llm.server import ServerConfig, start_server
+from distbench.mockserver import ServerConfig, start_server
 
 
 def rate_tracking(rps: float, latency_ms: float, requests: int) -> dict[str, float]:
@@ -82,8 +82,8 @@ def local_model(calls: int) -> dict[str, float] | None:
 
 
 def logprob_reduction(games: int, trials: int) -> dict[str, int]:
-    from distbench.engine.driver import run_matrix
-    from distbench.engine.plan import MatrixRunConfig
+    from distbench.engine.driver import run_config
+    from distbench.games.matrix.plan import MatrixRunConfig
 
     counts = {}
     with start_server(ServerConfig()) as server, tempfile.TemporaryDirectory() as tmp:
@@ -93,7 +93,7 @@ def logprob_reduction(games: int, trials: int) -> dict[str, int]:
             config = MatrixRunConfig(buckets=("3x3_midVar_mixed",), seeds=(1,), num_games=games,
                                      num_trials=trials, modes=(mode,), llm=spec)
             server.reset_stats()
-            run_matrix(config, Path(tmp) / mode, parallel=False)
+            run_config(config, Path(tmp) / mode, parallel=False)
             counts[mode] = server.stats()["by_path"].get("/v1/completions", 0)
     return counts
 

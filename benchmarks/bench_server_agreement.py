@@ -35,8 +35,8 @@ import numpy as np
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
-from distbench.engine.driver import run_matrix  # noqa: E402
-from distbench.engine.plan import MatrixRunConfig  # noqa: E402
+from distbench.engine.driver import run_config  # noqa: E402
+from distbench.games.matrix.plan import MatrixRunConfig  # noqa: E402
 from distbench.llm.local import find_model_path  # noqa: E402
 from distbench.llm.registry import make_spec  # noqa: E402
 from distbench.store.catalog import open_run  # noqa: E402
@@ -106,7 +106,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.time()
         spec = make_spec("local", args.model, "completion", cache=False)
-        run_matrix(MatrixRunConfig(llm=spec, **base), Path(tmp) / "inproc", parallel=False)
+        run_config(MatrixRunConfig(llm=spec, **base), Path(tmp) / "inproc", parallel=False)
         out["in-process"] = (per_game_valid(Path(tmp) / "inproc"), time.time() - t0)
         proc, url = start_server(gguf, Path(tmp) / "server.log")
         try:
@@ -114,7 +114,7 @@ def main() -> None:
                 t0 = time.time()
                 spec = make_spec("llamacpp", args.model, "completion", base_url=url, cache=False,
                                  sampling=sampling)
-                run_matrix(MatrixRunConfig(llm=spec, **base), Path(tmp) / label.replace(" ", ""),
+                run_config(MatrixRunConfig(llm=spec, **base), Path(tmp) / label.replace(" ", ""),
                            parallel=False)
                 out[label] = (per_game_valid(Path(tmp) / label.replace(" ", "")), time.time() - t0)
         finally:

@@ -88,8 +88,8 @@ def distbench_runs(run_dir: Path, games: int, trials: int, address: str | None,
     """Wall times of ``runs`` consecutive runs in this process (each into a new folder)."""
     import ray  # noqa: F401  (imported before timing, as the CLI has it imported)
 
-    from distbench.engine.driver import run_matrix
-    from distbench.engine.plan import MatrixRunConfig
+    from distbench.engine.driver import run_config
+    from distbench.games.matrix.plan import MatrixRunConfig
     from distbench.llm.registry import make_spec
 
     config = MatrixRunConfig(buckets=("3x3_midVar_any",), seeds=(0,), num_games=games,
@@ -98,7 +98,7 @@ def distbench_runs(run_dir: Path, games: int, trials: int, address: str | None,
     out = []
     for k in range(runs):
         t0 = time.perf_counter()
-        run_matrix(config, run_dir / f"run{k}", parallel=True, num_workers=num_workers,
+        run_config(config, run_dir / f"run{k}", parallel=True, num_workers=num_workers,
                    address=address, keep_warm=keep_warm)
         out.append(time.perf_counter() - t0)
     return out

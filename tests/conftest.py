@@ -17,6 +17,10 @@ os.environ.setdefault(
 )
 os.environ["DISTBENCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="distbench-test-cache-")
 
+from distbench.games.registry import load_families  # noqa: E402
+
+load_families()  # every family's tables registered with the store, as the CLI does
+
 
 @pytest.fixture(scope="session")
 def ray_session():

@@ -1,9 +1,7 @@
-"""Errors a person can act on."""
+"""Errors a person can act on (defined in :mod:`distbench.errors`, usable below the CLI)."""
 
 from __future__ import annotations
 
+from distbench.errors import UserError
 
-class UserError(Exception):
-    """Bad input or an unusable environment: printed as one line, exit code 2."""
-
-    exit_code = 2
+__all__ = ["UserError"]

@@ -34,7 +34,7 @@ def export_json(run_dir: Path, out_dir: Path) -> list[Path]:
     id, the mode, the parsed ``action`` (1-based, as the model wrote it) or ``strategy``, the
     scores and the raw answer. ``summary.json``: the run summary (as the run wrote it).
     """
-    from distbench.report.summary import matrix_summary
+    from distbench.games.matrix.summary import matrix_summary
     from distbench.store.catalog import NotARunError, open_run
 
     try:

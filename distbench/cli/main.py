@@ -29,6 +29,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
         level=logging.DEBUG if debug else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    from distbench.games.registry import load_families
+
+    load_families()  # built-in families and installed plugins: their tables, their runners
 
 
 def _register() -> None:

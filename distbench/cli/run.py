@@ -177,13 +177,13 @@ def run(
 ) -> None:
     """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
     negotiations (Deal or No Deal), or fog-of-war skirmishes."""
-    from distbench.engine.driver import RunDirectoryError, matrix_plan, preflight, run_plan
-    from distbench.engine.plan import MatrixRunConfig
+    from distbench.engine.driver import RunDirectoryError, preflight, run_plan
     from distbench.games.matrix.buckets import UnknownBucketError, default_bucket_id, get_bucket
+    from distbench.games.matrix.plan import MatrixRunConfig, matrix_plan
+    from distbench.games.matrix.summary import format_summary
     from distbench.llm.base import BackendSpec, BackendUnavailable
     from distbench.llm.local import LocalModelUnavailable, local_available
     from distbench.llm.registry import UnknownProviderError, make_spec, resolve_spec
-    from distbench.report.summary import format_summary
 
     if family == "matrix":
         if combined and mode_names:

@@ -70,7 +70,7 @@ def mock(host: str, port: int, **faults: Any) -> None:
 
     Set DISTBENCH_MOCK_API_KEY to require "Authorization: Bearer <key>".
     """
-    from distbench.llm.server import MockAnswerer, ServerConfig
+    from distbench.mockserver import MockAnswerer, ServerConfig
 
     api_key = os.environ.get(API_KEY_ENV) or None
     try:
@@ -89,7 +89,7 @@ def mock(host: str, port: int, **faults: Any) -> None:
 def local(host: str, port: int, model_path: str | None, seed: int) -> None:
     """Serve the bundled small model (SmolLM2-135M-Instruct via llama.cpp)."""
     from distbench.llm.local import LocalModel, LocalModelUnavailable
-    from distbench.llm.server import LocalAnswerer, ServerConfig
+    from distbench.mockserver import LocalAnswerer, ServerConfig
 
     config = ServerConfig(host=host, port=port, seed=seed)
     try:
@@ -102,7 +102,7 @@ def local(host: str, port: int, model_path: str | None, seed: int) -> None:
 
 def _serve(kind: str, config: Any, answerer: Any) -> None:
     """Serves until SIGINT or SIGTERM."""
-    from distbench.llm.server import start_server
+    from distbench.mockserver import start_server
 
     try:
         server = start_server(config, answerer)

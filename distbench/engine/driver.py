@@ -1,26 +1,33 @@
-"""The driver: runs shards as Ray tasks and is the only writer of the run directory.
+"""The driver: runs a plan's shards as Ray tasks and is the only writer of the run directory.
 
-``run_matrix`` plans the shards, skips the ones already committed (so re-running the same
-``--run-id`` resumes), submits the rest as Ray tasks with a bounded number in flight, writes
+``run_plan`` takes any family's :class:`~distbench.games.base.RunPlan`, skips the shards
+already committed (so re-running the same ``--run-id`` resumes), submits the rest as Ray tasks
+with a bounded number in flight (the worker side is :mod:`distbench.engine.worker`), writes
 each returned shard (Parquet via temp file + rename, then the commit marker) as it arrives,
-and finally writes ``summary.json`` and completes ``manifest.json``.
+and finally writes ``summary.json`` and completes ``manifest.json``. It names no family.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from distbench import __version__
-from distbench.engine.plan import MatrixRunConfig, Shard, plan_matrix
+from distbench.engine.worker import (
+    execute_shard,
+    in_process,
+    shard_backend,
+    shard_specs,
+    shard_task,
+    versions,
+)
+from distbench.games.base import RunPlan
+from distbench.games.registry import load_families
 from distbench.llm.base import BackendSpec
 from distbench.store.catalog import open_run
 from distbench.store.writer import (
@@ -35,61 +42,8 @@ log = logging.getLogger(__name__)
 
 ProgressFn = Callable[[Any, dict[str, int]], None]
 
-IN_PROCESS_PROVIDERS = frozenset({"dummy"})
-"""Providers answered in the shard's own process: free, stateless, no endpoint actor."""
-
-
-def in_process(spec: BackendSpec) -> bool:
-    """Whether ``spec`` is answered in the shard's own process (the dummy, scripted players)
-    rather than through an endpoint."""
-    return spec.provider in IN_PROCESS_PROVIDERS or spec.provider.startswith("scripted")
-
-
 class RunConfigMismatch(RunDirectoryError):
     """The run folder holds a run with another configuration."""
-
-
-def shard_specs(shard: Any) -> tuple[BackendSpec, ...]:
-    """The models a shard calls: ``shard.specs`` (multi-model families) or ``(shard.llm,)``."""
-    specs = getattr(shard, "specs", None)
-    return tuple(specs) if specs is not None else (shard.llm,)
-
-
-def execute_shard(shard: Any, backends: dict[BackendSpec, Any] | None = None):
-    """Plays one shard in this process (the body of the Ray task) and returns its result with
-    every table already encoded as Parquet bytes.
-
-    Dispatches on ``shard.family`` to ``distbench.games.<family>.runner.run_shard(shard,
-    backends)``, where ``backends`` maps each of :func:`shard_specs` to its backend: the dummy
-    or a scripted player in-process, a real model through its endpoint actor (under Ray) or
-    directly (without Ray).
-    """
-    import importlib
-
-    if not shard.family.isidentifier():
-        raise ValueError(f"unknown game family {shard.family!r}")
-    from distbench.engine.plan import ShardResult
-    from distbench.store.writer import encode_table
-
-    runner = importlib.import_module(f"distbench.games.{shard.family}.runner")
-    if backends is None:
-        backends = {spec: shard_backend(spec, in_ray=True) for spec in shard_specs(shard)}
-    result = runner.run_shard(shard, backends)
-    # Encode the Parquet here, in parallel across workers: the driver then only writes bytes.
-    tables = {name: (stem, encode_table(name, table))
-              for name, (stem, table) in result.tables.items()}
-    return ShardResult(shard_id=result.shard_id, tables=tables, stats=result.stats)
-
-
-def shard_backend(spec: BackendSpec, *, in_ray: bool):
-    """The backend a shard uses: the dummy in-process; any real model through its endpoint
-    actor under Ray, or directly (with the cache) without Ray."""
-    from distbench.llm.endpoint import ActorBackend, build_direct
-    from distbench.llm.registry import build_backend
-
-    if in_process(spec):
-        return build_backend(spec)
-    return ActorBackend(spec) if in_ray else build_direct(spec)
 
 
 def preflight(spec: BackendSpec, styles: tuple[str, ...] = ()) -> None:
@@ -131,23 +85,6 @@ def call_health(con: Any) -> dict[str, Any] | None:
     return out
 
 
-@lru_cache(maxsize=1)
-def versions() -> dict[str, str]:
-    """Versions of distbench, Python and the libraries that decide results (from the module
-    when it is already imported, else from the installed metadata: importing numba and scipy
-    only to read their versions would cost the driver a second)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"distbench": __version__, "python": platform.python_version()}
-    for name in ("numpy", "numba", "scipy", "pyarrow", "duckdb", "ray"):
-        module = sys.modules.get(name)
-        try:
-            out[name] = getattr(module, "__version__", None) or version(name)
-        except PackageNotFoundError:  # pragma: no cover - all are dependencies
-            pass
-    return out
-
-
 def start_ray(num_workers: int | None, address: str | None = None) -> None:
     """Connects to Ray: an existing cluster at ``address``, or a new local instance."""
     import ray
@@ -169,19 +106,12 @@ def start_ray(num_workers: int | None, address: str | None = None) -> None:
         ray.init(num_cpus=num_workers, include_dashboard=False, **kwargs)
 
 
-def shard_task():
-    """:func:`execute_shard` as a Ray task: one CPU, retried when its worker dies."""
-    import ray
-
-    return ray.remote(execute_shard).options(num_cpus=1, max_retries=3)
-
-
-def _ray_results(shards: list[Shard], max_in_flight: int) -> Iterator[tuple[Shard, Any]]:
+def _ray_results(shards: list[Any], max_in_flight: int) -> Iterator[tuple[Any, Any]]:
     import ray
 
     remote = shard_task()
     queue = list(reversed(shards))
-    pending: dict[Any, Shard] = {}
+    pending: dict[Any, Any] = {}
     while queue or pending:
         while queue and len(pending) < max_in_flight:
             shard = queue.pop()
@@ -234,51 +164,6 @@ def _check_manifest(run_dir: Path, config_dict: dict[str, Any]) -> None:
             f"{run_dir} already holds a run with a different configuration; "
             "pass --overwrite to replace it or choose another --run-id"
         )
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    """Everything the driver needs to run a family's configuration.
-
-    Attributes:
-        family: Game family name.
-        config: The configuration as JSON (recorded in the manifest).
-        identity: What decides the rows (compared on resume): the configuration without
-            execution-only settings.
-        shards: The planned shards, each with ``shard_id``, ``family``, ``num_units`` and
-            ``specs`` or ``llm``.
-        seeds: Seeds to record in the manifest.
-        summarize: Builds the summary records from a DuckDB connection over the run and an
-            :class:`~distbench.report.bootstrap.Offload` for its numeric work (the run's
-            Ray workers, or None: this process).
-        unit: What ``num_units`` counts (trials, episodes, games), for the progress line.
-        summary_threads: DuckDB threads for ``summarize``: 1 unless the summary is known to
-            give the same numbers on any number of threads (DuckDB's parallel float sums
-            otherwise differ in the last bits between identical runs).
-        summary_tables: The tables ``summarize`` reads (None: all); only their views are
-            made.
-        extra_styles: Prompt styles the plan sends to every model besides the model's own
-            (logprob mode reads completions), checked by the pre-flight.
-    """
-
-    family: str
-    config: dict[str, Any]
-    identity: dict[str, Any]
-    shards: list[Any]
-    seeds: dict[str, Any]
-    summarize: Callable[[Any, Any], list[dict[str, Any]]]
-    unit: str = "trials"
-    summary_threads: int | None = 1
-    summary_tables: tuple[str, ...] | None = None
-    extra_styles: tuple[str, ...] = ()
-
-    def specs(self) -> list[BackendSpec]:
-        """Every model the plan calls, once each, in a stable order."""
-        seen: dict[BackendSpec, None] = {}
-        for shard in self.shards:
-            for spec in shard_specs(shard):
-                seen.setdefault(spec, None)
-        return list(seen)
 
 
 def run_plan(
@@ -336,6 +221,7 @@ def _run_plan(
     on_stage: Callable[[str], None] | None,
 ) -> RunOutcome:
     t0 = time.perf_counter()
+    load_families()  # every family's tables are known to the store before it is read
     run_id = run_dir.name
     _check_manifest(run_dir, plan.identity)
     specs = plan.specs()
@@ -473,23 +359,7 @@ def _jsonable(shard: Any) -> Any:
     return json.loads(json.dumps(asdict(shard), default=str))
 
 
-def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
-    """The :class:`RunPlan` of a matrix configuration."""
-    from distbench.report.summary import matrix_summary
-
-    return RunPlan(
-        family="matrix",
-        config=config.to_dict(),
-        identity=config.identity(),
-        shards=plan_matrix(config, run_id=run_id),
-        seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
-        summarize=matrix_summary,
-        summary_threads=None,  # its sums run in a fixed order: the same on any thread count
-        summary_tables=("game_scores", "trials"),
-        extra_styles=("completion",) if "logprob" in config.modes else (),
-    )
-
-
-def run_matrix(config: MatrixRunConfig, run_dir: Path, **kwargs: Any) -> RunOutcome:
-    """Runs (or resumes) a matrix configuration into ``run_dir``; see :func:`run_plan`."""
-    return run_plan(matrix_plan(config, run_dir.name), run_dir, **kwargs)
+def run_config(config: Any, run_dir: Path, **kwargs: Any) -> RunOutcome:
+    """Runs (or resumes) any family's configuration (anything with ``plan(run_id)``) into
+    ``run_dir``; see :func:`run_plan`."""
+    return run_plan(config.plan(run_dir.name), run_dir, **kwargs)

@@ -44,7 +44,7 @@ QUEUE_PER_EXECUTOR = 2
 @lru_cache(maxsize=1)
 def fingerprint() -> str:
     """Hash of the installed distbench sources and of the versions that decide results."""
-    from distbench.engine.driver import versions
+    from distbench.engine.worker import versions
 
     root = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
@@ -72,18 +72,15 @@ class ShardExecutor:
 
     @staticmethod
     def _warm_up() -> None:
-        # Import the families and load the compiled kernels now, not in the first shard.
+        # Import the families and load their compiled kernels now, not in the first shard.
         import numpy as np
 
-        from distbench.kernels import score_actions, solve_zero_sum
+        from distbench.games.registry import families
         from distbench.report.bootstrap import resample_means
 
-        payoffs = np.array([[[1.0, -1.0], [-1.0, 1.0]]])
-        sol = solve_zero_sum(payoffs)
-        score_actions(payoffs, sol.col, sol.value, np.zeros(1, dtype=np.int64),
-                      np.zeros(1, dtype=np.int64))
+        for family in families().values():
+            family.warm()
         resample_means(np.ones(1), np.ones(1), 0, 1, 0)
-        import distbench.games.matrix.runner  # noqa: F401
 
     def _watch(self) -> None:
         import ray
@@ -104,7 +101,7 @@ class ShardExecutor:
 
     def run(self, shard: Any) -> Any:
         """Plays one shard (see :func:`distbench.engine.driver.execute_shard`)."""
-        from distbench.engine.driver import execute_shard
+        from distbench.engine.worker import execute_shard
 
         return self.call(execute_shard, shard)
 
@@ -182,7 +179,7 @@ def pool_results(shards: list[Any], executors: list[Any]) -> Iterator[tuple[Any,
     import ray
     from ray.exceptions import RayActorError
 
-    from distbench.engine.driver import shard_task
+    from distbench.engine.worker import shard_task
 
     fallback = shard_task()
     queue = list(reversed(shards))

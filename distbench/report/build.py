@@ -44,7 +44,7 @@ class ReportResult:
 
 
 def _query(con: duckdb.DuckDBPyConnection, name: str) -> tuple[list[str], list[tuple]]:
-    from distbench.cli.query import resolve_query_file
+    from distbench.report.sql import resolve_query_file
 
     sql = resolve_query_file(f"report_{name}").read_text(encoding="utf-8")
     result = con.execute(sql)
@@ -381,7 +381,7 @@ def build_report(run_dir: Path, out_dir: Path) -> ReportResult:
     md_path = write_markdown(doc, out_dir)
     extra: tuple[Path, ...] = ()
     if is_sweep(run_dir):
-        from distbench.cli.sweep import write_suite_tables
+        from distbench.report.suite import write_suite_tables
 
         extra = tuple(write_suite_tables(run_dir, out_dir))
     return ReportResult(html_path, md_path, tuple(f.id for f in doc.figures),

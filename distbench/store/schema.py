@@ -1,11 +1,15 @@
-"""The one definition of every result table's columns.
+"""The table registry: every result table's columns, defined once.
 
-Writers build tables against these schemas, the DuckDB catalog creates empty views from them,
-and the README's table reference is checked against them by the tests. Each field carries a
-``description`` in its metadata.
+The store knows no game: it defines the ``calls`` table (every family's model calls) and
+holds the schemas the game families hand it (:func:`register_tables`). Writers build tables
+against these schemas, the DuckDB catalog creates empty views from them, and the README's table
+reference is checked against them by the tests. Each field carries a ``description`` in its
+metadata.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pyarrow as pa
 
@@ -17,104 +21,6 @@ TIMING_COLUMNS: frozenset[str] = frozenset({"latency_ms", "elapsed_ms", "queue_m
 
 _F64 = pa.float64()
 _LIST_F64 = pa.list_(pa.float64())
-
-GAMES = pa.schema(
-    [
-        _f("run_id", pa.string(), "Run id (the run folder's name).", False),
-        _f("family", pa.string(), "Game family: 'matrix'.", False),
-        _f("bucket", pa.string(), "Bucket id, e.g. '3x3_midVar_mixed'.", False),
-        _f("seed", pa.int64(), "Seed of the game stream.", False),
-        _f("game_index", pa.int64(), "Index of the game in its (bucket, seed) stream.", False),
-        _f("game_id", pa.string(), "Stable game id '<bucket>/s<seed>/g<index>'.", False),
-        _f("rows", pa.int32(), "Number of row (model) actions.", False),
-        _f("cols", pa.int32(), "Number of column (opponent) actions.", False),
-        _f("payoff", pa.list_(_LIST_F64), "Payoffs to the row player, rows x cols.", False),
-        _f("nash_row", _LIST_F64, "Row player's Nash (maximin) strategy x*.", False),
-        _f("nash_col", _LIST_F64, "Column player's Nash (minimax) strategy y* (the opponent).", False),
-        _f("value", _F64, "Value of the game to the row player.", False),
-        _f("row_support", pa.int32(), "Number of row actions with x*_i > 1e-9.", False),
-        _f("col_support", pa.int32(), "Number of column actions with y*_j > 1e-9.", False),
-        _f("has_saddle", pa.bool_(), "The game has a pure saddle point.", False),
-        _f(
-            "gap_degenerate",
-            pa.bool_(),
-            "Every row action earns the value against y*, so nash_gap is 0 for any answer; "
-            "read exploitability instead.",
-            False,
-        ),
-        _f("residual", _F64, "Duality residual max_i (U y*)_i - min_j (x*'U)_j.", False),
-        _f("solver_status", pa.string(), "'ok', 'iteration_limit' or 'inaccurate' (not 'ok': do not trust the game).", False),
-    ]
-)
-
-TRIALS = pa.schema(
-    [
-        _f("run_id", pa.string(), "Run id.", False),
-        _f("shard_id", pa.string(), "Shard that produced the row.", False),
-        _f("family", pa.string(), "Game family: 'matrix'.", False),
-        _f("bucket", pa.string(), "Bucket id.", False),
-        _f("seed", pa.int64(), "Seed of the game stream.", False),
-        _f("provider", pa.string(), "Model provider, e.g. 'dummy', 'openai'.", False),
-        _f("model", pa.string(), "Model name.", False),
-        _f("tier", pa.string(), "Model tier label (sweeps), NULL when none."),
-        _f("mode", pa.string(), "Answer mode: 'pure', 'mixed' or 'logprob'.", False),
-        _f("game_id", pa.string(), "Game id (joins games.game_id).", False),
-        _f("game_index", pa.int64(), "Index of the game in its stream.", False),
-        _f("trial", pa.int32(), "Trial number within (game, mode), from 0.", False),
-        _f("trial_id", pa.string(),
-           "Stable trial id '<game_id>/<mode>/t<trial>' (computed by the view from those "
-           "columns; not stored in the Parquet files).", False,
-           derived="game_id || '/' || mode || '/t' || CAST(trial AS VARCHAR)"),
-        _f("decision", pa.int32(), "Pure mode: chosen row action, 0-based; NULL when invalid."),
-        _f("strategy", _LIST_F64,
-           "Mixed / logprob mode: the strategy (sums to 1); NULL when invalid."),
-        _f("label_mass", _F64,
-           "Logprob mode: probability the model put on writing a valid action label after "
-           "the cue (white space and multi-digit labels followed); below the run's "
-           "min_label_mass the reading is invalid ('low_label_mass')."),
-        _f("parse_status", pa.string(), "'ok' or why the answer is invalid (no_answer, ...).", False),
-        _f("parse_detail", pa.string(), "Short reason when parse_status is not 'ok'.", False),
-        _f("raw_text", pa.string(), "The model's answer text, verbatim; NULL when the call failed."),
-        _f("llm_value", _F64, "x'U y*: the answer's expected payoff against the Nash opponent."),
-        _f("br_value", _F64, "max_a (U y*)_a: the best response's payoff against y*."),
-        _f("nash_gap", _F64, "br_value - llm_value >= 0."),
-        _f("exploitability", _F64, "value - min_j (x'U)_j >= 0: what a best responder takes."),
-        _f("gap_degenerate", pa.bool_(), "Copied from games: nash_gap is 0 for every answer.", False),
-        _f("call_id", pa.string(), "Row of the calls table, NULL for backends without calls."),
-        _f("latency_ms", _F64,
-           "Time on the wire of the model call's last attempt, in milliseconds (the model's "
-           "own time for in-process models; timing column)."),
-    ]
-)
-
-GAME_SCORES = pa.schema(
-    [
-        _f("run_id", pa.string(), "Run id.", False),
-        _f("shard_id", pa.string(), "Shard that produced the trials.", False),
-        _f("bucket", pa.string(), "Bucket id.", False),
-        _f("seed", pa.int64(), "Seed of the game stream.", False),
-        _f("provider", pa.string(), "Model provider.", False),
-        _f("model", pa.string(), "Model name.", False),
-        _f("tier", pa.string(), "Model tier label (sweeps), NULL when none."),
-        _f("mode", pa.string(), "Answer mode.", False),
-        _f("game_id", pa.string(), "Game id (joins games.game_id).", False),
-        _f("game_index", pa.int64(), "Index of the game in its stream.", False),
-        _f("trials", pa.int32(), "Trials of this game, model and mode.", False),
-        _f("valid", pa.int32(), "Trials with parse_status 'ok'.", False),
-        _f("mean_nash_gap", _F64, "Mean nash_gap over the valid trials; NULL when none."),
-        _f("var_nash_gap", _F64, "Population variance of nash_gap over the valid trials."),
-        _f("min_nash_gap", _F64, "Smallest nash_gap of a valid trial."),
-        _f("max_nash_gap", _F64, "Largest nash_gap of a valid trial."),
-        _f("mean_llm_value", _F64, "Mean llm_value over the valid trials."),
-        _f("mean_br_value", _F64, "Mean br_value over the valid trials."),
-        _f("mean_abs_br_value", _F64, "Mean |br_value| over the valid trials."),
-        _f("mean_exploitability", _F64, "Mean exploitability over the valid trials."),
-        _f("mean_label_mass", _F64,
-           "Logprob mode: mean label_mass of the game's readings, valid or not; NULL in "
-           "other modes."),
-        _f("gap_degenerate", pa.bool_(), "Copied from games.", False),
-    ]
-)
 
 CALLS = pa.schema(
     [
@@ -146,16 +52,26 @@ CALLS = pa.schema(
     ]
 )
 
-def _family_tables() -> dict[str, pa.Schema]:
-    from distbench.games.fog.schema import TABLES as FOG
-    from distbench.games.negotiation.schema import TABLES as NEGOTIATION
+SCHEMAS: dict[str, pa.Schema] = {"calls": CALLS}
+"""Every known table by name: ``calls`` (every family's model calls) and the tables the game
+families registered (:func:`register_tables`; ``distbench.games.registry`` does it when a
+family registers). The store itself knows no game."""
 
-    return {**NEGOTIATION, **FOG}
+_OWNERS: dict[str, str] = {"calls": "distbench"}
 
 
-SCHEMAS: dict[str, pa.Schema] = {"games": GAMES, "trials": TRIALS,
-                                 "game_scores": GAME_SCORES, "calls": CALLS,
-                                 **_family_tables()}
+def register_tables(tables: dict[str, pa.Schema] | Any, owner: str) -> None:
+    """Adds a family's tables; a table name another owner registered is an error (the same
+    schema registered again by its owner is a no-op)."""
+    for name, schema in dict(tables).items():
+        if name in SCHEMAS and _OWNERS.get(name) != owner:
+            raise ValueError(f"table {name!r} of {owner!r} is already registered by "
+                             f"{_OWNERS.get(name)!r}")
+        for f in schema:
+            if not (f.metadata or {}).get(b"description"):
+                raise ValueError(f"table {name!r}: column {f.name!r} has no description")
+        SCHEMAS[name] = schema
+        _OWNERS[name] = owner
 
 
 def schema_for(table: str) -> pa.Schema:

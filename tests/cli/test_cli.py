@@ -143,7 +143,7 @@ def test_a_canary_key_reaches_no_file_or_log_of_a_real_ray_run(tmp_path):
     """The whole stack: CLI, local Ray cluster, endpoint actor, HTTP, Parquet, Ray's logs."""
     import glob
 
-    from distbench.llm.server import ServerConfig, start_server
+    from distbench.mockserver import ServerConfig, start_server
 
     canary = "canary-sk-71c0ffee5e"
     env_key = {"LLAMACPP_API_KEY": canary}

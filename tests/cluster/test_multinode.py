@@ -16,7 +16,7 @@ import pytest
 
 from distbench.engine.driver import run_plan
 from distbench.engine.sweep import plan_sweep
-from distbench.llm.server import ServerConfig, start_server
+from distbench.mockserver import ServerConfig, start_server
 from distbench.spec import parse_spec
 from distbench.store.catalog import open_run
 from distbench.store.schema import TIMING_COLUMNS

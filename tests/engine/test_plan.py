@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from distbench.engine.plan import MatrixRunConfig, games_per_shard, plan_matrix
 from distbench.games.matrix.generate import BLOCK
+from distbench.games.matrix.plan import MatrixRunConfig, games_per_shard, plan_matrix
 from distbench.llm.registry import make_spec
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from distbench.engine.driver import RunConfigMismatch, run_matrix
-from distbench.engine.plan import MatrixRunConfig
+from distbench.engine.driver import RunConfigMismatch, run_config
+from distbench.games.matrix.plan import MatrixRunConfig
 from distbench.llm.registry import make_spec
 from distbench.store.catalog import open_run
 from distbench.store.schema import TIMING_COLUMNS
@@ -29,8 +29,8 @@ def _rows(run_dir, table="trials"):
 
 def test_ray_run_writes_every_trial_once_and_matches_a_serial_run(tmp_path, ray_session):
     cfg = _config()
-    par = run_matrix(cfg, tmp_path / "par", parallel=True, num_workers=2, command=["t"])
-    ser = run_matrix(cfg, tmp_path / "ser", parallel=False, command=["t"])
+    par = run_config(cfg, tmp_path / "par", parallel=True, num_workers=2, command=["t"])
+    ser = run_config(cfg, tmp_path / "ser", parallel=False, command=["t"])
     assert par.shards > 1 and par.executed == par.shards
     con = open_run(par.run_dir)
     assert con.execute("select count(*) from trials").fetchone()[0] == 12 * 5 * 2
@@ -42,7 +42,7 @@ def test_ray_run_writes_every_trial_once_and_matches_a_serial_run(tmp_path, ray_
 
 
 def test_scores_in_the_table_agree_with_the_games(tmp_path):
-    out = run_matrix(_config(), tmp_path / "r", parallel=False)
+    out = run_config(_config(), tmp_path / "r", parallel=False)
     con = open_run(out.run_dir)
     rows = con.execute(
         """select g.payoff, g.nash_col, g.value, t.decision, t.strategy, t.llm_value,
@@ -60,22 +60,22 @@ def test_scores_in_the_table_agree_with_the_games(tmp_path):
 
 
 def test_rerunning_a_run_skips_committed_shards(tmp_path):
-    first = run_matrix(_config(), tmp_path / "r", parallel=False)
-    again = run_matrix(_config(), tmp_path / "r", parallel=False)
+    first = run_config(_config(), tmp_path / "r", parallel=False)
+    again = run_config(_config(), tmp_path / "r", parallel=False)
     assert again.executed == 0 and again.skipped == first.shards
     con = open_run(tmp_path / "r")
     assert con.execute("select count(*) from trials").fetchone()[0] == 120
 
 
 def test_a_different_config_in_the_same_folder_is_refused(tmp_path):
-    run_matrix(_config(), tmp_path / "r", parallel=False)
+    run_config(_config(), tmp_path / "r", parallel=False)
     with pytest.raises(RunConfigMismatch, match="--overwrite"):
-        run_matrix(_config(num_trials=6), tmp_path / "r", parallel=False)
+        run_config(_config(num_trials=6), tmp_path / "r", parallel=False)
 
 
 def test_llm_seed_changes_answers_not_games(tmp_path):
-    a = run_matrix(_config(), tmp_path / "a", parallel=False)
-    b = run_matrix(_config(llm_seed=1), tmp_path / "b", parallel=False)
+    a = run_config(_config(), tmp_path / "a", parallel=False)
+    b = run_config(_config(llm_seed=1), tmp_path / "b", parallel=False)
     assert _rows(a.run_dir, "games") == _rows(b.run_dir, "games")
     assert _rows(a.run_dir) != _rows(b.run_dir)
 
@@ -84,9 +84,9 @@ def test_the_dummy_array_fast_path_gives_the_rows_of_the_text_path(tmp_path):
     # The benchmarks' fast path answers as arrays; every scored column must agree with the
     # text path (pure and mixed in one shard), only the raw text and calls may differ.
     cfg = _config(num_games=9, num_trials=4)
-    text = run_matrix(cfg, tmp_path / "text", parallel=False, command=["t"])
+    text = run_config(cfg, tmp_path / "text", parallel=False, command=["t"])
     fast_cfg = _config(num_games=9, num_trials=4, llm=make_spec("dummy", fast=True))
-    fast = run_matrix(fast_cfg, tmp_path / "fast", parallel=False, command=["t"])
+    fast = run_config(fast_cfg, tmp_path / "fast", parallel=False, command=["t"])
     cols = ("game_id, mode, trial, trial_id, decision, strategy, parse_status, llm_value, "
             "br_value, nash_gap, exploitability")
     query = f"select {cols} from trials order by game_id, mode, trial"
@@ -108,7 +108,7 @@ def test_the_dummy_array_fast_path_gives_the_rows_of_the_text_path(tmp_path):
 def test_trial_id_is_computed_by_the_view_and_not_stored(tmp_path):
     import pyarrow.parquet as pq
 
-    out = run_matrix(_config(num_games=3, num_trials=2), tmp_path / "r", parallel=False,
+    out = run_config(_config(num_games=3, num_trials=2), tmp_path / "r", parallel=False,
                      command=["t"])
     con = open_run(out.run_dir)
     ids = con.execute("select trial_id, game_id, mode, trial from trials").fetchall()
@@ -119,9 +119,9 @@ def test_trial_id_is_computed_by_the_view_and_not_stored(tmp_path):
 
 
 def test_the_matrix_summary_is_the_same_on_any_number_of_threads(tmp_path):
-    from distbench.report.summary import matrix_summary
+    from distbench.games.matrix.summary import matrix_summary
 
-    out = run_matrix(_config(num_games=40, num_trials=7, shard_trials=60), tmp_path / "r",
+    out = run_config(_config(num_games=40, num_trials=7, shard_trials=60), tmp_path / "r",
                      parallel=False, command=["t"])
     results = []
     for threads in (1, 2, 4):
@@ -140,7 +140,7 @@ def test_the_matrix_summary_is_the_same_on_any_number_of_threads(tmp_path):
 
 
 def test_game_scores_hold_the_statistics_of_each_games_valid_trials(tmp_path):
-    out = run_matrix(_config(num_games=10, num_trials=6), tmp_path / "r", parallel=False,
+    out = run_config(_config(num_games=10, num_trials=6), tmp_path / "r", parallel=False,
                      command=["t"])
     con = open_run(out.run_dir)
     expected = con.execute("""

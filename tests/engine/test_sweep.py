@@ -12,7 +12,7 @@ import pytest
 
 from distbench.engine.driver import run_plan
 from distbench.engine.sweep import describe_plan, plan_sweep
-from distbench.llm.server import ServerConfig, start_server
+from distbench.mockserver import ServerConfig, start_server
 from distbench.spec import DEFAULT_SUITE, SpecError, load_spec, parse_spec
 from distbench.store.catalog import open_run
 from distbench.store.writer import COMMITS

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from distbench.engine.driver import run_matrix
-from distbench.engine.plan import MatrixRunConfig
+from distbench.engine.driver import run_config
+from distbench.games.matrix.plan import MatrixRunConfig
 from distbench.llm.http import AuthenticationFailed
 from distbench.llm.registry import make_spec
-from distbench.llm.server import ServerConfig, start_server
+from distbench.mockserver import ServerConfig, start_server
 from distbench.store.catalog import open_run
 
 
@@ -30,7 +30,7 @@ def _count(run_dir: Path, sql: str):
 
 def test_20_percent_429_loses_no_trial_and_never_retries_early(tmp_path, ray_session):
     with start_server(ServerConfig(fail_429=0.2, retry_after=1.0, seed=3)) as server:
-        out = run_matrix(_config(server.url), tmp_path / "r", parallel=True, num_workers=2)
+        out = run_config(_config(server.url), tmp_path / "r", parallel=True, num_workers=2)
         stats = server.stats()
     run = out.run_dir
     assert _count(run, "select count(*), count(*) filter (where parse_status = 'ok') from trials") == [(40, 40)]
@@ -50,7 +50,7 @@ def test_20_percent_429_loses_no_trial_and_never_retries_early(tmp_path, ray_ses
 
 def test_always_500_makes_exactly_the_configured_attempts_then_failed_rows(tmp_path):
     with start_server(ServerConfig(fail_500=1.0)) as server:
-        out = run_matrix(_config(server.url, games=3, trials=2, max_retries=2), tmp_path / "r",
+        out = run_config(_config(server.url, games=3, trials=2, max_retries=2), tmp_path / "r",
                          parallel=False)
         stats = server.stats()
     run = out.run_dir
@@ -65,7 +65,7 @@ def test_401_stops_the_run_before_work_with_a_clear_message(tmp_path, monkeypatc
     monkeypatch.setenv("LLAMACPP_API_KEY", "canary-wrong-key-0001")
     with start_server(ServerConfig(api_key="the-right-key")) as server:
         with pytest.raises(AuthenticationFailed) as info:
-            run_matrix(_config(server.url), tmp_path / "r", parallel=False)
+            run_config(_config(server.url), tmp_path / "r", parallel=False)
         stats = server.stats()
     message = str(info.value)
     assert "401" in message and "LLAMACPP_API_KEY" in message
@@ -83,7 +83,7 @@ def test_401_in_the_middle_of_a_run_stops_it_within_a_few_calls(tmp_path, monkey
         monkeypatch.setattr(driver, "preflight", lambda spec, styles=(): None)
         monkeypatch.setenv("LLAMACPP_API_KEY", "canary-revoked-0003")
         with pytest.raises(AuthenticationFailed):
-            run_matrix(_config(server.url, games=20, trials=5, max_concurrency=4),
+            run_config(_config(server.url, games=20, trials=5, max_concurrency=4),
                        tmp_path / "r", parallel=False)
         monkeypatch.setattr(driver, "preflight", real)
         assert server.stats()["requests"] <= 4
@@ -92,7 +92,7 @@ def test_401_in_the_middle_of_a_run_stops_it_within_a_few_calls(tmp_path, monkey
 
 def test_a_hanging_server_fails_each_call_at_its_timeout(tmp_path):
     with start_server(ServerConfig(hang=1.0, hang_seconds=30)) as server:
-        out = run_matrix(_config(server.url, games=2, trials=2, timeout=1.0, max_retries=0),
+        out = run_config(_config(server.url, games=2, trials=2, timeout=1.0, max_retries=0),
                          tmp_path / "r", parallel=False)
     rows = _count(out.run_dir, "select status, error, latency_ms from calls")
     assert len(rows) == 4
@@ -104,7 +104,7 @@ def test_a_hanging_server_fails_each_call_at_its_timeout(tmp_path):
 def test_garbage_truncated_and_html_answers_become_statuses_not_crashes(tmp_path):
     cfg = ServerConfig(garbage=0.5, truncate=0.1, non_json=0.1, seed=1)
     with start_server(cfg) as server:
-        out = run_matrix(_config(server.url, modes=("pure", "mixed"), games=10, trials=5,
+        out = run_config(_config(server.url, modes=("pure", "mixed"), games=10, trials=5,
                                  max_retries=1), tmp_path / "r", parallel=False)
     statuses = dict(_count(out.run_dir, "select parse_status, count(*) from trials group by all"))
     assert sum(statuses.values()) == 100
@@ -116,7 +116,7 @@ def test_garbage_truncated_and_html_answers_become_statuses_not_crashes(tmp_path
 
 def test_logprob_mode_makes_one_call_per_game_and_reads_a_distribution(tmp_path):
     with start_server(ServerConfig()) as server:
-        out = run_matrix(_config(server.url, modes=("logprob", "mixed"), games=6, trials=5,
+        out = run_config(_config(server.url, modes=("logprob", "mixed"), games=6, trials=5,
                                  style="completion"), tmp_path / "r", parallel=False)
         stats = server.stats()
     rows = _count(out.run_dir, "select strategy, label_mass, parse_status from trials where mode = 'logprob'")
@@ -129,9 +129,9 @@ def test_logprob_mode_makes_one_call_per_game_and_reads_a_distribution(tmp_path)
 def test_a_rerun_is_answered_from_the_cache(tmp_path):
     with start_server(ServerConfig()) as server:
         cfg = _config(server.url, games=4, trials=3, cache=True)
-        run_matrix(cfg, tmp_path / "a", parallel=False)
+        run_config(cfg, tmp_path / "a", parallel=False)
         first = server.stats()["requests"]
-        run_matrix(cfg, tmp_path / "b", parallel=False)
+        run_config(cfg, tmp_path / "b", parallel=False)
         assert server.stats()["requests"] == first + 1  # the pre-flight check only
     hits = _count(tmp_path / "b", "select bool_and(cache_hit), sum(attempts) from calls")
     assert hits == [(True, 0)]
@@ -146,11 +146,11 @@ def test_a_canary_key_reaches_no_file_log_or_exception(tmp_path, monkeypatch, ca
     caplog.set_level(logging.DEBUG)
     errors = []
     with start_server(ServerConfig(api_key=canary, fail_500=0.3, garbage=0.2, seed=5)) as server:
-        run_matrix(_config(server.url, games=5, trials=4, max_retries=1, cache=True),
+        run_config(_config(server.url, games=5, trials=4, max_retries=1, cache=True),
                    tmp_path / "r", parallel=False)
     with start_server(ServerConfig(api_key="other")) as server:
         try:
-            run_matrix(_config(server.url), tmp_path / "r2", parallel=False)
+            run_config(_config(server.url), tmp_path / "r2", parallel=False)
         except AuthenticationFailed as exc:
             errors.append(repr(exc) + str(exc))
     assert errors

@@ -8,9 +8,9 @@ import pytest
 from cli_server import start_cli_server, stop_cli_server
 from test_local import INSTALL_HINT
 
-from distbench.engine.driver import run_matrix
-from distbench.engine.plan import MatrixRunConfig
+from distbench.engine.driver import run_config
 from distbench.games.matrix.parse import ParseStatus
+from distbench.games.matrix.plan import MatrixRunConfig
 from distbench.llm.local import local_available
 from distbench.llm.registry import make_spec
 from distbench.store.catalog import open_run
@@ -47,7 +47,7 @@ def _check(run_dir, expected_trials: int) -> None:
 
 
 def test_in_process_local_model_plays_pure_and_logprob(tmp_path):
-    out = run_matrix(_config(make_spec("local", cache=False)), tmp_path / "r", parallel=False)
+    out = run_config(_config(make_spec("local", cache=False)), tmp_path / "r", parallel=False)
     _check(out.run_dir, 2 * 2 + 2)
     # The logprob strategies come from the real model: they are not all the same.
     con = open_run(out.run_dir)
@@ -58,8 +58,8 @@ def test_in_process_local_model_plays_pure_and_logprob(tmp_path):
 
 def test_local_model_through_the_ray_endpoint_actor_is_deterministic(tmp_path, ray_session):
     spec = make_spec("local", cache=False)
-    a = run_matrix(_config(spec, modes=("pure",)), tmp_path / "a", parallel=True, num_workers=2)
-    b = run_matrix(_config(spec, modes=("pure",)), tmp_path / "b", parallel=False)
+    a = run_config(_config(spec, modes=("pure",)), tmp_path / "a", parallel=True, num_workers=2)
+    b = run_config(_config(spec, modes=("pure",)), tmp_path / "b", parallel=False)
     _check(a.run_dir, 4)
     q = "select trial_id, raw_text, parse_status from trials order by trial_id"
     assert open_run(a.run_dir).execute(q).fetchall() == open_run(b.run_dir).execute(q).fetchall()
@@ -69,7 +69,7 @@ def test_serve_local_over_http_plays_a_matrix_run(tmp_path):
     proc, url = start_cli_server("local", "--port", "0", timeout=120)
     try:
         spec = make_spec("llamacpp", "smollm2", "completion", base_url=url, cache=False)
-        out = run_matrix(_config(spec), tmp_path / "r", parallel=False)
+        out = run_config(_config(spec), tmp_path / "r", parallel=False)
     finally:
         code, _ = stop_cli_server(proc)
     assert code == 0

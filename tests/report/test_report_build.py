@@ -19,7 +19,7 @@ from distbench.engine.driver import run_plan  # noqa: E402
 from distbench.engine.sweep import plan_sweep  # noqa: E402
 from distbench.games.fog.plan import FogRunConfig, plan_fog  # noqa: E402
 from distbench.games.negotiation.plan import NegotiationRunConfig, plan_negotiation  # noqa: E402
-from distbench.llm.server import ServerConfig, start_server  # noqa: E402
+from distbench.mockserver import ServerConfig, start_server  # noqa: E402
 from distbench.report.build import build_report  # noqa: E402
 from distbench.spec import parse_spec  # noqa: E402
 from distbench.store.catalog import open_run  # noqa: E402

@@ -7,8 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from distbench.games.matrix.summary import matrix_summary
 from distbench.report.bootstrap import bootstrap_mean_ci
-from distbench.report.summary import matrix_summary
 
 # What each shard stores per game (the runner computes it with numpy; here DuckDB does, from
 # the trials, so the summary is checked against an independent per-game reduction).

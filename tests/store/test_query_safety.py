@@ -6,8 +6,8 @@ import pytest
 
 from distbench.cli.errors import UserError
 from distbench.cli.query import run_sql
-from distbench.engine.driver import run_matrix
-from distbench.engine.plan import MatrixRunConfig
+from distbench.engine.driver import run_config
+from distbench.games.matrix.plan import MatrixRunConfig
 from distbench.llm.registry import make_spec
 
 
@@ -16,7 +16,7 @@ def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("q") / "r"
     cfg = MatrixRunConfig(buckets=("2x2_lowVar_mixed",), seeds=(1,), num_games=3, num_trials=2,
                           modes=("pure",), llm=make_spec("dummy"))
-    run_matrix(cfg, out, parallel=False)
+    run_config(cfg, out, parallel=False)
     return out
 
 

@@ -10,8 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from distbench.games.matrix.schema import TRIALS
 from distbench.store.catalog import NotARunError, open_run
-from distbench.store.schema import SCHEMAS, TRIALS, describe, empty_table
+from distbench.store.schema import SCHEMAS, describe, empty_table
 from distbench.store.writer import COMMITS, RunDirBusy, RunWriter, committed_files, exclusive
 
 

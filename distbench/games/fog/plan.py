@@ -13,12 +13,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from distbench.engine.plan import stable_hash
+from distbench.games.base import Family, RunPlan, stable_hash
 from distbench.games.fog.agents import TIERS
-from distbench.games.fog.metrics import score_rate_ci, winner_scores
 from distbench.games.fog.rules import Rules
+from distbench.games.fog.schema import TABLES
+from distbench.games.registry import register
 from distbench.llm.base import BackendSpec
 
 AgentSpec = str | BackendSpec
@@ -135,6 +134,10 @@ class FogRunConfig:
         """JSON-shaped configuration (lists, not tuples)."""
         return self._json(identity=False)
 
+    def plan(self, run_id: str) -> RunPlan:
+        """The :class:`RunPlan` of this configuration."""
+        return plan_fog(self, run_id)
+
     def identity(self) -> dict:
         """What decides the rows: :meth:`to_dict` with the models' identities."""
         return self._json(identity=True)
@@ -235,48 +238,9 @@ def tournament_config(games_per_pairing: int, seed: int = 0, scout_accuracy: flo
                         scouting=scouting, both_seat_orders=True, **kwargs)
 
 
-def fog_summary(con, offload: Any = None) -> list[dict[str, Any]]:
-    """One record per (agent_a, agent_b, scout_accuracy, scouting): outcomes with the 95% CI
-    of player a's score rate, and mean belief metrics per seat (computed here: ``offload``,
-    a run's place for numeric work, is not used)."""
-    tables = {r[0] for r in con.execute("select view_name from duckdb_views()").fetchall()}
-    if "fog_games" not in tables:
-        return []
-    rows = con.execute(
-        "select agent_a, agent_b, scout_accuracy, scouting, winner, turns, brier_a, brier_b, "
-        "log_loss_a, log_loss_b, calibration_error_a, calibration_error_b, valid_reports_a, "
-        "valid_reports_b, reports_a, reports_b from fog_games order by game_id").fetchall()
-    groups: dict[tuple, list[tuple]] = {}
-    for row in rows:
-        groups.setdefault(tuple(row[:4]), []).append(row)
-    out = []
-    for key, members in sorted(groups.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
-        arr = list(zip(*members, strict=True))
-        winners = np.array(arr[4], dtype=object)
-        mean, low, high = score_rate_ci(winner_scores(winners, np.ones(len(winners), bool)))
-
-        def avg(values) -> float | None:
-            v = np.array([np.nan if x is None else x for x in values], dtype=np.float64)
-            return float(np.nanmean(v)) if np.isfinite(v).any() else None
-
-        out.append({
-            "agent_a": key[0], "agent_b": key[1], "scout_accuracy": key[2], "scouting": key[3],
-            "games": len(members), "wins_a": int((winners == "a").sum()),
-            "wins_b": int((winners == "b").sum()), "draws": int((winners == "draw").sum()),
-            "score_a": mean, "score_a_ci_low": low, "score_a_ci_high": high,
-            "mean_turns": avg(arr[5]),
-            "brier_a": avg(arr[6]), "brier_b": avg(arr[7]),
-            "log_loss_a": avg(arr[8]), "log_loss_b": avg(arr[9]),
-            "calibration_error_a": avg(arr[10]), "calibration_error_b": avg(arr[11]),
-            "valid_report_rate_a": (sum(arr[12]) / sum(arr[14])) if sum(arr[14]) else None,
-            "valid_report_rate_b": (sum(arr[13]) / sum(arr[15])) if sum(arr[15]) else None,
-        })
-    return out
-
-
-def plan_fog(config: FogRunConfig, run_id: str):
-    """The :class:`~distbench.engine.driver.RunPlan` of a fog configuration."""
-    from distbench.engine.driver import RunPlan
+def plan_fog(config: FogRunConfig, run_id: str) -> RunPlan:
+    """The :class:`~distbench.games.base.RunPlan` of a fog configuration."""
+    from distbench.games.fog.summary import fog_summary
 
     return RunPlan(
         family="fog",
@@ -287,3 +251,36 @@ def plan_fog(config: FogRunConfig, run_id: str):
         summarize=fog_summary,
         unit="games",
     )
+
+
+def sweep_configs(spec: Any, entry: Any) -> list[FogRunConfig]:
+    """The fog configuration of one model entry of a sweep spec (none for the dummy, which
+    cannot play, or without a ``[fog]`` section)."""
+    fog = spec.fog
+    if not fog or entry.spec.provider == "dummy":
+        return []
+    return [FogRunConfig(
+        pairings=tuple((entry.spec, o) for o in fog["opponents"]), seeds=spec.seeds,
+        num_games=fog["games"], scout_accuracy=fog["scout_accuracy"],
+        scouting=fog["scouting"], llm_seed=spec.llm_seed, temperature=spec.temperature,
+        max_tokens=fog.get("max_tokens", 256), max_turns=fog.get("max_turns", 20),
+    )]
+
+
+def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
+    """Games of a sweep's fog shards."""
+    return {"fog_games": sum(s.num_units for s in shards)}
+
+
+FAMILY = register(Family(
+    name="fog",
+    description="fog-of-war skirmish with hidden powers: beliefs (Brier, log loss, "
+                "calibration), theory of mind, wins",
+    tables=TABLES,
+    main_table="fog_games",
+    runner="distbench.games.fog.runner:run_shard",
+    summarize="distbench.games.fog.summary:fog_summary",
+    unit="games",
+    sweep="distbench.games.fog.plan:sweep_configs",
+    describer="distbench.games.fog.plan:describe_shards",
+))

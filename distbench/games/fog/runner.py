@@ -16,7 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 import pyarrow as pa
 
-from distbench.engine.plan import ShardResult
+from distbench.games.base import ShardResult
 from distbench.games.fog.agents import Agent, make_agent
 from distbench.games.fog.metrics import brier, entropy_bits, game_metrics
 from distbench.games.fog.plan import FogShard

@@ -27,7 +27,8 @@ from distbench.games.fog.metrics import (
     tier_gradient,
     winner_scores,
 )
-from distbench.games.fog.plan import FogRunConfig, fog_summary, plan_fog_shards, tournament_config
+from distbench.games.fog.plan import FogRunConfig, plan_fog_shards, tournament_config
+from distbench.games.fog.summary import fog_summary
 
 STUDY_SQL = """
 SELECT agent_a, agent_b, winner, scout_accuracy, scouting, brier_a, brier_b
@@ -44,7 +45,7 @@ def study_configs(games_per_pairing: int, seed: int, accuracies: tuple[float, ..
 
 def plan_study(games_per_pairing: int, seed: int, accuracies: tuple[float, ...], run_id: str):
     """The :class:`~distbench.engine.driver.RunPlan` of a study."""
-    from distbench.engine.driver import RunPlan
+    from distbench.games.base import RunPlan
 
     configs = study_configs(games_per_pairing, seed, accuracies)
     shards = [s for c in configs for s in plan_fog_shards(c, run_id)]

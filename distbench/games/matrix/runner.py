@@ -15,10 +15,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from distbench.engine.plan import Shard, ShardResult
+from distbench.games.base import ShardResult
 from distbench.games.matrix.generate import game_ids, generate_games, has_saddle_point
 from distbench.games.matrix.logprob import DEFAULT_CUE, read_strategies
 from distbench.games.matrix.parse import ParseStatus, parse_mixed, parse_pure
+from distbench.games.matrix.plan import Shard
 from distbench.games.matrix.prompts import answer_policy, mixed_prompt, pure_prompt, with_cue
 from distbench.kernels import score_actions, score_strategies, solve_zero_sum
 from distbench.llm.base import Backend, BackendSpec, Request, Response
@@ -422,3 +423,11 @@ def run_shard(shard: Shard, backends: Mapping[BackendSpec, Backend]) -> ShardRes
     if calls:
         tables["calls"] = (shard.shard_id, pa.concat_tables(calls))
     return ShardResult(shard_id=shard.shard_id, tables=tables, stats=stats)
+
+
+def warm_up() -> None:
+    """Loads the compiled kernels a shard uses (a warm executor calls this once)."""
+    payoffs = np.array([[[1.0, -1.0], [-1.0, 1.0]]])
+    sol = solve_zero_sum(payoffs)
+    score_actions(payoffs, sol.col, sol.value, np.zeros(1, dtype=np.int64),
+                  np.zeros(1, dtype=np.int64))

@@ -14,13 +14,15 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from distbench.engine.plan import stable_hash
+from distbench.games.base import Family, RunPlan, stable_hash
 from distbench.games.negotiation.items import LANGS
 from distbench.games.negotiation.players import SCRIPTED, spec_label
 from distbench.games.negotiation.prompts import MODES
+from distbench.games.negotiation.schema import TABLES
+from distbench.games.registry import register
 from distbench.llm.base import BackendSpec
 
-FAMILY = "negotiation"
+NAME = "negotiation"
 Player = BackendSpec | str
 
 
@@ -109,6 +111,10 @@ class NegotiationRunConfig:
         """JSON-shaped (lists, not tuples), so it compares equal to a manifest's copy."""
         return json.loads(json.dumps(asdict(self)))
 
+    def plan(self, run_id: str) -> RunPlan:
+        """The :class:`RunPlan` of this configuration."""
+        return plan_negotiation(self, run_id)
+
     def identity(self) -> dict[str, Any]:
         """:meth:`to_dict` with the models' identities (no execution-only options)."""
         out = self.to_dict()
@@ -165,7 +171,7 @@ class NegotiationShard:
     temperature: float
     max_tokens: int
     specs: tuple[BackendSpec, ...] = ()
-    family: str = FAMILY
+    family: str = NAME
     run_id: str = field(default="", compare=False)
 
     @property
@@ -197,7 +203,7 @@ def plan_shards(config: NegotiationRunConfig, run_id: str = "") -> list[Negotiat
         for chunk in range(math.ceil(config.num_games / size)):
             start, stop = chunk * size, min(config.num_games, (chunk + 1) * size)
             key = {
-                "family": FAMILY, "seed": seed, "start": start, "stop": stop,
+                "family": NAME, "seed": seed, "start": start, "stop": stop,
                 "modes": list(config.modes), "langs": list(config.langs),
                 "player_a": player_identity(config.player_a),
                 "player_b": player_identity(config.player_b),
@@ -216,13 +222,12 @@ def plan_shards(config: NegotiationRunConfig, run_id: str = "") -> list[Negotiat
     return shards
 
 
-def plan_negotiation(config: NegotiationRunConfig, run_id: str):
-    """The :class:`distbench.engine.driver.RunPlan` of a negotiation configuration."""
-    from distbench.engine.driver import RunPlan
+def plan_negotiation(config: NegotiationRunConfig, run_id: str) -> RunPlan:
+    """The :class:`distbench.games.base.RunPlan` of a negotiation configuration."""
     from distbench.games.negotiation.summary import negotiation_summary
 
     return RunPlan(
-        family=FAMILY,
+        family=NAME,
         config=config.to_dict(),
         identity=config.identity(),
         shards=plan_shards(config, run_id),
@@ -230,3 +235,37 @@ def plan_negotiation(config: NegotiationRunConfig, run_id: str):
         summarize=negotiation_summary,
         unit="episodes",
     )
+
+
+def sweep_configs(spec: Any, entry: Any) -> list[NegotiationRunConfig]:
+    """The negotiation configurations of one model entry of a sweep spec (one per opponent;
+    none for the dummy, which cannot negotiate, or without a ``[negotiation]`` section)."""
+    neg = spec.negotiation
+    if not neg or entry.spec.provider == "dummy":
+        return []
+    return [NegotiationRunConfig(
+        seeds=spec.seeds, num_games=neg["games"], modes=tuple(neg["modes"]),
+        langs=tuple(neg["langs"]), player_a=entry.spec,
+        player_b=None if opponent == "self" else opponent,
+        max_messages=neg["max_messages"], llm_seed=spec.llm_seed,
+        temperature=spec.temperature, max_tokens=neg.get("max_tokens", 256),
+    ) for opponent in neg["opponents"]]
+
+
+def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
+    """Episodes of a sweep's negotiation shards."""
+    return {"episodes": sum(s.num_units for s in shards)}
+
+
+FAMILY = register(Family(
+    name=NAME,
+    description="Deal or No Deal: multi-turn negotiation with private values, scored against "
+                "the Pareto frontier",
+    tables=TABLES,
+    main_table="episodes",
+    runner="distbench.games.negotiation.runner:run_shard",
+    summarize="distbench.games.negotiation.summary:negotiation_summary",
+    unit="episodes",
+    sweep="distbench.games.negotiation.plan:sweep_configs",
+    describer="distbench.games.negotiation.plan:describe_shards",
+))

@@ -14,12 +14,12 @@ from collections.abc import Mapping
 
 import pyarrow as pa
 
-from distbench.engine.plan import ShardResult
+from distbench.games.base import ShardResult
 from distbench.games.negotiation.game import Episode
 from distbench.games.negotiation.instances import generate_instances
 from distbench.games.negotiation.items import item_name
 from distbench.games.negotiation.pareto import pareto_batch
-from distbench.games.negotiation.plan import FAMILY, NegotiationShard, player_label, turn_seed
+from distbench.games.negotiation.plan import NAME, NegotiationShard, player_label, turn_seed
 from distbench.games.negotiation.players import ModelPlayer, Player, Reply, scripted_player
 from distbench.games.negotiation.schema import EPISODES, TURNS
 from distbench.llm.base import Backend, BackendSpec
@@ -126,7 +126,7 @@ def run_shard(shard: NegotiationShard, backends: Mapping[BackendSpec, Backend]) 
         if not aborted:
             main = 100.0 - 100.0 * improve / 10.0 if compatible else 0.0
         row = {
-            "run_id": shard.run_id, "shard_id": shard.shard_id, "family": FAMILY,
+            "run_id": shard.run_id, "shard_id": shard.shard_id, "family": NAME,
             "episode_id": ep.episode_id, "instance_id": inst.instance_id, "seed": inst.seed,
             "instance_index": inst.index, "mode": ep.mode, "lang": ep.lang,
             "player_a": seats[e][0], "player_b": seats[e][1], "seat_order": seats[e][2],

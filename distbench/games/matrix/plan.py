@@ -8,40 +8,19 @@ the shards it has already committed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from distbench.games.base import Family, RunPlan, stable_hash
 from distbench.games.matrix.buckets import get_bucket
 from distbench.games.matrix.generate import BLOCK
+from distbench.games.matrix.schema import TABLES
+from distbench.games.registry import register
 from distbench.llm.base import BackendSpec
 
 MODES: tuple[str, ...] = ("pure", "mixed", "logprob")
-
-
-def stable_hash(payload: object, size: int = 8) -> str:
-    """Hex digest of a JSON-serialisable payload, stable across processes."""
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.blake2b(text.encode(), digest_size=size).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class ShardResult:
-    """What a shard returns to the driver (every family).
-
-    Attributes:
-        shard_id: The shard's id.
-        tables: table name -> (file stem, Arrow table). Shards that produce the same rows
-            (e.g. the same chunk of games) use the same stem, so the file is written once.
-        stats: Counts for the progress line and the commit marker (``trials``, ``episodes``
-            or ``games``, ``calls``, failures, ...).
-    """
-
-    shard_id: str
-    tables: dict[str, tuple[str, Any]]
-    stats: dict[str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +92,10 @@ class MatrixRunConfig:
         if "logprob" not in self.modes:
             del out["logprob_cue"], out["min_label_mass"]
         return out
+
+    def plan(self, run_id: str) -> RunPlan:
+        """The :class:`RunPlan` of this configuration."""
+        return matrix_plan(self, run_id)
 
     def identity(self) -> dict:
         """:meth:`to_dict` without the execution-only settings (rate limits, cache): two
@@ -247,3 +230,77 @@ def plan_matrix(config: MatrixRunConfig, run_id: str = "") -> list[Shard]:
                     )
                 )
     return shards
+
+
+def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
+    """The :class:`RunPlan` of a matrix configuration."""
+    from distbench.games.matrix.summary import matrix_summary
+
+    return RunPlan(
+        family="matrix",
+        config=config.to_dict(),
+        identity=config.identity(),
+        shards=plan_matrix(config, run_id=run_id),
+        seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
+        summarize=matrix_summary,
+        summary_threads=None,  # its sums run in a fixed order: the same on any thread count
+        summary_tables=("game_scores", "trials"),
+        extra_styles=("completion",) if "logprob" in config.modes else (),
+    )
+
+
+def sweep_configs(spec: Any, entry: Any) -> list[MatrixRunConfig]:
+    """The matrix configuration of one model entry of a sweep spec."""
+    return [MatrixRunConfig(
+        buckets=spec.buckets,
+        seeds=spec.seeds,
+        num_games=spec.games_per_bucket,
+        num_trials=spec.trials_per_game,
+        modes=spec.modes,
+        llm=entry.spec,
+        llm_seed=spec.llm_seed,
+        tier=entry.tier,
+        temperature=spec.temperature,
+        max_tokens=spec.max_tokens,
+        shard_trials=spec.shard_trials,
+        logprob_cue=spec.logprob_cue,
+        min_label_mass=spec.min_label_mass,
+    )]
+
+
+def describe_shards(spec: Any, shards: list[Shard]) -> dict[str, Any]:
+    """Cells, calls and token estimates of a sweep's matrix shards."""
+    cells = len(spec.seeds) * len(spec.buckets) * len(spec.models) * len(spec.modes)
+    calls = sum(s.num_trials_total for s in shards)
+    prompt_tokens = completion_tokens = 0
+    for shard in shards:
+        b = get_bucket(shard.bucket)
+        # prompt: ~110 words of rules plus the table (about 5 tokens a cell)
+        per_prompt = 160 + 5 * b.rows * b.cols + 4 * (b.rows + b.cols)
+        prompt_tokens += per_prompt * shard.num_trials_total
+        for mode in shard.modes:
+            per_game = 1 if mode == "logprob" else shard.num_trials
+            budget = 1 if mode == "logprob" else (
+                shard.max_tokens or default_max_tokens(shard.llm.style, mode))
+            completion_tokens += budget * per_game * shard.num_games
+    by_model: dict[str, int] = {}
+    for shard in shards:
+        key = f"{shard.tier}:{shard.llm.provider}:{shard.llm.model}"
+        by_model[key] = by_model.get(key, 0) + shard.num_trials_total
+    return {"cells": cells, "calls": calls, "prompt_tokens_est": prompt_tokens,
+            "completion_tokens_max": completion_tokens, "calls_by_model": by_model}
+
+
+FAMILY = register(Family(
+    name="matrix",
+    description="zero-sum matrix games against a Nash opponent: Nash gap, exploitability",
+    tables=TABLES,
+    main_table="trials",
+    runner="distbench.games.matrix.runner:run_shard",
+    summarize="distbench.games.matrix.summary:matrix_summary",
+    unit="trials",
+    sweep="distbench.games.matrix.plan:sweep_configs",
+    describer="distbench.games.matrix.plan:describe_shards",
+    warm_up="distbench.games.matrix.runner:warm_up",
+    sweep_key="sweep",
+))

@@ -20,7 +20,7 @@ from distbench.games.matrix.parse import ParseStatus, parse_mixed, parse_pure
 from distbench.games.matrix.prompts import mixed_prompt, pure_prompt
 from distbench.llm.base import BackendSpec, Request
 from distbench.llm.dummy import DummyBackend
-from distbench.llm.server import (
+from distbench.mockserver import (
     MockAnswerer,
     ServerConfig,
     detect_task,

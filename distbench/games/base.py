@@ -1,0 +1,183 @@
+"""The family contract: what a game family gives the engine, and the types they share.
+
+A family is a package under ``distbench/games/`` (or an installed plugin) that describes itself
+with a :class:`Family` and registers it at the bottom of its plan module, the way an OpenSpiel
+game registers itself (``distbench.games.registry``). The engine runs any family through it:
+
+- ``plan(config, run_id) -> RunPlan``: the family's configuration expanded into shards with
+  stable ids (:func:`stable_hash` of what decides their rows);
+- ``run_shard(shard, backends) -> ShardResult``: plays one shard and returns Arrow tables
+  (named ``module:attr``, imported on the worker only, so a driver never loads a family's
+  kernels);
+- ``tables``: the family's table schemas (handed to the store, which knows no game);
+- ``summarize(con, offload) -> records``: the summary records of a run, from DuckDB views;
+- ``unit``: what a shard's ``num_units`` counts, for the progress line.
+
+Everything here is plain data and functions: families import it, the engine imports it, and
+it imports no family and nothing above ``games``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from distbench.llm.base import BackendSpec
+
+__all__ = ["Family", "RunPlan", "ShardResult", "derive_seed", "shard_specs", "stable_hash"]
+
+
+def stable_hash(payload: object, size: int = 8) -> str:
+    """Hex digest of a JSON-serialisable payload, stable across processes."""
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=size).hexdigest()
+
+
+def derive_seed(*parts: object) -> int:
+    """A 64-bit seed derived from ``parts`` (seeds, ids, labels), stable across processes:
+    the one helper every family uses to give a game, a seat or a request its own seed."""
+    text = "/".join(str(p) for p in parts)
+    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+@dataclass(frozen=True, slots=True)
+class ShardResult:
+    """What a shard returns to the driver (every family).
+
+    Attributes:
+        shard_id: The shard's id.
+        tables: table name -> (file stem, Arrow table). Shards that produce the same rows
+            (e.g. the same chunk of games) use the same stem, so the file is written once.
+        stats: Counts for the progress line and the commit marker (``trials``, ``episodes``
+            or ``games``, ``calls``, failures, ...).
+    """
+
+    shard_id: str
+    tables: dict[str, tuple[str, Any]]
+    stats: dict[str, int]
+
+
+def shard_specs(shard: Any) -> tuple[BackendSpec, ...]:
+    """The models a shard calls: ``shard.specs`` (multi-model families) or ``(shard.llm,)``."""
+    specs = getattr(shard, "specs", None)
+    return tuple(specs) if specs is not None else (shard.llm,)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything the driver needs to run a family's configuration.
+
+    Attributes:
+        family: Game family name.
+        config: The configuration as JSON (recorded in the manifest).
+        identity: What decides the rows (compared on resume): the configuration without
+            execution-only settings.
+        shards: The planned shards, each with ``shard_id``, ``family``, ``num_units`` and
+            ``specs`` or ``llm``.
+        seeds: Seeds to record in the manifest.
+        summarize: Builds the summary records from a DuckDB connection over the run and an
+            offload for its numeric work (the run's Ray workers, or None: this process).
+        unit: What ``num_units`` counts (trials, episodes, games), for the progress line.
+        summary_threads: DuckDB threads for ``summarize``: 1 unless the summary is known to
+            give the same numbers on any number of threads (DuckDB's parallel float sums
+            otherwise differ in the last bits between identical runs).
+        summary_tables: The tables ``summarize`` reads (None: all); only their views are
+            made.
+        extra_styles: Prompt styles the plan sends to every model besides the model's own
+            (logprob mode reads completions), checked by the pre-flight.
+    """
+
+    family: str
+    config: dict[str, Any]
+    identity: dict[str, Any]
+    shards: list[Any]
+    seeds: dict[str, Any]
+    summarize: Callable[[Any, Any], list[dict[str, Any]]]
+    unit: str = "trials"
+    summary_threads: int | None = 1
+    summary_tables: tuple[str, ...] | None = None
+    extra_styles: tuple[str, ...] = ()
+
+    def specs(self) -> list[BackendSpec]:
+        """Every model the plan calls, once each, in a stable order."""
+        seen: dict[BackendSpec, None] = {}
+        for shard in self.shards:
+            for spec in shard_specs(shard):
+                seen.setdefault(spec, None)
+        return list(seen)
+
+
+def _load(target: str) -> Any:
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A game family, as the engine, the store and the CLI see it.
+
+    Attributes:
+        name: The ``--family`` value and the ``family`` of its shards.
+        description: One line for ``--help`` and the README.
+        tables: The family's tables, name -> Arrow schema (every column described).
+        main_table: The table a user looks at first (one row per game or episode).
+        runner: ``"module:function"`` of ``run_shard(shard, backends) -> ShardResult``,
+            imported where shards run.
+        summarize: ``"module:function"`` of ``summarize(con, offload) -> list[dict]``.
+        unit: What a shard's ``num_units`` counts.
+        sweep: ``"module:function"`` of ``(sweep_spec, model_entry) -> [config, ...]``: what
+            the family plays for one model of a sweep (each config has ``plan(run_id)`` and
+            ``identity()``); None: the family takes no part in sweeps.
+        describer: ``"module:function"`` of ``(sweep_spec, shards) -> dict``: the family's
+            figures for ``distbench sweep plan`` (cells, calls, tokens, episodes...).
+        warm_up: ``"module:function"`` run once by a warm executor before its first shard
+            (import the runner, load compiled kernels), or None.
+        sweep_key: Where the family's configurations sit in a sweep's recorded identity
+            (``"sweep"`` for the matrix family, as in runs made before families were
+            plugins; ``"families"`` for the others).
+    """
+
+    name: str
+    description: str
+    tables: Mapping[str, Any]
+    main_table: str
+    runner: str
+    summarize: str
+    unit: str = "trials"
+    sweep: str | None = None
+    describer: str | None = None
+    warm_up: str | None = None
+    sweep_key: str = "families"
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ValueError(f"a family name must be an identifier, got {self.name!r}")
+        if self.main_table not in self.tables:
+            raise ValueError(f"family {self.name!r}: main table {self.main_table!r} is not "
+                             f"among its tables ({', '.join(self.tables)})")
+
+    def run_shard(self, shard: Any, backends: Mapping[BackendSpec, Any]) -> ShardResult:
+        """Plays ``shard`` (imports the runner on first use)."""
+        return _load(self.runner)(shard, backends)
+
+    def summary(self, con: Any, offload: Any = None) -> list[dict[str, Any]]:
+        """The summary records of a run's rows of this family."""
+        return _load(self.summarize)(con, offload)
+
+    def warm(self) -> None:
+        """Runs the family's warm-up (nothing when it has none)."""
+        if self.warm_up:
+            _load(self.warm_up)()
+
+    def sweep_configs(self, spec: Any, entry: Any) -> list[Any]:
+        """The configurations the family plays for one model entry of a sweep."""
+        return list(_load(self.sweep)(spec, entry)) if self.sweep else []
+
+    def describe(self, spec: Any, shards: list[Any]) -> dict[str, Any]:
+        """The family's figures of a sweep's shards, for ``distbench sweep plan``."""
+        return dict(_load(self.describer)(spec, shards)) if self.describer else {}

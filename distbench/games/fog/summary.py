@@ -1,0 +1,48 @@
+"""The run summary of the fog family: one record per pairing and scouting condition."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from distbench.games.fog.metrics import score_rate_ci, winner_scores
+
+
+def fog_summary(con, offload: Any = None) -> list[dict[str, Any]]:
+    """One record per (agent_a, agent_b, scout_accuracy, scouting): outcomes with the 95% CI
+    of player a's score rate, and mean belief metrics per seat (computed here: ``offload``,
+    a run's place for numeric work, is not used)."""
+    tables = {r[0] for r in con.execute("select view_name from duckdb_views()").fetchall()}
+    if "fog_games" not in tables:
+        return []
+    rows = con.execute(
+        "select agent_a, agent_b, scout_accuracy, scouting, winner, turns, brier_a, brier_b, "
+        "log_loss_a, log_loss_b, calibration_error_a, calibration_error_b, valid_reports_a, "
+        "valid_reports_b, reports_a, reports_b from fog_games order by game_id").fetchall()
+    groups: dict[tuple, list[tuple]] = {}
+    for row in rows:
+        groups.setdefault(tuple(row[:4]), []).append(row)
+    out = []
+    for key, members in sorted(groups.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
+        arr = list(zip(*members, strict=True))
+        winners = np.array(arr[4], dtype=object)
+        mean, low, high = score_rate_ci(winner_scores(winners, np.ones(len(winners), bool)))
+
+        def avg(values) -> float | None:
+            v = np.array([np.nan if x is None else x for x in values], dtype=np.float64)
+            return float(np.nanmean(v)) if np.isfinite(v).any() else None
+
+        out.append({
+            "agent_a": key[0], "agent_b": key[1], "scout_accuracy": key[2], "scouting": key[3],
+            "games": len(members), "wins_a": int((winners == "a").sum()),
+            "wins_b": int((winners == "b").sum()), "draws": int((winners == "draw").sum()),
+            "score_a": mean, "score_a_ci_low": low, "score_a_ci_high": high,
+            "mean_turns": avg(arr[5]),
+            "brier_a": avg(arr[6]), "brier_b": avg(arr[7]),
+            "log_loss_a": avg(arr[8]), "log_loss_b": avg(arr[9]),
+            "calibration_error_a": avg(arr[10]), "calibration_error_b": avg(arr[11]),
+            "valid_report_rate_a": (sum(arr[12]) / sum(arr[14])) if sum(arr[14]) else None,
+            "valid_report_rate_b": (sum(arr[13]) / sum(arr[15])) if sum(arr[15]) else None,
+        })
+    return out

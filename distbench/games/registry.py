@@ -1,0 +1,82 @@
+"""Game families by name: the built-in ones and those installed as plugins.
+
+A family registers itself at the bottom of its plan module (``register(FAMILY)``); its tables
+go to the store at the same time. :func:`load_families` imports the built-in families' plan
+modules and every entry point of the group ``distbench.families`` (a ``module:attr`` naming a
+:class:`~distbench.games.base.Family`, or a module that registers one when imported), once per
+process. Unknown names get a "did you mean" hint.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import logging
+from importlib.metadata import entry_points
+
+from distbench.games.base import Family
+from distbench.store.schema import register_tables
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "distbench.families"
+BUILTIN = ("distbench.games.matrix.plan", "distbench.games.negotiation.plan",
+           "distbench.games.fog.plan")
+
+_FAMILIES: dict[str, Family] = {}
+_loaded = False
+
+
+class UnknownFamilyError(ValueError):
+    """A family name that is not registered."""
+
+
+def register(family: Family) -> Family:
+    """Adds ``family`` and hands its tables to the store; registering the same object again
+    is a no-op, another family of the same name an error."""
+    known = _FAMILIES.get(family.name)
+    if known is family:
+        return family
+    if known is not None:
+        raise ValueError(f"game family {family.name!r} is registered twice")
+    register_tables(family.tables, owner=family.name)
+    _FAMILIES[family.name] = family
+    return family
+
+
+def load_families() -> dict[str, Family]:
+    """Imports the built-in families and the installed plugins (once); returns them by name."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in BUILTIN:
+            importlib.import_module(module)
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                value = ep.load()
+            except Exception as exc:  # noqa: BLE001 - one broken plugin must not stop the rest
+                log.warning("cannot load game family plugin %s (%s): %s: %s", ep.name,
+                            ep.value, type(exc).__name__, exc)
+                continue
+            if isinstance(value, Family):
+                register(value)
+    return dict(_FAMILIES)
+
+
+def families() -> dict[str, Family]:
+    """Every registered family by name (loading them first)."""
+    return load_families()
+
+
+def get_family(name: str) -> Family:
+    """The family called ``name``; raises UnknownFamilyError with a hint otherwise."""
+    if name not in _FAMILIES:
+        load_families()
+    try:
+        return _FAMILIES[name]
+    except KeyError:
+        close = difflib.get_close_matches(name, list(_FAMILIES), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise UnknownFamilyError(
+            f"unknown game family {name!r}; available: {', '.join(sorted(_FAMILIES))}.{hint}"
+        ) from None

@@ -1,0 +1,289 @@
+"""Who answers the mock server's calls: the :class:`Answerer` protocol and its two answerers.
+
+:class:`MockAnswerer` is a seeded policy that reads matrix-game prompts (the wording of
+``distbench.games.matrix.prompts``) and answers exactly what the ``dummy`` backend answers;
+:class:`LocalAnswerer` forwards to the bundled llama.cpp model
+(:class:`distbench.llm.local.LocalModel`), for ``distbench serve local``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from typing import Any, Protocol
+
+import numpy as np
+
+from distbench.games.matrix.prompts import MIXED_CUE, PURE_CUE
+from distbench.llm.base import BackendSpec, Request
+from distbench.llm.dummy import DummyBackend, splitmix64, uniforms
+from distbench.mockserver.wire import (
+    approx_tokens,
+    chat_logprob,
+    chat_response,
+    completion_response,
+)
+
+__all__ = ["Answerer", "LocalAnswerer", "MockAnswerer", "detect_task"]
+
+_LOGPROB_STREAM = 0x10C9_0B5  # keeps the logprob draw apart from the answer's draw
+_UNRECOGNISED_TEXT = "I can only answer matrix game questions."
+
+
+class Answerer(Protocol):
+    """Produces OpenAI-shaped response dicts; must be safe to call from several threads."""
+
+    model_name: str
+
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        logprobs: bool,
+        top_logprobs: int | None,
+    ) -> dict[str, Any]: ...
+
+    def complete(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        logprobs: int | None,
+        stop: list[str] | None,
+    ) -> dict[str, Any]: ...
+
+
+# --- the mock answerer ------------------------------------------------------------------
+
+_ACTION_COUNT = re.compile(r"\byour (\d+) actions?\b")
+_PURE_GOAL = "Choose one of your"
+
+
+def detect_task(prompt: str) -> tuple[str, int] | None:
+    """The matrix task a prompt asks for, from the wording of ``games.matrix.prompts``.
+
+    Returns:
+        ``("pure", m)`` or ``("mixed", m)`` with m the number of the player's actions, or
+        None when the prompt is not a matrix prompt.
+    """
+    count = _ACTION_COUNT.search(prompt)
+    if count is None:
+        return None
+    m = int(count.group(1))
+    if m < 1:
+        return None
+    if MIXED_CUE in prompt:
+        return "mixed", m
+    if PURE_CUE in prompt or _PURE_GOAL in prompt:  # logprob mode's cue may differ
+        return "pure", m
+    return None
+
+
+def _stable_seed(seed: int, prompt: str) -> int:
+    digest = hashlib.blake2b(f"{seed}\0{prompt}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+_TOKEN = re.compile(r"\s*[A-Za-z]+|\s*\d|\s*[^\sA-Za-z\d]|\s+")
+
+
+def _split_tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text) or [text]
+
+
+class MockAnswerer:
+    """Answers matrix prompts like the ``dummy`` backend, deterministically.
+
+    The task comes from the prompt (:func:`detect_task`); the answer is the dummy backend's
+    for ``Request(task=f"matrix.{mode}:{m}", seed=s)`` with ``s`` the call's ``seed`` field,
+    or a stable hash of (server seed, prompt) when the call gives none. Completion calls get
+    the continuation form, chat calls the chat form. Other prompts get a fixed harmless text.
+
+    Log-probabilities (when asked): the first token's top alternatives are the action labels
+    (``" 1"`` .. ``" m"`` for completions, ``"1"`` .. ``"m"`` for chat) carrying 97 % of the
+    mass, split by a flat-Dirichlet draw from the call's seed, plus ``" The"`` (2 %) and
+    ``"\\n"`` (1 %); later tokens get logprob 0.
+
+    Args:
+        seed: Server seed, used for calls without a seed.
+    """
+
+    model_name = "mock"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+        self._chat = DummyBackend(BackendSpec("dummy", "random", "chat"))
+        self._completion = DummyBackend(BackendSpec("dummy", "random", "completion"))
+
+    def _seed(self, seed: int | None, prompt: str) -> int:
+        if seed is None:
+            return _stable_seed(self.seed, prompt)
+        return seed & 0xFFFF_FFFF_FFFF_FFFF
+
+    def answer_text(self, prompt: str, seed: int, *, completion: bool) -> str:
+        """The answer to ``prompt`` for a resolved ``seed``."""
+        task = detect_task(prompt)
+        if task is None:
+            return _UNRECOGNISED_TEXT
+        mode, m = task
+        backend = self._completion if completion else self._chat
+        request = Request(prompt=prompt, seed=seed, task=f"matrix.{mode}:{m}")
+        return backend.answer([request])[0].text or ""
+
+    def first_token_distribution(
+        self, prompt: str, seed: int, *, completion: bool
+    ) -> list[tuple[str, float]]:
+        """(token, logprob) of the first token's alternatives, most likely first."""
+        task = detect_task(prompt)
+        others = [(" The", math.log(0.02)), ("\n", math.log(0.01))]
+        if task is None:
+            return [("I", math.log(0.97)), *others]
+        m = task[1]
+        draw_seed = splitmix64(np.array([seed ^ _LOGPROB_STREAM], dtype=np.uint64))
+        weights = -np.log(uniforms(draw_seed, m)[0])
+        probs = 0.97 * weights / weights.sum()
+        prefix = " " if completion else ""
+        labels = [(f"{prefix}{k + 1}", math.log(float(p))) for k, p in enumerate(probs)]
+        return sorted(labels + others, key=lambda pair: -pair[1])
+
+    def _logprob_entries(
+        self, prompt: str, seed: int, text: str, *, completion: bool, top: int
+    ) -> list[tuple[str, float, list[tuple[str, float]]]]:
+        """Per generated token: (token, logprob, top alternatives)."""
+        first = self.first_token_distribution(prompt, seed, completion=completion)
+        known = dict(first)
+        entries = []
+        for i, token in enumerate(_split_tokens(text)):
+            if i == 0:
+                entries.append((token, known.get(token, math.log(0.001)), first[:top]))
+            else:
+                entries.append((token, 0.0, [(token, 0.0)][:top]))
+        return entries
+
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 1.0,
+        seed: int | None = None,
+        logprobs: bool = False,
+        top_logprobs: int | None = None,
+    ) -> dict[str, Any]:
+        prompt = _last_user_text(messages)
+        resolved = self._seed(seed, prompt)
+        text = self.answer_text(prompt, resolved, completion=False)
+        lp = None
+        if logprobs:
+            entries = self._logprob_entries(
+                prompt, resolved, text, completion=False, top=top_logprobs or 0
+            )
+            lp = {"content": [chat_logprob(*entry) for entry in entries], "refusal": None}
+        prompt_text = "\n".join(str(msg.get("content", "")) for msg in messages)
+        return chat_response(self.model_name, text, approx_tokens(prompt_text), lp)
+
+    def complete(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 16,
+        temperature: float = 1.0,
+        seed: int | None = None,
+        logprobs: int | None = None,
+        stop: list[str] | None = None,
+    ) -> dict[str, Any]:
+        resolved = self._seed(seed, prompt)
+        text = self.answer_text(prompt, resolved, completion=True)
+        for marker in stop or []:
+            if marker and marker in text:
+                text = text[: text.index(marker)]
+        lp = None
+        if logprobs is not None:
+            entries = self._logprob_entries(prompt, resolved, text, completion=True, top=logprobs)
+            offsets, position = [], len(prompt)
+            for token, _, _ in entries:
+                offsets.append(position)
+                position += len(token)
+            lp = {
+                "tokens": [token for token, _, _ in entries],
+                "text_offset": offsets,
+                "token_logprobs": [value for _, value, _ in entries],
+                "top_logprobs": [dict(alts) for _, _, alts in entries],
+            }
+        return completion_response(self.model_name, text, approx_tokens(prompt), lp)
+
+
+def _last_user_text(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content", "")
+            if isinstance(content, list):  # content parts
+                return "".join(
+                    part.get("text", "") for part in content if isinstance(part, dict)
+                )
+            return str(content)
+    return ""
+
+
+# --- the local model ----------------------------------------------------------------------
+
+
+class LocalAnswerer:
+    """Forwards calls to a :class:`distbench.llm.local.LocalModel` (which serialises them).
+
+    Calls without a seed use a stable hash of (``seed``, prompt), as the mock does.
+    """
+
+    def __init__(self, model: Any, seed: int = 0) -> None:
+        self.model = model
+        self.model_name = model.name
+        self.seed = seed
+
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        logprobs: bool,
+        top_logprobs: int | None,
+    ) -> dict[str, Any]:
+        if seed is None:
+            seed = _stable_seed(self.seed, _last_user_text(messages))
+        return self.model.chat(
+            messages,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            logprobs=logprobs,
+            top_logprobs=top_logprobs,
+        )
+
+    def complete(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        logprobs: int | None,
+        stop: list[str] | None,
+    ) -> dict[str, Any]:
+        if seed is None:
+            seed = _stable_seed(self.seed, prompt)
+        return self.model.complete(
+            prompt,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            logprobs=logprobs,
+            stop=stop,
+        )
+

@@ -1,0 +1,151 @@
+"""What the mock server injects: its configuration, the seeded fault draws, the rate limit.
+
+Order of checks for a ``/v1`` call: API key (401), then the rate limit (429), then the injected
+fault, then the answer. Injected faults are drawn per call from the calls' arrival order (only
+calls that pass the key and rate checks are numbered), seeded by ``ServerConfig.seed``, and
+stratified: call ``n`` falls in block ``n // 100`` and gets a uniform ``u = (rank + jitter) /
+100`` where ``rank`` is its place in a seeded permutation of the block, so every complete
+block of 100 calls holds exactly ``100 * f`` faults of a kind whose fraction ``f`` is a whole
+percentage (other fractions are met on average). The fault bands lie on ``[0, 1)`` in the order
+``fail_429, fail_500, fail_503, hang, truncate, non_json, garbage``; :func:`fault_plan` gives the
+kinds the first calls will get.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["FAULT_KINDS", "FaultDraws", "ServerConfig", "TokenBucket", "fault_plan"]
+
+FAULT_KINDS = ("fail_429", "fail_500", "fail_503", "hang", "truncate", "non_json", "garbage")
+_BLOCK = 100
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """How the server listens and which faults it injects.
+
+    Attributes:
+        host: Address to bind (loopback by default).
+        port: TCP port; 0 picks a free one (read it from ``RunningServer.url``).
+        seed: Seed of the fault draws and of the mock's answers to calls without a seed.
+        latency_ms: Delay added to every ``/v1`` response.
+        rate_limit_rps: Token bucket of this many calls per second, burst ``max(1, R / 10)``;
+            calls over the limit get 429 with ``Retry-After`` (whole seconds, rounded up) and
+            ``retry-after-ms``. None: no limit.
+        fail_429: Fraction of calls answered 429 with ``Retry-After: <retry_after>``.
+        retry_after: Seconds announced by injected 429s.
+        fail_500: Fraction answered 500.
+        fail_503: Fraction answered 503.
+        hang: Fraction that never get an answer: the server waits ``hang_seconds`` (or until
+            it stops), then drops the connection.
+        hang_seconds: How long a hung call is held.
+        truncate: Fraction answered 200 with a JSON body cut in half.
+        non_json: Fraction answered 200 with an HTML page.
+        garbage: Fraction answered 200 with valid JSON whose text is nonsense.
+        api_key: When set, ``/v1`` calls need ``Authorization: Bearer <api_key>`` (else 401).
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    seed: int = 0
+    latency_ms: float = 0.0
+    rate_limit_rps: float | None = None
+    fail_429: float = 0.0
+    retry_after: float = 1.0
+    fail_500: float = 0.0
+    fail_503: float = 0.0
+    hang: float = 0.0
+    hang_seconds: float = 3600.0
+    truncate: float = 0.0
+    non_json: float = 0.0
+    garbage: float = 0.0
+    api_key: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        for name in FAULT_KINDS:
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be a fraction between 0 and 1, got {value}")
+        total = sum(getattr(self, name) for name in FAULT_KINDS)
+        if total > 1.0 + 1e-9:
+            raise ValueError(f"the fault fractions add up to {total:g}, more than 1")
+        for name in ("latency_ms", "retry_after", "hang_seconds"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.rate_limit_rps is not None and self.rate_limit_rps <= 0:
+            raise ValueError(f"rate_limit_rps must be > 0, got {self.rate_limit_rps}")
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"port must be between 0 and 65535, got {self.port}")
+
+    def fault_bands(self) -> list[tuple[str, float]]:
+        """(kind, upper end) of each fault band on [0, 1), for the kinds in use."""
+        bands, edge = [], 0.0
+        for name in FAULT_KINDS:
+            fraction = getattr(self, name)
+            if fraction > 0:
+                edge = round(edge + fraction, 12)
+                bands.append((name, edge))
+        return bands
+
+
+class FaultDraws:
+    """Stratified seeded uniforms by call number (see the module docstring)."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.seed = config.seed
+        self.bands = config.fault_bands()
+        self._blocks: dict[int, np.ndarray] = {}
+
+    def _block(self, index: int) -> np.ndarray:
+        block = self._blocks.get(index)
+        if block is None:
+            gen = np.random.default_rng(np.random.SeedSequence([self.seed, index, 0xFA17]))
+            ranks = gen.permutation(_BLOCK)
+            block = (ranks + gen.random(_BLOCK)) / _BLOCK
+            if len(self._blocks) > 8:
+                self._blocks.clear()
+            self._blocks[index] = block
+        return block
+
+    def kind(self, number: int) -> str | None:
+        """The fault of call ``number`` (0-based), None for a normal answer."""
+        if not self.bands:
+            return None
+        u = float(self._block(number // _BLOCK)[number % _BLOCK])
+        for name, edge in self.bands:
+            if u < edge:
+                return name
+        return None
+
+
+def fault_plan(config: ServerConfig, count: int) -> list[str | None]:
+    """The fault kinds (None: answered) the first ``count`` numbered calls get."""
+    draws = FaultDraws(config)
+    return [draws.kind(n) for n in range(count)]
+
+
+class TokenBucket:
+    """The server-wide rate limit: ``rate`` calls per second, burst ``max(1, rate / 10)``."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self.capacity = max(1.0, rate / 10.0)
+        self.tokens = self.capacity
+        self.stamp = time.monotonic()
+        self._lock = threading.Lock()
+
+    def take(self) -> float:
+        """0.0 when a token was taken, else the seconds until one is available."""
+        with self._lock:
+            now = time.monotonic()
+            self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
+            self.stamp = now
+            if self.tokens >= 1.0:
+                self.tokens -= 1.0
+                return 0.0
+            return (1.0 - self.tokens) / self.rate

@@ -1,0 +1,411 @@
+"""The mock server's HTTP side: a stdlib server on loopback that routes, counts and faults.
+
+Endpoints: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``GET /v1/models``,
+``GET /health``, ``GET /stats`` (JSON counters of every other request: total, by path, by
+returned status, by fault kind including ``rate_limit``) and ``POST /stats/reset`` (zeroes
+them and restarts the fault sequence). Only the standard
+library serves (``ThreadingHTTPServer``, one daemon thread per connection, HTTP/1.1
+keep-alive), so the server runs anywhere the package does.
+
+A ``/v1`` call goes through the API key (401), the rate limit (429), then its injected fault
+(:mod:`distbench.mockserver.faults`), then the answerer
+(:mod:`distbench.mockserver.answerers`); bodies are read and written by
+:mod:`distbench.mockserver.wire`.
+
+Nothing here logs request headers or bodies; the API key is never printed.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import math
+import select
+import socket
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from distbench.mockserver.answerers import Answerer, MockAnswerer
+from distbench.mockserver.faults import FaultDraws, ServerConfig, TokenBucket
+from distbench.mockserver.wire import (
+    BadRequest,
+    chat_args,
+    chat_response,
+    completion_args,
+    completion_response,
+    error_body,
+)
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["RunningServer", "start_server"]
+
+_MAX_BODY = 16 * 1024 * 1024
+_GARBAGE = ("banana ??", "Action: banana", "Strategy: [purple, ??]", "¯\\_(ツ)_/¯ maybe", "???")
+_HTML = b"<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>\n"
+
+
+class _Stats:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.reset()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests = 0
+            self.by_path: Counter[str] = Counter()
+            self.by_status: Counter[str] = Counter()
+            self.faults: Counter[str] = Counter()
+
+    def request(self, path: str) -> None:
+        with self._lock:
+            self.requests += 1
+            self.by_path[path] += 1
+
+    def status(self, status: int) -> None:
+        with self._lock:
+            self.by_status[str(status)] += 1
+
+    def fault(self, kind: str) -> None:
+        with self._lock:
+            self.faults[kind] += 1
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "requests": self.requests,
+                "by_path": dict(self.by_path),
+                "by_status": dict(self.by_status),
+                "faults": dict(self.faults),
+            }
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # stop() must not wait for hung or idle connections
+    request_queue_size = 1024
+    allow_reuse_address = True
+
+    def __init__(self, config: ServerConfig, answerer: Answerer) -> None:
+        self.config = config
+        self.answerer = answerer
+        self.stats = _Stats()
+        self.stopping = threading.Event()
+        self.draws = FaultDraws(config)
+        self.bucket = TokenBucket(config.rate_limit_rps) if config.rate_limit_rps else None
+        self._number = 0
+        self._number_lock = threading.Lock()
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        super().__init__((config.host, config.port), _Handler)
+
+    def next_number(self) -> int:
+        with self._number_lock:
+            number = self._number
+            self._number += 1
+            return number
+
+    def reset(self) -> None:
+        """Zeroes the counters and restarts the fault sequence at call 0."""
+        with self._number_lock:
+            self._number = 0
+            self.stats.reset()
+
+    def process_request(self, request, client_address):  # type: ignore[no-untyped-def]
+        with self._connections_lock:
+            self._connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request):  # type: ignore[no-untyped-def]
+        with self._connections_lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def handle_error(self, request, client_address):  # type: ignore[no-untyped-def]
+        logger.debug("connection error", exc_info=True)
+
+    def drop_connections(self) -> None:
+        with self._connections_lock:
+            connections = list(self._connections)
+        for conn in connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms stalls
+    server_version = "distbench/1"
+    sys_version = ""
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        # Only the request line (method, path, protocol) and status reach here: no headers.
+        logger.debug("%s " + format, self.client_address[0], *args)
+
+    # -- plumbing
+
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.server.stats.status(status)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(payload).encode(), headers=headers)
+
+    def _error(
+        self, status: int, message: str, kind: str, code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self._json(status, error_body(message, kind, code), headers)
+
+    def _read_body(self) -> bytes:
+        length = self.headers.get("Content-Length")
+        if length is None:
+            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                self.close_connection = True
+                raise BadRequest("chunked request bodies are not supported; send Content-Length")
+            return b""
+        try:
+            size = int(length)
+        except ValueError:
+            self.close_connection = True
+            raise BadRequest("bad Content-Length") from None
+        if size < 0 or size > _MAX_BODY:
+            self.close_connection = True
+            raise BadRequest("request body too large")
+        return self.rfile.read(size)
+
+    def _path(self) -> str:
+        return self.path.split("?", 1)[0]
+
+    def _hang(self, seconds: float) -> None:
+        """Holds the call for ``seconds``, until the server stops or the client goes away."""
+        deadline = time.monotonic() + seconds
+        while (remaining := deadline - time.monotonic()) > 0:
+            if self.server.stopping.wait(min(remaining, 0.25)):
+                return
+            try:
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                if readable and self.connection.recv(1, socket.MSG_PEEK) == b"":
+                    return  # the client closed the connection
+            except (OSError, ValueError):
+                return
+
+    def _wait(self, seconds: float) -> None:
+        if seconds > 0:
+            self.server.stopping.wait(seconds)
+
+    # -- routes
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        path = self._path()
+        if path == "/stats":
+            self._send(200, json.dumps(self.server.stats.snapshot()).encode())
+            return
+        self.server.stats.request(path)
+        if path == "/health":
+            self._json(200, {"status": "ok"})
+        elif path == "/v1/models":
+            if self._authorised():
+                model = {"id": self.server.answerer.model_name, "object": "model",
+                         "created": 0, "owned_by": "distbench"}
+                self._json(200, {"object": "list", "data": [model]})
+        elif path in ("/v1/chat/completions", "/v1/completions", "/stats/reset"):
+            self._error(405, f"use POST for {path}", "invalid_request_error")
+        else:
+            self._error(404, f"no route {path}", "invalid_request_error", "not_found")
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        path = self._path()
+        try:
+            raw = self._read_body()
+        except BadRequest as exc:
+            self.server.stats.request(path)
+            self._error(400, str(exc), "invalid_request_error")
+            return
+        if path == "/stats/reset":
+            self.server.reset()
+            self._send(200, json.dumps(self.server.stats.snapshot()).encode())
+            return
+        self.server.stats.request(path)
+        if path not in ("/v1/chat/completions", "/v1/completions"):
+            self._error(404, f"no route {path}", "invalid_request_error", "not_found")
+            return
+        if not self._authorised() or not self._within_rate():
+            return
+        number = self.server.next_number()
+        kind = self.server.draws.kind(number)
+        if kind is not None:
+            self.server.stats.fault(kind)
+        if kind == "hang":
+            self.close_connection = True
+            self._hang(self.server.config.hang_seconds)
+            return
+        self._wait(self.server.config.latency_ms / 1000.0)
+        if kind is not None and kind != "truncate":
+            self._fault(kind, path, number)
+            return
+        try:
+            body = json.loads(raw or b"null")
+            if not isinstance(body, dict):
+                raise BadRequest("the body must be a JSON object")
+            payload = self._answer(path, body)
+        except json.JSONDecodeError as exc:
+            self._error(400, f"the body is not valid JSON: {exc.msg}", "invalid_request_error")
+            return
+        except BadRequest as exc:
+            self._error(400, str(exc), "invalid_request_error")
+            return
+        except Exception as exc:  # noqa: BLE001 - the model failed: answer 500, keep serving
+            logger.warning("answerer failed: %s: %s", type(exc).__name__, exc)
+            self._error(500, f"the model failed: {type(exc).__name__}", "server_error")
+            return
+        data = json.dumps(payload).encode()
+        if kind == "truncate":
+            data = data[: max(1, len(data) // 2)]
+        self._send(200, data)
+
+    def _answer(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        answerer = self.server.answerer
+        if path == "/v1/chat/completions":
+            messages, args = chat_args(body)
+            return answerer.chat(messages, **args)
+        prompt, args = completion_args(body)
+        return answerer.complete(prompt, **args)
+
+    def _authorised(self) -> bool:
+        key = self.server.config.api_key
+        if not key:
+            return True
+        header = self.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() == "bearer" and _same(token.strip(), key):
+            return True
+        message = (
+            "Incorrect API key provided." if header else "You didn't provide an API key."
+        )
+        self._error(401, message, "invalid_request_error", "invalid_api_key")
+        return False
+
+    def _within_rate(self) -> bool:
+        bucket = self.server.bucket
+        if bucket is None:
+            return True
+        wait = bucket.take()
+        if wait <= 0:
+            return True
+        self.server.stats.fault("rate_limit")
+        headers = {"Retry-After": str(max(1, math.ceil(wait))),
+                   "retry-after-ms": str(max(1, math.ceil(wait * 1000)))}
+        self._error(429, "Rate limit reached; retry later.", "requests", "rate_limit_exceeded",
+                    headers)
+        return False
+
+    def _fault(self, kind: str, path: str, number: int) -> None:
+        config = self.server.config
+        if kind == "fail_429":
+            headers = {"Retry-After": str(math.ceil(config.retry_after)),
+                       "retry-after-ms": str(math.ceil(config.retry_after * 1000))}
+            self._error(429, "Rate limit reached (injected); retry later.", "requests",
+                        "rate_limit_exceeded", headers)
+        elif kind == "fail_500":
+            self._error(500, "The server had an error (injected).", "server_error")
+        elif kind == "fail_503":
+            self._error(503, "The engine is currently overloaded (injected).", "server_error",
+                        "overloaded")
+        elif kind == "non_json":
+            self._send(200, _HTML, content_type="text/html; charset=utf-8")
+        elif kind == "garbage":
+            text = _GARBAGE[number % len(_GARBAGE)]
+            model = self.server.answerer.model_name
+            if path == "/v1/chat/completions":
+                payload = chat_response(model, text, 1)
+            else:
+                payload = completion_response(model, " " + text, 1)
+            self._json(200, payload)
+        else:  # pragma: no cover - FAULT_KINDS and this switch are kept in step
+            raise AssertionError(kind)
+
+
+def _same(given: str, expected: str) -> bool:
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+class RunningServer:
+    """A server running in a background thread; stop it with :meth:`stop` or ``with``."""
+
+    def __init__(self, server: _Server) -> None:
+        self._server = server
+        self.host, self.port = server.server_address[:2]
+        self.url = f"http://{self.host}:{self.port}"
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05},
+            name=f"distbench-server-{self.port}", daemon=True,
+        )
+        self._thread.start()
+        self._stopped = False
+
+    @property
+    def config(self) -> ServerConfig:
+        return self._server.config
+
+    def stats(self) -> dict[str, Any]:
+        """Counters: ``requests``, ``by_path``, ``by_status`` (str keys), ``faults``."""
+        return self._server.stats.snapshot()
+
+    def reset_stats(self) -> None:
+        """Zeroes the counters and restarts the fault sequence at call 0."""
+        self._server.reset()
+
+    def stop(self) -> None:
+        """Stops serving, wakes hung and delayed calls, closes every connection."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self._server.stopping.set()
+        self._server.shutdown()
+        self._server.drop_connections()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> RunningServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_server(config: ServerConfig | None = None, answerer: Answerer | None = None) -> RunningServer:
+    """Binds and serves in a background thread.
+
+    Args:
+        config: Listening address and faults (default: loopback, a free port, no faults).
+        answerer: Who answers (default: ``MockAnswerer(config.seed)``).
+
+    Raises:
+        OSError: The address cannot be bound (``errno.EADDRINUSE`` when the port is taken).
+    """
+    config = config or ServerConfig()
+    answerer = answerer if answerer is not None else MockAnswerer(config.seed)
+    return RunningServer(_Server(config, answerer))

@@ -1,0 +1,173 @@
+"""The OpenAI wire format as the mock server speaks it: response bodies, error bodies, and the
+checks on request fields (a bad field raises :class:`BadRequest`, answered 400).
+
+Token counts are approximate (a quarter of the characters, rounded up); a body's ``id`` is a
+hash of its text, so the same answer gets the same id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from typing import Any
+
+__all__ = [
+    "BadRequest",
+    "approx_tokens",
+    "chat_args",
+    "chat_logprob",
+    "chat_response",
+    "completion_args",
+    "completion_response",
+    "error_body",
+]
+
+
+class BadRequest(ValueError):
+    """A request body the server cannot use (answered 400)."""
+
+
+def approx_tokens(text: str) -> int:
+    """A token count for ``usage``: one per four characters, rounded up (0 for no text)."""
+    return max(1, math.ceil(len(text) / 4)) if text else 0
+
+
+# --- response bodies ----------------------------------------------------------------------
+
+
+def chat_response(
+    model: str, text: str, prompt_tokens: int, logprobs: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """An OpenAI ``chat.completion`` body."""
+    choice = {"index": 0, "message": {"role": "assistant", "content": text},
+              "logprobs": logprobs, "finish_reason": "stop"}
+    return _body("chat.completion", "chatcmpl-", model, text, prompt_tokens, choice)
+
+
+def completion_response(
+    model: str, text: str, prompt_tokens: int, logprobs: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """An OpenAI ``text_completion`` body."""
+    choice = {"index": 0, "text": text, "logprobs": logprobs, "finish_reason": "stop"}
+    return _body("text_completion", "cmpl-", model, text, prompt_tokens, choice)
+
+
+def _body(kind: str, id_prefix: str, model: str, text: str, prompt_tokens: int,
+          choice: dict[str, Any]) -> dict[str, Any]:
+    """The fields every OpenAI completion body shares, around one choice."""
+    completion_tokens = approx_tokens(text)
+    return {
+        "id": id_prefix + hashlib.blake2b(text.encode(), digest_size=8).hexdigest(),
+        "object": kind,
+        "created": int(time.time()),
+        "model": model,
+        "choices": [choice],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def chat_logprob(token: str, logprob: float, alts: list[tuple[str, float]]) -> dict[str, Any]:
+    """One entry of a chat choice's ``logprobs.content``: the token and its top alternatives."""
+    return {
+        "token": token,
+        "logprob": logprob,
+        "bytes": list(token.encode()),
+        "top_logprobs": [
+            {"token": alt, "logprob": value, "bytes": list(alt.encode())} for alt, value in alts
+        ],
+    }
+
+
+def error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
+    """An OpenAI error body: ``{"error": {message, type, param, code}}``."""
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+# --- request bodies -----------------------------------------------------------------------
+
+
+def _int_field(body: dict[str, Any], name: str, default: int | None, low: int = 0) -> int | None:
+    value = body.get(name, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise BadRequest(f"'{name}' must be an integer >= {low}")
+    return value
+
+
+def _float_field(body: dict[str, Any], name: str, default: float) -> float:
+    value = body.get(name, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise BadRequest(f"'{name}' must be a number >= 0")
+    return float(value)
+
+
+def _seed_field(body: dict[str, Any]) -> int | None:
+    value = body.get("seed")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadRequest("'seed' must be an integer")
+    return value
+
+
+def chat_args(body: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(messages, keyword arguments of ``Answerer.chat``) from a chat request body.
+
+    Raises:
+        BadRequest: A field is missing or of the wrong type or range.
+    """
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest("'messages' must be a non-empty list")
+    for message in messages:
+        if not isinstance(message, dict) or "role" not in message:
+            raise BadRequest("each message must be an object with a 'role'")
+    logprobs = body.get("logprobs", False)
+    if not isinstance(logprobs, bool):
+        raise BadRequest("'logprobs' must be true or false")
+    top = _int_field(body, "top_logprobs", None)
+    if top is not None and top > 20:
+        raise BadRequest("'top_logprobs' must be between 0 and 20")
+    return messages, {
+        "max_tokens": _int_field(body, "max_tokens", 256, low=1),
+        "temperature": _float_field(body, "temperature", 1.0),
+        "seed": _seed_field(body),
+        "logprobs": logprobs,
+        "top_logprobs": top,
+    }
+
+
+def completion_args(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(prompt, keyword arguments of ``Answerer.complete``) from a completion request body.
+
+    Raises:
+        BadRequest: A field is missing or of the wrong type or range.
+    """
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
+        prompt = prompt[0]
+    if not isinstance(prompt, str):
+        raise BadRequest("'prompt' must be a string")
+    logprobs = _int_field(body, "logprobs", None)
+    if logprobs is not None and logprobs > 20:
+        raise BadRequest("'logprobs' must be between 0 and 20")
+    stop = body.get("stop")
+    if isinstance(stop, str):
+        stop = [stop]
+    if stop is not None and not (isinstance(stop, list) and all(isinstance(s, str) for s in stop)):
+        raise BadRequest("'stop' must be a string or a list of strings")
+    return prompt, {
+        "max_tokens": _int_field(body, "max_tokens", 16, low=1),
+        "temperature": _float_field(body, "temperature", 1.0),
+        "seed": _seed_field(body),
+        "logprobs": logprobs,
+        "stop": stop,
+    }
