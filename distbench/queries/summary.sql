@@ -1,5 +1,5 @@
 -- Summary per (bucket, provider, model, tier, mode) over the trials table: the same figures as
--- summary.json, except the bootstrap CI (which needs resampling; see distbench/report/summary.py).
+-- summary.json, except the bootstrap CI (which needs resampling; see distbench/games/matrix/summary.py).
 -- Statistics are over valid answers (parse_status = 'ok'); std is the population std (ddof 0).
 SELECT
     bucket,
