@@ -112,12 +112,14 @@ def test_chat_prompts_end_by_asking_for_the_answer_line():
     assert "sum" in mixed and "probabilit" in mixed
 
 
-def test_completion_prompts_end_with_the_cue_and_no_trailing_space():
+def test_completion_prompts_end_with_the_cue_the_digit_follows():
+    # The pure cue keeps its trailing space: the tokenizers of today's models put the space
+    # and the digit in separate tokens (benchmarks/bench_answers.py measured the gain).
     pure = pure_prompt(RPS_LIKE, style="completion")
     mixed = mixed_prompt(RPS_LIKE, style="completion")
-    assert PURE_COMPLETION_CUE == PURE_CUE == "Action:"
+    assert PURE_COMPLETION_CUE == PURE_CUE + " " == "Action: "
     assert MIXED_COMPLETION_CUE == "Strategy: ["
-    assert pure.endswith("\n\nAction:")
+    assert pure.endswith("\n\nAction: ")
     assert mixed.endswith("\n\nStrategy: [")
     assert "<k>" not in pure and "p1" not in mixed
 

@@ -7,12 +7,15 @@ knows the game; the number of actions is stated):
 - ``style="chat"``: a full instruction for an instruction model, asking it to end its reply with
   one line ``Action: <k>`` (pure) or ``Strategy: [p1, ..., pm]`` (mixed). Parse the reply with
   ``parse_pure(text, m)`` / ``parse_mixed(text, m)``.
-- ``style="completion"``: for a raw base model. The prompt ends with the cue, with no trailing
-  space, so the model's continuation is the answer: ``PURE_COMPLETION_CUE`` = ``"Action:"`` (the
-  next token is then `` 2``-like, which also suits reading next-token log-probabilities over the
-  labels) and ``MIXED_COMPLETION_CUE`` = ``"Strategy: ["`` (the open bracket commits the model
+- ``style="completion"``: for a raw base model. The prompt ends with the cue, so the model's
+  continuation is the answer: ``PURE_COMPLETION_CUE`` = ``"Action: "``, *with* its trailing
+  space, and ``MIXED_COMPLETION_CUE`` = ``"Strategy: ["`` (the open bracket commits the model
   to a list of numbers). Parse the continuation with ``continuation=True``; the mixed parser
-  accepts continuations with or without their own ``[``.
+  accepts continuations with or without their own ``[``. The trailing space is measured, not
+  taste: today's tokenizers (SmolLM2, Gemma 3, Llama 3, Qwen, GPT-4o) have no ``" 2"`` token,
+  so after ``Action:`` the model first picks a space or a word, and mostly a word; after
+  ``Action: `` the digit comes next. Valid pure answers, 3x3 games, in process
+  (``benchmarks/bench_answers.py``): SmolLM2-135M 0.33 -> 0.59, Gemma 3 270M 0.52 -> 0.96.
 
 Prompts are deterministic pure functions of the payoff values. Payoffs are printed as integers
 without ``.0`` when they are whole, otherwise as the shortest decimal that reads back as the same
@@ -39,7 +42,7 @@ __all__ = [
 
 PURE_CUE = "Action:"
 MIXED_CUE = "Strategy:"
-PURE_COMPLETION_CUE = PURE_CUE
+PURE_COMPLETION_CUE = PURE_CUE + " "
 MIXED_COMPLETION_CUE = MIXED_CUE + " ["
 STYLES = ("chat", "completion")
 
