@@ -22,11 +22,11 @@ A game has a saddle point exactly when ``max_i min_j U[i, j] == min_j max_i U[i,
 
 from __future__ import annotations
 
-import hashlib
 import math
 
 import numpy as np
 
+from distbench.games.base import derive_seed
 from distbench.games.matrix.buckets import Bucket, get_bucket
 
 BLOCK = 256
@@ -35,8 +35,8 @@ PLANT_BELOW = 0.05
 
 def stable_key(text: str) -> list[int]:
     """Two 32-bit words derived from ``text``, stable across processes and Python versions."""
-    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
-    return [int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:], "little")]
+    value = derive_seed(text)
+    return [value & 0xFFFF_FFFF, value >> 32]
 
 
 def has_saddle_point(payoffs: np.ndarray) -> np.ndarray:

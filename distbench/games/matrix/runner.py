@@ -7,7 +7,6 @@ writes nothing.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
@@ -15,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from distbench.games.base import ShardResult
+from distbench.games.base import ShardResult, derive_seed
 from distbench.games.matrix.generate import game_ids, generate_games, has_saddle_point
 from distbench.games.matrix.logprob import DEFAULT_CUE, read_strategies
 from distbench.games.matrix.parse import ParseStatus, parse_mixed, parse_pure
@@ -27,15 +26,10 @@ from distbench.llm.calls import calls_table
 from distbench.llm.dummy import DummyBackend, splitmix64
 
 
-def _game_seed(llm_seed: int, game_id: str, mode: str) -> int:
-    digest = hashlib.blake2b(f"{llm_seed}/{game_id}/{mode}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little")
-
-
 def request_seeds(llm_seed: int, ids: Sequence[str], mode: str, num_trials: int) -> np.ndarray:
     """Per-request seeds, (len(ids), num_trials) uint64: a function of game, mode and trial."""
     base = np.fromiter(
-        (_game_seed(llm_seed, gid, mode) for gid in ids), dtype=np.uint64, count=len(ids)
+        (derive_seed(llm_seed, gid, mode) for gid in ids), dtype=np.uint64, count=len(ids)
     )
     with np.errstate(over="ignore"):
         grid = base[:, None] + np.arange(num_trials, dtype=np.uint64)[None, :]

@@ -8,13 +8,12 @@ itself: the two orders then differ only by their sampling seeds).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from distbench.games.base import Family, RunPlan, stable_hash
+from distbench.games.base import Family, RunPlan, derive_seed, stable_hash
 from distbench.games.negotiation.items import LANGS
 from distbench.games.negotiation.players import SCRIPTED, spec_label
 from distbench.games.negotiation.prompts import MODES
@@ -190,8 +189,7 @@ class NegotiationShard:
 
 def turn_seed(llm_seed: int, episode_id: str, turn: int, seat: str) -> int:
     """The per-turn sampling seed: a 63-bit hash of llm_seed, episode, turn and seat."""
-    digest = hashlib.blake2b(f"{llm_seed}/{episode_id}/{turn}/{seat}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") >> 1
+    return derive_seed(llm_seed, episode_id, turn, seat) >> 1
 
 
 def plan_shards(config: NegotiationRunConfig, run_id: str = "") -> list[NegotiationShard]:
