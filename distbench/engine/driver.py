@@ -58,6 +58,20 @@ def preflight(spec: BackendSpec, styles: tuple[str, ...] = ()) -> None:
     backend_class(spec.provider).preflight(spec, styles)
 
 
+def check_visible_to_workers(specs: list[BackendSpec]) -> None:
+    """Refuses, before any work, a model whose provider was registered by a call in this
+    process only: Ray's workers and endpoint actors could not find it."""
+    from distbench.llm.base import BackendUnavailable
+    from distbench.llm.registry import runtime_only
+
+    for spec in specs:
+        if runtime_only(spec.provider):
+            raise BackendUnavailable(
+                f"provider {spec.provider!r} was registered in this process only, so Ray's "
+                "workers cannot use it: install it as a plugin (entry point group "
+                "'distbench.providers', see the README) or run with --no-parallel")
+
+
 def call_health(con: Any) -> dict[str, Any] | None:
     """How the run's model calls went, from its ``calls`` table: counts, failures, and the
     most common failure explained (None when the run made no calls)."""
@@ -227,6 +241,8 @@ def _run_plan(
     specs = plan.specs()
     for spec in specs:
         preflight(spec, plan.extra_styles)
+    if parallel:
+        check_visible_to_workers(specs)
     writer = RunWriter(run_dir)
     shards = plan.shards
     committed = writer.committed()

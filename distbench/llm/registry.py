@@ -3,13 +3,21 @@
 A provider entry names the backend class and its defaults (model, answer style, the sampling
 dialect its servers speak). ``PROVIDER:MODEL`` (``local:gemma3-270m``) names a provider and
 one of its models at once. Unknown names get a "did you mean" hint.
+
+Installed packages add providers through the entry-point group ``distbench.providers`` (an
+entry naming a :class:`Provider`), loaded on first lookup in every process: the driver, Ray
+workers and endpoint actors all find them, so a plugin provider runs in parallel runs too. A
+provider registered by calling :func:`register` from a script exists in that process only; a
+parallel run refuses it before any work (:func:`runtime_only`).
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
+import logging
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 
 from distbench.llm.base import Backend, BackendSpec
 
@@ -39,14 +47,49 @@ class Provider:
     defaults: tuple[tuple[str, object], ...] = ()
 
 
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "distbench.providers"
+
 _PROVIDERS: dict[str, Provider] = {}
+_ORIGINS: dict[str, str] = {}  # name -> "builtin", "entry point" or "runtime"
+_plugins_loaded = False
 
 
-def register(provider: Provider) -> None:
-    """Adds a provider; a second provider of the same name is an error."""
-    if provider.name in _PROVIDERS:
+def register(provider: Provider, *, _origin: str = "runtime") -> None:
+    """Adds a provider; a second provider of the same name is an error (the same object
+    again is a no-op)."""
+    known = _PROVIDERS.get(provider.name)
+    if known is provider:
+        return
+    if known is not None:
         raise ValueError(f"provider {provider.name!r} is registered twice")
     _PROVIDERS[provider.name] = provider
+    _ORIGINS[provider.name] = _origin
+
+
+def load_plugins() -> None:
+    """Registers the providers of the ``distbench.providers`` entry points (once per process);
+    a plugin that fails to load is logged and skipped."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            value = ep.load()
+            if not isinstance(value, Provider):
+                raise TypeError(f"{ep.value} is a {type(value).__name__}, not a Provider")
+            register(value, _origin="entry point")
+        except Exception as exc:  # noqa: BLE001 - one broken plugin must not stop the rest
+            log.warning("cannot load model provider plugin %s (%s): %s: %s", ep.name, ep.value,
+                        type(exc).__name__, exc)
+
+
+def runtime_only(name: str) -> bool:
+    """Whether provider ``name`` was registered by a call in this process only (not built in,
+    not an entry point), so other processes (Ray workers) cannot see it."""
+    return _ORIGINS.get(name) == "runtime"
 
 
 register(
@@ -99,14 +142,21 @@ register(Provider(
 ))
 
 
+for _name in _PROVIDERS:
+    _ORIGINS[_name] = "builtin"
+
+
 def providers() -> dict[str, Provider]:
-    """Registered providers by name."""
+    """Registered providers by name (built-in ones and installed plugins)."""
+    load_plugins()
     return dict(_PROVIDERS)
 
 
 def split_provider(name: str) -> tuple[str, str | None]:
     """``"local:gemma3-270m"`` -> ``("local", "gemma3-270m")``; a registered name (or one
     without a colon) -> ``(name, None)``."""
+    if name not in _PROVIDERS:
+        load_plugins()
     if name in _PROVIDERS or ":" not in name:
         return name, None
     provider, _, model = name.partition(":")
@@ -115,6 +165,8 @@ def split_provider(name: str) -> tuple[str, str | None]:
 
 def get_provider(name: str) -> Provider:
     """The provider called ``name``; raises UnknownProviderError with a hint otherwise."""
+    if name not in _PROVIDERS:
+        load_plugins()
     try:
         return _PROVIDERS[name]
     except KeyError:
