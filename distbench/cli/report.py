@@ -46,7 +46,9 @@ def report(run_dir: Path, out_dir: Path | None) -> None:
     out = out_dir or run_dir / "report"
     _check_out_dir(out)
     try:
-        result = build_report(run_dir, out)
+        from distbench.games.registry import report_parts
+
+        result = build_report(run_dir, out, report_parts())
     except OSError as exc:
         raise UserError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
     click.echo(str(result.html))

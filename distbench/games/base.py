@@ -135,6 +135,8 @@ class Family:
             ``identity()``); None: the family takes no part in sweeps.
         describer: ``"module:function"`` of ``(sweep_spec, shards) -> dict``: the family's
             figures for ``distbench sweep plan`` (cells, calls, tokens, episodes...).
+        report: ``"module:function"`` of ``section(doc, con)``: the family's section of
+            ``distbench report`` (figures and tables), or None.
         warm_up: ``"module:function"`` run once by a warm executor before its first shard
             (import the runner, load compiled kernels), or None.
         sweep_key: Where the family's configurations sit in a sweep's recorded identity
@@ -152,6 +154,7 @@ class Family:
     sweep: str | None = None
     describer: str | None = None
     warm_up: str | None = None
+    report: str | None = None
     sweep_key: str = "families"
 
     def __post_init__(self) -> None:
@@ -168,6 +171,11 @@ class Family:
     def summary(self, con: Any, offload: Any = None) -> list[dict[str, Any]]:
         """The summary records of a run's rows of this family."""
         return _load(self.summarize)(con, offload)
+
+    def report_section(self, doc: Any, con: Any) -> None:
+        """Adds the family's section to a report document (imports it on first use)."""
+        if self.report:
+            _load(self.report)(doc, con)
 
     def warm(self) -> None:
         """Runs the family's warm-up (nothing when it has none)."""

@@ -13,6 +13,7 @@ import difflib
 import importlib
 import logging
 from importlib.metadata import entry_points
+from typing import Any
 
 from distbench.games.base import Family
 from distbench.store.schema import register_tables
@@ -66,6 +67,14 @@ def load_families() -> dict[str, Family]:
 def families() -> dict[str, Family]:
     """Every registered family by name (loading them first)."""
     return load_families()
+
+
+def report_parts() -> list[Any]:
+    """Every family's part of ``distbench report`` (for :func:`distbench.report.build.build_report`)."""
+    from distbench.report.build import ReportPart
+
+    return [ReportPart(f.name, f.main_table, f.unit, f.report_section)
+            for f in families().values() if f.report]
 
 
 def get_family(name: str) -> Family:

@@ -19,6 +19,7 @@ from distbench.engine.driver import run_plan  # noqa: E402
 from distbench.engine.sweep import plan_sweep  # noqa: E402
 from distbench.games.fog.plan import FogRunConfig, plan_fog  # noqa: E402
 from distbench.games.negotiation.plan import NegotiationRunConfig, plan_negotiation  # noqa: E402
+from distbench.games.registry import report_parts  # noqa: E402
 from distbench.mockserver import ServerConfig, start_server  # noqa: E402
 from distbench.report.build import build_report  # noqa: E402
 from distbench.spec import parse_spec  # noqa: E402
@@ -52,7 +53,7 @@ def runs(tmp_path_factory):
         player_b="scripted:greedy"), "neg"), root / "neg", parallel=False)
     run_plan(plan_fog(FogRunConfig(pairings=(("tier3", "tier1"),), num_games=4), "fog"),
              root / "fog", parallel=False)
-    reports = {name: build_report(root / name, root / name / "report")
+    reports = {name: build_report(root / name, root / name / "report", report_parts())
                for name in ("sw", "neg", "fog")}
     return root, reports
 

@@ -283,4 +283,5 @@ FAMILY = register(Family(
     unit="games",
     sweep="distbench.games.fog.plan:sweep_configs",
     describer="distbench.games.fog.plan:describe_shards",
+    report="distbench.games.fog.report:section",
 ))

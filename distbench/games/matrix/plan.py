@@ -301,6 +301,7 @@ FAMILY = register(Family(
     unit="trials",
     sweep="distbench.games.matrix.plan:sweep_configs",
     describer="distbench.games.matrix.plan:describe_shards",
+    report="distbench.games.matrix.report:section",
     warm_up="distbench.games.matrix.runner:warm_up",
     sweep_key="sweep",
 ))

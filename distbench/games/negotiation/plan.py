@@ -266,4 +266,5 @@ FAMILY = register(Family(
     unit="episodes",
     sweep="distbench.games.negotiation.plan:sweep_configs",
     describer="distbench.games.negotiation.plan:describe_shards",
+    report="distbench.games.negotiation.report:section",
 ))

@@ -1,0 +1,135 @@
+"""The matrix family's section of ``distbench report``: figures and tables from the shipped
+``queries/report_matrix_*.sql`` (the report frame is :mod:`distbench.report.build`)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import duckdb
+import numpy as np
+
+from distbench.report.bootstrap import bootstrap_mean_ci
+from distbench.report.build import label, paired, records
+from distbench.report.document import Document, Figure, Table
+from distbench.report.stats import PairedDifference, pairwise_differences
+
+
+def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
+    from distbench.report import figures
+
+    sec = doc.section("Matrix games")
+    sec.text("Nash gap = best-response payoff minus the answer's payoff against the Nash "
+             "opponent; exploitability = what a best-responding opponent takes from the answer. "
+             "Both in the game's payoff units, lower is better; statistics over valid answers.")
+    groups = records(con, "matrix_groups")
+    sec.table(Table("matrix_groups", "Per bucket x model x mode",
+                    list(groups[0]) if groups else [], [tuple(r.values()) for r in groups]))
+
+    trials = records(con, "matrix_trials")
+    for metric, fid, unit in (("nash_gap", "matrix_nash_gap", "Nash gap (payoff units)"),
+                              ("exploitability", "matrix_exploitability",
+                               "exploitability (payoff units)")):
+        by_bucket: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+        for r in trials:
+            by_bucket[r["bucket"]][f"{label(r)}\n{r['mode']}"].append(r[metric])
+        if by_bucket:
+            panels = [(b, list(d), [np.array(v) for v in d.values()])
+                      for b, d in sorted(by_bucket.items())]
+            sec.figure(Figure(fid, f"Distribution of {metric} per bucket x model x mode",
+                              figures.box_panels(panels, title=f"{metric} per bucket x model x mode",
+                                                 ylabel=unit)))
+
+    deg = records(con, "matrix_degenerate")
+    sec.table(Table("matrix_degenerate", "Degenerate-gap share per bucket",
+                    ["bucket", "games", "degenerate_games", "degenerate_share"],
+                    [tuple(r.values()) for r in deg],
+                    note="On a degenerate game every answer has Nash gap 0: read exploitability."))
+    if deg:
+        sec.figure(Figure("matrix_degenerate", "Degenerate-gap share per bucket", figures.bars(
+            [r["bucket"] for r in deg], [r["degenerate_share"] for r in deg],
+            title="Share of games with a degenerate Nash gap", ylabel="share of games (0-1)",
+            ns=[r["games"] for r in deg], ylim=(0, 1.05))))
+
+    clusters: dict[tuple, list[tuple[float, int, int]]] = defaultdict(list)
+    for r in records(con, "matrix_tier_games"):
+        clusters[(r["tier"] or "(none)", r["mode"])].append((r["gap_sum"], r["valid"], r["trials"]))
+    tier_rows = []
+    for (tier, mode), cl in sorted(clusters.items()):
+        sums = np.array([c[0] for c in cl], dtype=float)
+        counts = np.array([c[1] for c in cl], dtype=float)
+        valid = int(counts.sum())
+        ci = bootstrap_mean_ci(sums, counts)
+        tier_rows.append((tier, mode, len(cl), valid, float(sums.sum() / valid) if valid else None,
+                          ci[0] if ci else None, ci[1] if ci else None))
+    sec.table(Table("matrix_tier_gradient", "Tier gradient: mean Nash gap with 95% CI",
+                    ["tier", "mode", "games", "valid_trials", "mean_nash_gap", "ci95_low",
+                     "ci95_high"], tier_rows,
+                    note="Percentile bootstrap resampling whole games (seeded)."))
+    if tier_rows:
+        tiers = sorted({r[0] for r in tier_rows})
+        series = {}
+        for mode in sorted({r[1] for r in tier_rows}):
+            by = {r[0]: r for r in tier_rows if r[1] == mode}
+            series[mode] = ([by[t][4] if t in by else None for t in tiers],
+                            [(by[t][5], by[t][6]) if t in by and by[t][5] is not None else None
+                             for t in tiers],
+                            [by[t][2] if t in by else 0 for t in tiers])
+        sec.figure(Figure("matrix_tier_gradient", "Tier gradient", figures.interval_lines(
+            tiers, series, title="Mean Nash gap per tier (95% bootstrap CI, n = games)",
+            xlabel="model tier", ylabel="mean Nash gap (payoff units)")))
+
+    valid = [(f"{label(r)} {r['mode']}", r) for r in groups]
+    by_model_mode: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for lab, r in valid:
+        by_model_mode[lab][0] += r["valid_rate"] * r["trials"]
+        by_model_mode[lab][1] += r["trials"]
+    if by_model_mode:
+        labels = sorted(by_model_mode)
+        sec.figure(Figure("matrix_valid_rate", "Valid-answer rate per model x mode", figures.bars(
+            labels, [by_model_mode[k][0] / by_model_mode[k][1] for k in labels],
+            title="Valid-answer rate per model x mode", ylabel="valid answers (share, 0-1)",
+            ns=[int(by_model_mode[k][1]) for k in labels], ylim=(0, 1.1))))
+
+    svr = records(con, "matrix_stated_vs_read")
+    if svr:
+        pts: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+        for r in svr:
+            pts[label(r)][0].append(r["read"])
+            pts[label(r)][1].append(r["stated"])
+        rows = []
+        for lab, (x, y) in sorted(pts.items()):
+            xa, ya = np.array(x), np.array(y)
+            corr = float(np.corrcoef(xa, ya)[0, 1]) if len(xa) > 1 and xa.std() > 0 and ya.std() > 0 else None
+            rows.append((lab, len(xa), float(np.abs(xa - ya).mean()), corr))
+        sec.table(Table("matrix_stated_vs_read", "Stated (mixed) vs read (logprob) strategy",
+                        ["model", "points (game x action)", "mean_abs_difference", "correlation"],
+                        rows, note="Per game and row action: mean stated probability (mode "
+                                   "'mixed') against mean probability read from the log-probs."))
+        sec.figure(Figure("matrix_stated_vs_read", "Stated vs read strategy",
+                          figures.scatter_identity(
+                              {k: (np.array(v[0]), np.array(v[1])) for k, v in pts.items()},
+                              title="Stated (mixed) vs read (logprob) action probabilities",
+                              xlabel="read probability (logprob mode)",
+                              ylabel="stated probability (mixed mode)")))
+
+    units = records(con, "matrix_game_means")
+    modes = sorted({r["mode"] for r in units})
+    for column, tid, what, xlabel in (
+        ("mean_nash_gap", "matrix_paired", "Nash gap",
+         "Paired difference in mean Nash gap (payoff units)"),
+        ("mean_exploitability", "matrix_paired_exploitability", "exploitability",
+         "Paired difference in mean exploitability (payoff units)"),
+        ("valid_rate", "matrix_paired_valid_rate", "valid-answer rate",
+         "Paired difference in valid-answer rate"),
+    ):
+        diffs: list[tuple[str, PairedDifference]] = []
+        for mode in modes:
+            sub = [r for r in units if r["mode"] == mode]
+            diffs += [(mode, d) for d in pairwise_differences(
+                [label(r) for r in sub], [r["game_id"] for r in sub],
+                [r[column] for r in sub])]
+        if len(modes) > 1:
+            diffs += [("all modes", d) for d in pairwise_differences(
+                [label(r) for r in units], [(r["game_id"], r["mode"]) for r in units],
+                [r[column] for r in units])]
+        paired(sec, tid, diffs, "games", what, xlabel)
