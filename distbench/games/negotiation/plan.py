@@ -267,4 +267,5 @@ FAMILY = register(Family(
     sweep="distbench.games.negotiation.plan:sweep_configs",
     describer="distbench.games.negotiation.plan:describe_shards",
     report="distbench.games.negotiation.report:section",
+    command="distbench.games.negotiation.command:command",
 ))

@@ -1,0 +1,47 @@
+"""``distbench run`` for the matrix family: the options to a :class:`MatrixRunConfig`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from distbench.games.base import CommandRun
+from distbench.games.matrix.buckets import default_bucket_id
+from distbench.games.matrix.plan import MODES, MatrixRunConfig, matrix_plan
+from distbench.games.matrix.summary import format_summary
+from distbench.llm.base import BackendSpec
+
+
+def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
+    """The matrix run of ``distbench run``'s options (ValueError: one line on bad input)."""
+    if spec.provider.startswith("scripted:"):
+        raise ValueError("scripted players (--llm-type scripted:NAME) play negotiation only; "
+                         "fog tiers are chosen with --agent tier1..tier4")
+    mode_names = options["mode_names"]
+    if options["combined"] and mode_names:
+        raise ValueError("--combined plays both modes; drop --mode or --combined")
+    bad = [m for m in mode_names if m not in MODES]
+    if bad or len(mode_names) > 1:
+        raise ValueError(f"--mode for matrix games is one of pure, mixed, logprob (got "
+                         f"{', '.join(mode_names)}); use --combined for pure and mixed")
+    modes = ("pure", "mixed") if options["combined"] else (mode_names[0] if mode_names else "pure",)
+    buckets = options["buckets"] or (default_bucket_id(options["num_rows"], options["num_cols"]),)
+    config = MatrixRunConfig(
+        buckets=tuple(dict.fromkeys(buckets)),
+        seeds=tuple(dict.fromkeys(options["seeds"])),
+        num_games=options["num_games"],
+        num_trials=options["num_trials"],
+        modes=modes,
+        llm=spec,
+        llm_seed=options["llm_seed"],
+        temperature=options["temperature"],
+        max_tokens=options["max_tokens"],
+        shard_trials=options["shard_trials"],
+        logprob_cue=options["logprob_cue"],
+        min_label_mass=options["min_label_mass"],
+    )
+    label = (f"{', '.join(config.buckets)} | {spec.provider}:{spec.model} | {'+'.join(modes)} | "
+             f"{config.num_games} games x {config.num_trials} trials")
+    return CommandRun(plan=lambda run_id: matrix_plan(config, run_id), label=label,
+                      folder="pure_and_mixed" if len(modes) > 1 else modes[0],
+                      format_summary=format_summary)
