@@ -4,19 +4,21 @@ answer a completion prompt, for the two bundled local models.
 distbench asks a base model for a matrix-game answer with a completion prompt ending in a cue
 (``Action:`` for a pure action, ``Strategy: [`` for a mixed strategy) and parses the
 continuation's first non-blank line (``parse_pure`` / ``parse_mixed`` with
-``continuation=True``). The engine's current policy is ``stop=["\\n"]`` (pure) and
-``stop=["]", "\\n\\n"]`` (mixed), ``max_tokens=32``. A model that starts its answer on the next
-line (``"Action:\\n2"``) is cut to nothing by a ``"\\n"`` stop. Each configuration below is run
-on the same ``3x3_midVar_any`` games (seed 0), ``--trials`` samples per game at temperature
-1.0, call seed ``1000 * game + trial``:
+``continuation=True``). The engine's old policy was ``stop=["\\n"]`` (pure) and
+``stop=["]", "\\n\\n"]`` (mixed), ``max_tokens=32``, with the pure cue ``Action:``. A model that
+starts its answer on the next line (``"Action:\\n2"``) is cut to nothing by a ``"\\n"`` stop.
+Each configuration below is run on the same ``3x3_midVar_any`` games (seed 0), ``--trials``
+samples per game at temperature 1.0, call seed ``1000 * game + trial``. The pure cue is set
+here, whatever ``pure_prompt`` ends with today:
 
-    P1  pure,  stop ["\\n"],          max_tokens 32   (current)
-    P2  pure,  no stop,              max_tokens 8
-    P3  pure,  no stop,              max_tokens 16
-    P4  pure,  prompt + " " (cue with a trailing space), stop ["\\n"], max_tokens 16
-    M1  mixed, stop ["]", "\\n\\n"],   max_tokens 32   (current)
-    M2  mixed, stop ["]"],           max_tokens 64
-    M3  mixed, no stop,              max_tokens 64
+    P1  pure,  cue "Action:",  stop ["\\n"],          max_tokens 32   (old default)
+    P2  pure,  cue "Action:",  no stop,              max_tokens 8
+    P3  pure,  cue "Action:",  no stop,              max_tokens 16
+    P4  pure,  cue "Action: ", stop ["\\n"],          max_tokens 16
+    P5  pure,  cue "Action: ", no stop,              max_tokens 16   (new default)
+    M1  mixed, cue "Strategy: [", stop ["]", "\\n\\n"], max_tokens 32   (old default)
+    M2  mixed, cue "Strategy: [", stop ["]"],        max_tokens 64   (new default)
+    M3  mixed, cue "Strategy: [", no stop,           max_tokens 64
 
 Printed per model and configuration: valid rate (parse status OK) with a 95 % Wilson interval;
 "late": the share of answers whose first line is blank but which have a non-blank line after
@@ -51,7 +53,7 @@ from pathlib import Path
 
 from distbench.games.matrix.generate import generate_games
 from distbench.games.matrix.parse import ParseStatus, parse_mixed, parse_pure
-from distbench.games.matrix.prompts import mixed_prompt, pure_prompt
+from distbench.games.matrix.prompts import PURE_COMPLETION_CUE, mixed_prompt, pure_prompt
 
 BUCKET = "3x3_midVar_any"
 GAME_SEED = 0
@@ -66,23 +68,26 @@ class Config:
     mode: str  # "pure" or "mixed"
     stop: tuple[str, ...]
     max_tokens: int
-    suffix: str = ""  # appended to the prompt (after its cue)
+    cue: str = ""  # pure: the cue that ends the prompt; mixed: the prompt's own
+
+    def prompt(self, payoff) -> str:
+        if self.mode == "mixed":
+            return mixed_prompt(payoff, style="completion")
+        text = pure_prompt(payoff, style="completion")
+        return text.removesuffix(PURE_COMPLETION_CUE) + self.cue
 
     def describe(self) -> str:
-        stop = (
-            "[" + ", ".join(repr(s).replace("'", '"') for s in self.stop) + "]"
-            if self.stop
-            else "none"
-        )
-        cue = ' cue+" "' if self.suffix else ""
-        return f"{self.mode}, stop {stop}, max {self.max_tokens}{cue}"
+        stop = ", ".join(json.dumps(s) for s in self.stop) if self.stop else "none"
+        cue = f" {json.dumps(self.cue)}" if self.mode == "pure" else ""
+        return f"{self.mode}{cue}, stop {stop}, {self.max_tokens} tok"
 
 
 CONFIGS = (
-    Config("P1", "pure", ("\n",), 32),
-    Config("P2", "pure", (), 8),
-    Config("P3", "pure", (), 16),
-    Config("P4", "pure", ("\n",), 16, suffix=" "),
+    Config("P1", "pure", ("\n",), 32, cue="Action:"),
+    Config("P2", "pure", (), 8, cue="Action:"),
+    Config("P3", "pure", (), 16, cue="Action:"),
+    Config("P4", "pure", ("\n",), 16, cue="Action: "),
+    Config("P5", "pure", (), 16, cue="Action: "),
     Config("M1", "mixed", ("]", "\n\n"), 32),
     Config("M2", "mixed", ("]",), 64),
     Config("M3", "mixed", (), 64),
@@ -150,15 +155,35 @@ class Tally:
     examples: list = field(default_factory=list)
 
 
-def run_block(model, config: Config, games, first: int, trials: int, tally: Tally, log) -> None:
-    """``trials`` calls on each of ``games`` (game indices from ``first``), added to ``tally``."""
+def add(tally: Tally, text: str, status: ParseStatus, tokens: int, seconds: float) -> None:
+    tally.n += 1
+    tally.statuses[status] += 1
+    tally.tokens += tokens
+    tally.seconds += seconds
+    tally.late += starts_late(text)
+    tally.empty += not text.strip()
+    if status is not ParseStatus.OK and len(tally.examples) < 3:
+        tally.examples.append(text)
+
+
+def run_block(model, config: Config, games, first: int, trials: int, tally: Tally, saved) -> int:
+    """``trials`` calls on each of ``games`` (game indices from ``first``), added to ``tally``.
+
+    ``saved`` (or None) is a :class:`Saved` answer file: answers found there are reused, new
+    ones are appended. Returns the number of calls made.
+    """
     m = games.shape[1]
-    make = pure_prompt if config.mode == "pure" else mixed_prompt
     parse = parse_pure if config.mode == "pure" else parse_mixed
+    calls = 0
     for offset, payoff in enumerate(games):
         g = first + offset
-        prompt = make(payoff, style="completion") + config.suffix
+        prompt = config.prompt(payoff)
         for t in range(trials):
+            old = saved.get(model.name, config.name, g, t) if saved is not None else None
+            if old is not None:
+                status = ParseStatus(old["status"])
+                add(tally, old["text"], status, old["tokens"], old["seconds"])
+                continue
             started = time.perf_counter()
             out = model.complete(
                 prompt,
@@ -167,19 +192,63 @@ def run_block(model, config: Config, games, first: int, trials: int, tally: Tall
                 seed=1000 * g + t,
                 stop=list(config.stop) or None,
             )
-            tally.seconds += time.perf_counter() - started
+            seconds = time.perf_counter() - started
+            calls += 1
             text = out["choices"][0]["text"] or ""
+            tokens = out["usage"]["completion_tokens"]
             status = parse(text, m, continuation=True).status
-            tally.n += 1
-            tally.tokens += out["usage"]["completion_tokens"]
-            tally.statuses[status] += 1
-            tally.late += starts_late(text)
-            tally.empty += not text.strip()
-            if status is not ParseStatus.OK and len(tally.examples) < 3:
-                tally.examples.append(text)
-            if log is not None:
-                record = {"config": config.name, "game": g, "trial": t, "text": text}
-                log.write(json.dumps({**record, "status": str(status)}) + "\n")
+            add(tally, text, status, tokens, seconds)
+            if saved is not None:
+                saved.put(
+                    model.name,
+                    config.name,
+                    g,
+                    t,
+                    text=text,
+                    status=str(status),
+                    tokens=tokens,
+                    seconds=round(seconds, 4),
+                )
+    return calls
+
+
+class Saved:
+    """Every answer, one JSON line each, written as it comes: a run that was stopped resumes
+    from the answers already in the file (same model, configuration, game and trial; calls
+    are deterministic per seed, and the seconds of the first run are kept)."""
+
+    def __init__(self, path: str, threads: int | None) -> None:
+        self.threads = threads
+        self.records: dict[tuple, dict] = {}
+        if os.path.exists(path):
+            with open(path) as lines:
+                for line in lines:
+                    try:
+                        record = json.loads(line)
+                    except json.JSONDecodeError:  # a line cut by a stop mid-write
+                        continue
+                    self.records[self._key(**record)] = record
+        self.file = open(path, "a", buffering=1)  # line-buffered
+
+    def _key(self, model: str, config: str, game: int, trial: int, threads=None, **_) -> tuple:
+        return (model, config, game, trial, threads)
+
+    def get(self, model: str, config: str, game: int, trial: int) -> dict | None:
+        return self.records.get(self._key(model, config, game, trial, self.threads))
+
+    def put(self, model: str, config: str, game: int, trial: int, **values) -> None:
+        record = {
+            "model": model,
+            "config": config,
+            "game": game,
+            "trial": trial,
+            "threads": self.threads,
+            **values,
+        }
+        self.file.write(json.dumps(record) + "\n")
+
+    def close(self) -> None:
+        self.file.close()
 
 
 def print_table(rows: list[tuple[Config, Tally]]) -> None:
@@ -216,7 +285,7 @@ def main() -> None:
     parser.add_argument(
         "--configs",
         default=",".join(c.name for c in CONFIGS),
-        help="comma-separated subset of P1..P4, M1..M3",
+        help="comma-separated subset of P1..P5, M1..M3",
     )
     parser.add_argument(
         "--round",
@@ -234,7 +303,12 @@ def main() -> None:
     parser.add_argument(
         "--examples", action="store_true", help="print up to 3 failed answers per cell"
     )
-    parser.add_argument("--save", default=None, help="write every answer to this JSONL file")
+    parser.add_argument(
+        "--save",
+        default=None,
+        help="append every answer to this JSONL file; answers already there are reused, so a "
+        "stopped run resumes where it was",
+    )
     args = parser.parse_args()
 
     from distbench.llm.local import LocalModel
@@ -253,7 +327,7 @@ def main() -> None:
         f"{TEMPERATURE:g}, call seed 1000*game+trial; late = answer starts after a blank first "
         f"line, empty = nothing but whitespace"
     )
-    log = open(args.save, "w") if args.save else None
+    saved = Saved(args.save, args.threads) if args.save else None
     try:
         for name in (s.strip() for s in args.models.split(",") if s.strip()):
             path = model_path(name, args.gemma_path)
@@ -264,14 +338,19 @@ def main() -> None:
                 f"{model.n_threads} threads, load average {os.getloadavg()[0]:.1f})"
             )
             tallies = {config.name: Tally() for config in configs}
-            started = time.perf_counter()
+            calls = 0
             for first in range(0, args.games, step):
                 chunk = games[first : first + step]
                 for config in configs:
-                    run_block(model, config, chunk, first, args.trials, tallies[config.name], log)
-            print_table([(config, tallies[config.name]) for config in configs])
+                    tally = tallies[config.name]
+                    calls += run_block(model, config, chunk, first, args.trials, tally, saved)
+            rows = [(config, tallies[config.name]) for config in configs]
+            print_table(rows)
+            total = sum(tally.n for _, tally in rows)
+            seconds = sum(tally.seconds for _, tally in rows)
+            reused = f" ({total - calls} read back from {args.save})" if calls < total else ""
             print(
-                f"{time.perf_counter() - started:.0f} s in all; load average "
+                f"{seconds:.0f} s in {total} calls{reused}; load average "
                 f"{os.getloadavg()[0]:.1f} at the end"
             )
             if args.examples:
@@ -281,8 +360,8 @@ def main() -> None:
                         print(f"  {config.name} failed answers: {shown}")
             model.close()
     finally:
-        if log is not None:
-            log.close()
+        if saved is not None:
+            saved.close()
 
 
 if __name__ == "__main__":
