@@ -16,6 +16,7 @@ here, whatever ``pure_prompt`` ends with today:
     P3  pure,  cue "Action:",  no stop,              max_tokens 16
     P4  pure,  cue "Action: ", stop ["\\n"],          max_tokens 16
     P5  pure,  cue "Action: ", no stop,              max_tokens 16   (new default)
+    P6  pure,  cue "Action: ", no stop,              max_tokens 8
     M1  mixed, cue "Strategy: [", stop ["]", "\\n\\n"], max_tokens 32   (old default)
     M2  mixed, cue "Strategy: [", stop ["]"],        max_tokens 64   (new default)
     M3  mixed, cue "Strategy: [", no stop,           max_tokens 64
@@ -88,6 +89,7 @@ CONFIGS = (
     Config("P3", "pure", (), 16, cue="Action:"),
     Config("P4", "pure", ("\n",), 16, cue="Action: "),
     Config("P5", "pure", (), 16, cue="Action: "),
+    Config("P6", "pure", (), 8, cue="Action: "),
     Config("M1", "mixed", ("]", "\n\n"), 32),
     Config("M2", "mixed", ("]",), 64),
     Config("M3", "mixed", (), 64),
@@ -258,8 +260,8 @@ def print_table(rows: list[tuple[Config, Tally]]) -> None:
     widths = [max(5, len(name)) for _, name in columns]
     counts = "  ".join(f"{name:>{w}}" for (_, name), w in zip(columns, widths, strict=True))
     header = (
-        f"{'cfg':3}  {'policy':40}  {'valid':>6}  {'95% CI':>13}  {'late':>5}  "
-        f"{'empty':>5}  {counts}  {'tokens':>6}  {'s/call':>6}"
+        f"{'cfg':3}  {'policy':40}  {'valid':>6}  {'95% CI':>13}  {'late%':>5}  "
+        f"{'empty%':>6}  {counts}  {'tokens':>6}  {'s/call':>6}"
     )
     print(header)
     print("-" * len(header))
@@ -270,7 +272,7 @@ def print_table(rows: list[tuple[Config, Tally]]) -> None:
         )
         print(
             f"{config.name:3}  {config.describe():40}  {r.statuses[ParseStatus.OK] / r.n:6.1%}  "
-            f"{lo:6.1%}-{hi:6.1%}  {r.late / r.n:5.1%}  {r.empty / r.n:5.1%}  {cells}  "
+            f"{lo:6.1%}-{hi:6.1%}  {r.late / r.n:5.1%}  {r.empty / r.n:6.1%}  {cells}  "
             f"{r.tokens / r.n:6.1f}  {r.seconds / r.n:6.2f}"
         )
 
@@ -285,7 +287,7 @@ def main() -> None:
     parser.add_argument(
         "--configs",
         default=",".join(c.name for c in CONFIGS),
-        help="comma-separated subset of P1..P5, M1..M3",
+        help="comma-separated subset of P1..P6, M1..M3",
     )
     parser.add_argument(
         "--round",
@@ -324,8 +326,9 @@ def main() -> None:
     )
     print(
         f"{BUCKET} seed {GAME_SEED}: {args.games} games x {args.trials} trials, temperature "
-        f"{TEMPERATURE:g}, call seed 1000*game+trial; late = answer starts after a blank first "
-        f"line, empty = nothing but whitespace"
+        f"{TEMPERATURE:g}, call seed 1000*game+trial\nlate% = answer starts after a blank "
+        f"first line; empty% = nothing but whitespace came back; then the count of each parse "
+        f"status"
     )
     saved = Saved(args.save, args.threads) if args.save else None
     try:
