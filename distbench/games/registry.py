@@ -9,12 +9,12 @@ process. Unknown names get a "did you mean" hint.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import logging
 from importlib.metadata import entry_points
 from typing import Any
 
+from distbench.errors import did_you_mean
 from distbench.games.base import Family
 from distbench.store.schema import register_tables
 
@@ -84,8 +84,7 @@ def get_family(name: str) -> Family:
     try:
         return _FAMILIES[name]
     except KeyError:
-        close = difflib.get_close_matches(name, list(_FAMILIES), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, list(_FAMILIES))
         raise UnknownFamilyError(
             f"unknown game family {name!r}; available: {', '.join(sorted(_FAMILIES))}.{hint}"
         ) from None

@@ -346,10 +346,6 @@ def _server_message(resp: httpx.Response) -> str:
     return resp.text.strip()[:200]
 
 
-def _path_for(style: str) -> str:
-    return "/v1/completions" if style == "completion" else "/v1/chat/completions"
-
-
 async def check_endpoint(spec: BackendSpec, styles: Sequence[str] = (),
                          timeout: float = 10.0) -> list[str]:
     """Checks that the endpoint answers on the paths a run will use; returns the model ids

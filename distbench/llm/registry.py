@@ -13,12 +13,12 @@ parallel run refuses it before any work (:func:`runtime_only`).
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import logging
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 
+from distbench.errors import did_you_mean
 from distbench.llm.base import Backend, BackendSpec
 
 
@@ -170,8 +170,7 @@ def get_provider(name: str) -> Provider:
     try:
         return _PROVIDERS[name]
     except KeyError:
-        close = difflib.get_close_matches(name, list(_PROVIDERS), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, list(_PROVIDERS))
         raise UnknownProviderError(
             f"unknown llm type {name!r}; available: {', '.join(sorted(_PROVIDERS))}.{hint}"
         ) from None

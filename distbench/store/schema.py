@@ -20,7 +20,6 @@ TIMING_COLUMNS: frozenset[str] = frozenset({"latency_ms", "elapsed_ms", "queue_m
 
 
 _F64 = pa.float64()
-_LIST_F64 = pa.list_(pa.float64())
 
 CALLS = pa.schema(
     [

@@ -15,7 +15,8 @@ knows the game; the number of actions is stated):
   taste: today's tokenizers (SmolLM2, Gemma 3, Llama 3, Qwen, GPT-4o) have no ``" 2"`` token,
   so after ``Action:`` the model first picks a space or a word, and mostly a word; after
   ``Action: `` the digit comes next. Valid pure answers, 3x3 games, in process
-  (``benchmarks/bench_answers.py``): SmolLM2-135M 0.33 -> 0.59, Gemma 3 270M 0.52 -> 0.96.
+  (``benchmarks/bench_answers.py``, old default P1 -> new default P5): SmolLM2-135M
+  0.26 -> 0.565, Gemma 3 270M 0.525 -> 0.92.
 
 Prompts are deterministic pure functions of the payoff values. Payoffs are printed as integers
 without ``.0`` when they are whole, otherwise as the shortest decimal that reads back as the same
