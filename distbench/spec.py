@@ -38,6 +38,10 @@ A spec (see ``examples/tiered.toml``)::
     scout_accuracy = 0.7
     scouting = true
 
+The top-level keys configure the matrix family. Any other family, built in or installed as a
+plugin, takes part through its own table (``[negotiation]``, ``[fog]``, ``[beauty]``...),
+validated by that family's ``section`` hook (``distbench.games.base.Family``).
+
 Every (provider, tier, model) is played on the same games: games depend only on (bucket, seed).
 The dummy model cannot negotiate or report beliefs: dummy models skip the negotiation and fog
 cells.
@@ -45,7 +49,6 @@ cells.
 
 from __future__ import annotations
 
-import difflib
 import json
 import tomllib
 from dataclasses import dataclass, field
@@ -53,15 +56,16 @@ from pathlib import Path
 from typing import Any
 
 from distbench.games.matrix.buckets import DEFAULT_BUCKETS, UnknownBucketError, get_bucket
+from distbench.games.registry import families
+from distbench.games.section import SectionError, unknown_key
 from distbench.llm.base import BackendSpec
 from distbench.llm.registry import UnknownProviderError, get_provider, make_spec
 
 MODES = ("pure", "mixed", "logprob")
 TOP_KEYS = {"name", "seeds", "games_per_bucket", "trials_per_game", "temperature", "modes",
-            "buckets", "providers", "llm_seed", "max_tokens", "shard_trials", "negotiation",
-            "fog", "logprob_cue", "min_label_mass"}
-NEGOTIATION_KEYS = {"modes", "langs", "games", "opponents", "max_messages", "max_tokens"}
-FOG_KEYS = {"games", "opponents", "scout_accuracy", "scouting", "max_tokens", "max_turns"}
+            "buckets", "providers", "llm_seed", "max_tokens", "shard_trials", "logprob_cue",
+            "min_label_mass"}
+"""The spec's own keys; besides them, one table per family with a ``section`` hook."""
 PROVIDER_KEYS = {"type", "tiers", "models", "base_url", "style", "rpm", "tpm",
                  "max_concurrency", "timeout", "max_retries", "cache"}
 MODEL_KEYS = PROVIDER_KEYS - {"type", "tiers", "models"}
@@ -103,6 +107,8 @@ class SweepSpec:
         llm_seed: Sampling seed.
         max_tokens: Completion budget (None: by mode and style).
         shard_trials: Target trials per shard.
+        sections: Family name -> its validated table (``[negotiation]``, ``[fog]``, a
+            plugin's), for the families the spec names.
         logprob_cue: Logprob mode: the text the completion prompt ends with.
         min_label_mass: Logprob mode: the least probability on the action labels for a
             valid reading.
@@ -120,8 +126,7 @@ class SweepSpec:
     llm_seed: int = 0
     max_tokens: int | None = None
     shard_trials: int = 20_000
-    negotiation: dict[str, Any] | None = None
-    fog: dict[str, Any] | None = None
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     logprob_cue: str = "I choose Action"
     min_label_mass: float = 0.5
     source: str = field(default="", compare=False)
@@ -139,14 +144,17 @@ class SweepSpec:
             "llm_seed": self.llm_seed,
             "max_tokens": self.max_tokens,
             "shard_trials": self.shard_trials,
-            "negotiation": self.negotiation,
-            "fog": self.fog,
+            **{name: self.sections.get(name) for name in _section_families()},
             **({"logprob_cue": self.logprob_cue, "min_label_mass": self.min_label_mass}
                if "logprob" in self.modes else {}),
             "models": [{"provider_name": m.name, "tier": m.tier, "provider": m.spec.provider,
                         "model": m.spec.model, "style": m.spec.style,
                         "options": dict(m.spec.options)} for m in self.models],
         }))
+
+    def section(self, family: str) -> dict[str, Any] | None:
+        """The validated ``[family]`` table, or None when the spec has none."""
+        return self.sections.get(family)
 
     def tiers(self) -> dict[str, dict[str, list[str]]]:
         """provider name -> tier -> models (the tier definitions)."""
@@ -163,10 +171,7 @@ def _fail(source: str, key: str, message: str) -> SpecError:
 def _unknown_keys(source: str, where: str, given: dict, allowed: set[str]) -> None:
     for key in given:
         if key not in allowed:
-            close = difflib.get_close_matches(key, sorted(allowed), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise _fail(source, f"{where}{key}", f"unknown key{hint}; allowed: "
-                        f"{', '.join(sorted(allowed))}")
+            raise _fail(source, f"{where}{key}", unknown_key(key, allowed))
 
 
 def _int(source: str, key: str, value: Any, low: int) -> int:
@@ -233,46 +238,28 @@ def _models(source: str, providers: Any) -> list[ModelEntry]:
     return out
 
 
-def _family_section(source: str, name: str, table: Any, allowed: set[str]) -> dict[str, Any] | None:
-    if table is None:
-        return None
-    if not isinstance(table, dict):
-        raise _fail(source, name, "must be a table")
-    _unknown_keys(source, f"{name}.", table, allowed)
-    out = dict(table)
-    out["games"] = _int(source, f"{name}.games", table.get("games", 5), 1)
-    opponents = table.get("opponents", ["self"] if name == "negotiation" else ["tier1"])
-    if not isinstance(opponents, list) or not opponents or not all(isinstance(o, str) for o in opponents):
-        raise _fail(source, f"{name}.opponents", "must be a non-empty list of names")
-    if name == "negotiation":
-        ok = {"self", "scripted:fair", "scripted:greedy", "scripted:random"}
-    else:
-        ok = {"tier1", "tier2", "tier3", "tier4"}
-    bad = [o for o in opponents if o not in ok]
-    if bad:
-        raise _fail(source, f"{name}.opponents", f"unknown {bad[0]!r}; use {', '.join(sorted(ok))}")
-    out["opponents"] = opponents
-    if name == "negotiation":
-        for key, choices in (("modes", ("semi", "coop", "comp")), ("langs", ("en", "de", "it"))):
-            values = table.get(key, [choices[0]])
-            if not isinstance(values, list) or not values or any(v not in choices for v in values):
-                raise _fail(source, f"{name}.{key}", f"must be a non-empty list of {', '.join(choices)}")
-            out[key] = values
-        out["max_messages"] = _int(source, f"{name}.max_messages", table.get("max_messages", 5), 1)
-    else:
-        acc = table.get("scout_accuracy", 0.7)
-        if isinstance(acc, bool) or not isinstance(acc, (int, float)) or not 0 <= acc <= 1:
-            raise _fail(source, f"{name}.scout_accuracy", "must be a number from 0 to 1")
-        out["scout_accuracy"] = float(acc)
-        if not isinstance(table.get("scouting", True), bool):
-            raise _fail(source, f"{name}.scouting", "must be true or false")
-        out["scouting"] = table.get("scouting", True)
+def _section_families() -> list[str]:
+    """The families that take a table in a spec, in registry order."""
+    return [name for name, family in families().items() if family.section]
+
+
+def _sections(source: str, data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for name in _section_families():
+        if name in data:
+            try:
+                out[name] = families()[name].spec_section(data[name])
+            except SectionError as exc:
+                key = f"{name}.{exc.key}" if exc.key else name
+                raise _fail(source, key, exc.message) from None
+            except ValueError as exc:
+                raise _fail(source, name, str(exc)) from None
     return out
 
 
 def parse_spec(data: dict[str, Any], source: str = "<spec>") -> SweepSpec:
     """Validates a spec given as a dict (the parsed TOML)."""
-    _unknown_keys(source, "", data, TOP_KEYS)
+    _unknown_keys(source, "", data, TOP_KEYS | set(_section_families()))
     seeds = data.get("seeds", [42])
     if not isinstance(seeds, list) or not seeds:
         raise _fail(source, "seeds", "must be a non-empty list of integers")
@@ -311,8 +298,7 @@ def parse_spec(data: dict[str, Any], source: str = "<spec>") -> SweepSpec:
         llm_seed=_int(source, "llm_seed", data.get("llm_seed", 0), 0),
         max_tokens=max_tokens,
         shard_trials=_int(source, "shard_trials", data.get("shard_trials", 20_000), 1),
-        negotiation=_family_section(source, "negotiation", data.get("negotiation"), NEGOTIATION_KEYS),
-        fog=_family_section(source, "fog", data.get("fog"), FOG_KEYS),
+        sections=_sections(source, data),
         logprob_cue=cue,
         min_label_mass=float(min_mass),
         source=source,

@@ -11,15 +11,8 @@ from pathlib import Path
 import click
 
 from distbench.cli.errors import UserError
+from distbench.cli.options import FamilyCommand, execution_options, output_dir_option
 from distbench.cli.progress import Progress
-from distbench.engine.executors import DEFAULT_KEEP_WARM_S
-
-keep_warm_option = click.option(
-    "--keep-warm", type=click.FloatRange(min=0), default=DEFAULT_KEEP_WARM_S,
-    show_default=True, metavar="SECONDS",
-    help="With --address: run shards on warm executors that stay on the cluster this long "
-         "after the run, so the next run skips Ray's worker start-up (0: plain Ray tasks, "
-         "nothing stays).")
 
 
 def _resolve_run_dir(
@@ -54,39 +47,21 @@ def _resolve_run_dir(
     return run_dir
 
 
-@click.command()
+@click.command(cls=FamilyCommand)
 @click.option("--family", default="matrix", show_default=True, metavar="NAME",
-              help="Game family: matrix, negotiation, fog, or one an installed plugin adds.")
+              help="Game family: matrix, negotiation, fog, or one an installed plugin adds "
+                   "(its own flags are listed below under its name).")
 @click.option("--num-games", type=click.IntRange(min=1), default=100, show_default=True,
               help="Games per bucket and seed (negotiation: instances per seed; fog: games "
                    "per seat order).")
-@click.option("--num-trials", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Answers asked per game (and mode).")
-@click.option("--num-rows", type=click.IntRange(1, 10), default=3, show_default=True,
-              help="Row (model) actions, when no --bucket is given.")
-@click.option("--num-cols", type=click.IntRange(1, 10), default=3, show_default=True,
-              help="Column (opponent) actions, when no --bucket is given.")
-@click.option("--bucket", "buckets", multiple=True, metavar="ID",
-              help="Bucket id such as 3x3_midVar_mixed (repeatable). Default: "
-                   "<rows>x<cols>_midVar_any from --num-rows/--num-cols.")
 @click.option("--mode", "mode_names", multiple=True, metavar="MODE",
-              help="matrix: pure | mixed | logprob (one action, a probability vector, or the "
-                   "strategy read from next-token probabilities; one call per game) [default: "
-                   "pure]; negotiation: semi | coop | comp (repeatable) [default: semi].")
-@click.option("--lang", "langs", multiple=True, type=click.Choice(["en", "de", "it"]),
-              help="Negotiation language (repeatable).  [default: en]")
+              help="How the model plays; each family has its own modes, the first being the "
+                   "default (matrix: one action, a probability vector, or the strategy read "
+                   "from next-token probabilities, one call per game).")
 @click.option("--opponent", default=None,
               help="The other seat: scripted:fair|greedy|random (negotiation), tier1..tier4 "
                    "(fog), or a model as PROVIDER[:MODEL]. Default: the same model "
                    "(negotiation), tier1 (fog).")
-@click.option("--agent", default=None,
-              help="Fog: the first seat, tier1..tier4; default: the model of --llm-type.")
-@click.option("--max-messages", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Negotiation: free messages per player.")
-@click.option("--scout-accuracy", type=click.FloatRange(0, 1), default=0.7, show_default=True,
-              help="Fog: probability a scout reveals the exact power.")
-@click.option("--no-scouting", is_flag=True, help="Fog: forbid Scout orders.")
-@click.option("--combined", is_flag=True, help="Play pure and mixed mode on the same games.")
 @click.option("--seed", "seeds", type=click.IntRange(min=0), multiple=True, default=(42,),
               show_default=True, help="Seed of the games (repeatable).")
 @click.option("--llm-seed", type=click.IntRange(min=0), default=0, show_default=True,
@@ -113,67 +88,18 @@ def _resolve_run_dir(
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None,
               help="Completion budget per answer.  [default: 256 in chat style; in completion "
                    "style 16 (pure) or 64 (mixed)]")
-@click.option("--logprob-cue", default="I choose Action", show_default=True, metavar="TEXT",
-              help="Logprob mode: the text the completion prompt ends with (white space and "
-                   "multi-digit labels after it are followed automatically).")
-@click.option("--min-label-mass", type=click.FloatRange(0, 1), default=0.5, show_default=True,
-              help="Logprob mode: a reading with less probability on the action labels is "
-                   "invalid (parse_status low_label_mass).")
-@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("results"), show_default=True, help="Folder of run folders.")
+@output_dir_option
 @click.option("--run-id", default=None, help="Exact run folder name (re-running it resumes).")
 @click.option("--overwrite", is_flag=True,
               help="Replace the run folder (<mode>_latest, or pure_and_mixed_latest with "
                    "--combined, unless --run-id names it).")
-@click.option("--parallel/--no-parallel", default=True, show_default=True,
-              help="Run shards as Ray tasks, or one by one in this process.")
-@click.option("--num-workers", type=click.IntRange(min=1), default=None,
-              help="CPUs of the local Ray instance.  [default: all]")
-@click.option("--address", default=None,
-              help="Existing Ray cluster to use ('auto' or ray://host:port).")
-@keep_warm_option
-@click.option("--shard-trials", type=click.IntRange(min=1), default=20_000, show_default=True,
-              help="Target trials per shard.")
-def run(
-    family: str,
-    mode_names: tuple[str, ...],
-    langs: tuple[str, ...],
-    opponent: str | None,
-    agent: str | None,
-    max_messages: int,
-    scout_accuracy: float,
-    no_scouting: bool,
-    num_games: int,
-    num_trials: int,
-    num_rows: int,
-    num_cols: int,
-    buckets: tuple[str, ...],
-    combined: bool,
-    seeds: tuple[int, ...],
-    llm_seed: int,
-    llm_type: str | None,
-    llm_model: str | None,
-    base_url: str | None,
-    rpm: float | None,
-    tpm: float | None,
-    max_concurrency: int | None,
-    timeout: float | None,
-    max_retries: int | None,
-    no_cache: bool,
-    style: str | None,
-    temperature: float,
-    max_tokens: int | None,
-    logprob_cue: str,
-    min_label_mass: float,
-    output_dir: Path,
-    run_id: str | None,
-    overwrite: bool,
-    parallel: bool,
-    num_workers: int | None,
-    address: str | None,
-    keep_warm: float,
-    shard_trials: int,
-) -> None:
+@execution_options
+def run(family: str, llm_type: str | None, llm_model: str | None, style: str | None,
+        base_url: str | None, rpm: float | None, tpm: float | None,
+        max_concurrency: int | None, timeout: float | None, max_retries: int | None,
+        no_cache: bool, output_dir: Path, run_id: str | None, overwrite: bool, parallel: bool,
+        num_workers: int | None, address: str | None, keep_warm: float,
+        **options: object) -> None:
     """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
     negotiations (Deal or No Deal), or fog-of-war skirmishes."""
     from distbench.engine.driver import RunDirectoryError, preflight, run_plan
@@ -183,11 +109,14 @@ def run(
     from distbench.llm.local import LocalModelUnavailable, local_available
     from distbench.llm.registry import UnknownProviderError, make_spec, resolve_spec
 
-    options = dict(click.get_current_context().params)
+    ctx = click.get_current_context()
+    options = dict(ctx.params)
     try:
         chosen = get_family(family)
     except UnknownFamilyError as exc:
         raise UserError(str(exc)) from None
+    assert isinstance(ctx.command, FamilyCommand)
+    ctx.command.check_family_options(ctx, chosen.name)
     try:
         if llm_type is None:
             llm_type = "local" if local_available() else "dummy"

@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from distbench.cli.errors import UserError
+from distbench.cli.options import execution_options, output_dir_option
 from distbench.cli.progress import Progress
-from distbench.cli.run import keep_warm_option
 from distbench.report.suite import write_suite_tables
 
 
@@ -141,8 +141,10 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
     click.echo(f"  cells {info['cells']:,} | shards {info['shards']:,} | calls {info['calls']:,}")
     click.echo(f"  tokens: about {info['prompt_tokens_est']:,} prompt, at most "
                f"{info['completion_tokens_max']:,} completion (matrix cells)")
-    if info["episodes"] or info["fog_games"]:
-        click.echo(f"  negotiation episodes {info['episodes']:,} | fog games {info['fog_games']:,}")
+    for name, figures in info["families"].items():
+        if name != "matrix" and any(figures.values()):
+            click.echo(f"  {name}: " + " | ".join(f"{k.replace('_', ' ')} {v:,}"
+                                                   for k, v in figures.items()))
     for tier, provs in sorted(parsed.tiers().items()):
         for t, models in sorted(provs.items()):
             click.echo(f"  {tier} tier {t}: {', '.join(models)}")
@@ -153,14 +155,10 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
 @sweep.command("run")
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
 @click.option("--run-id", default=None, help="Run folder name (re-running it resumes).")
-@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("results"), show_default=True)
+@output_dir_option
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Resume this run folder (its spec is reused when SPEC is not given).")
-@click.option("--parallel/--no-parallel", default=True, show_default=True)
-@click.option("--num-workers", type=click.IntRange(min=1), default=None)
-@click.option("--address", default=None, help="Existing Ray cluster ('auto', ray://host:port).")
-@keep_warm_option
+@execution_options
 @_override_options
 def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir: Path | None,
             parallel: bool, num_workers: int | None, address: str | None, keep_warm: float,

@@ -66,9 +66,11 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
 
 def describe_plan(spec: SweepSpec) -> dict[str, Any]:
     """Shards, and each family's figures (cells, calls, token estimates, episodes...), for
-    ``distbench sweep plan``."""
+    ``distbench sweep plan``: all in one mapping, and by family under ``"families"``."""
     plan = plan_sweep(spec, run_id="plan")
-    out: dict[str, Any] = {"shards": len(plan.shards)}
+    out: dict[str, Any] = {"shards": len(plan.shards), "families": {}}
     for name, family in families().items():
-        out.update(family.describe(spec, [s for s in plan.shards if s.family == name]))
+        figures = family.describe(spec, [s for s in plan.shards if s.family == name])
+        out.update(figures)
+        out["families"][name] = figures
     return out

@@ -15,17 +15,19 @@ from distbench.games.base import ShardResult, shard_specs
 from distbench.games.registry import get_family
 from distbench.llm.base import BackendSpec
 
-__all__ = ["IN_PROCESS_PROVIDERS", "execute_shard", "in_process", "shard_backend",
-           "shard_specs", "shard_task", "versions"]
-
-IN_PROCESS_PROVIDERS = frozenset({"dummy"})
-"""Providers answered in the shard's own process: free, stateless, no endpoint actor."""
+__all__ = ["execute_shard", "in_process", "shard_backend", "shard_specs", "shard_task",
+           "versions"]
 
 
 def in_process(spec: BackendSpec) -> bool:
-    """Whether ``spec`` is answered in the shard's own process (the dummy, scripted players)
-    rather than through an endpoint."""
-    return spec.provider in IN_PROCESS_PROVIDERS or spec.provider.startswith("scripted")
+    """Whether ``spec`` is answered in the shard's own process (its backend class says so
+    with ``Backend.in_process``: the dummy, a plugin's fixed answers; scripted players too)
+    rather than through an endpoint actor."""
+    from distbench.llm.registry import backend_class
+
+    if spec.provider.startswith("scripted"):
+        return True
+    return backend_class(spec.provider).in_process
 
 
 def execute_shard(shard: Any, backends: dict[BackendSpec, Any] | None = None):

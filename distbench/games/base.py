@@ -28,8 +28,12 @@ from typing import Any
 
 from distbench.llm.base import BackendSpec
 
-__all__ = ["CommandRun", "Family", "RunPlan", "ShardResult", "derive_seed", "parse_player",
-           "shard_specs", "stable_hash"]
+__all__ = ["CommandRun", "Family", "RunPlan", "ShardResult", "check_config", "derive_seed",
+           "parse_player", "shard_specs", "stable_hash"]
+
+#: Configuration fields that, when a run configuration has them, must be at least 1.
+POSITIVE_FIELDS = ("num_games", "num_trials", "num_opponents", "shard_trials", "shard_episodes",
+                   "shard_games", "max_messages", "max_tokens", "max_turns")
 
 
 def stable_hash(payload: object, size: int = 8) -> str:
@@ -153,6 +157,32 @@ def parse_player(text: str, base: BackendSpec, *, tiers: tuple[str, ...] = (),
         raise ValueError(f"--opponent/--agent {text!r}: not {kinds} nor a model ({exc})") from None
 
 
+def check_config(config: Any) -> None:
+    """The checks every run configuration shares, in one place (each family's
+    ``__post_init__`` calls it, then checks what is its own).
+
+    - ``seeds``: at least one, each a non-negative integer;
+    - the :data:`POSITIVE_FIELDS` it has: at least 1 (``max_tokens`` may be None: by mode);
+    - ``temperature``: a number >= 0.
+
+    Raises:
+        ValueError: one line naming the field and the value given.
+    """
+    seeds = getattr(config, "seeds", None)
+    if seeds is not None:
+        if not seeds:
+            raise ValueError("seeds: at least one seed is needed")
+        if any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
+            raise ValueError(f"seeds must be non-negative integers, got {list(seeds)}")
+    for name in POSITIVE_FIELDS:
+        value = getattr(config, name, None)
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    temperature = getattr(config, "temperature", None)
+    if temperature is not None and not temperature >= 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+
+
 def _load(target: str) -> Any:
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)
@@ -186,6 +216,14 @@ class Family:
         sweep_key: Where the family's configurations sit in a sweep's recorded identity
             (``"sweep"`` for the matrix family, as in runs made before families were
             plugins; ``"families"`` for the others).
+        options: ``"module:attr"`` of a list of ``click.Option``: the family's own flags of
+            ``distbench run`` (shown under its name in ``--help``; refused with another
+            family). Their values reach ``command`` in ``options`` by parameter name.
+        section: ``"module:function"`` of ``(table) -> dict``: validates the family's
+            ``[<name>]`` table of a sweep spec and returns it with its defaults filled in
+            (ValueError ``"key: problem"`` on bad input); the sweep hook reads it as
+            ``spec.section(<name>)``. None: the family has no spec section.
+        modes: The family's ``--mode`` values, first the default (for ``--help``).
     """
 
     name: str
@@ -201,6 +239,9 @@ class Family:
     report: str | None = None
     command: str | None = None
     sweep_key: str = "families"
+    options: str | None = None
+    section: str | None = None
+    modes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -222,6 +263,16 @@ class Family:
         if not self.command:
             raise ValueError(f"the {self.name} family cannot be run with distbench run")
         return _load(self.command)(options, spec)
+
+    def cli_options(self) -> list[Any]:
+        """The family's own ``click.Option`` objects for ``distbench run`` (none by default)."""
+        return list(_load(self.options)) if self.options else []
+
+    def spec_section(self, table: Any) -> dict[str, Any]:
+        """The family's sweep-spec section validated, defaults filled in (ValueError)."""
+        if not self.section:
+            raise ValueError("this family takes no section in a sweep spec")
+        return dict(_load(self.section)(table))
 
     def report_section(self, doc: Any, con: Any) -> None:
         """Adds the family's section to a report document (imports it on first use)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +150,15 @@ class Backend(abc.ABC):
     """A model that answers batches of requests.
 
     Subclasses implement :meth:`generate`; answers come back in request order.
+
+    Attributes:
+        in_process: True for a backend that is free and stateless (the dummy, fixed
+            answers): each shard builds its own in its own process. False (the default)
+            for one that calls a model: a run gives it one endpoint actor per model, which
+            holds the rate limits, the connection pool and the cache.
     """
+
+    in_process: ClassVar[bool] = False
 
     def __init__(self, spec: BackendSpec) -> None:
         self.spec = spec

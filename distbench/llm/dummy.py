@@ -5,7 +5,9 @@ Dirichlet distribution (uniform on the simplex), both written as a model would w
 parsed like any model's answer. With the option ``fast`` (``make_spec("dummy", fast=True)``)
 the matrix runner takes the same answers as arrays instead (no text, no parsing: for
 throughput benchmarks). Logprob requests get a flat-Dirichlet next-token distribution
-over the action labels (95% of the mass; 5% on a newline token). Each answer is a function of the request's seed alone (a
+over the action labels (95% of the mass; 5% on a newline token). Any other task ``KIND:N``
+(a plugin family's) gets a uniformly random integer from 0 to N, written ``Answer: k``, so
+every family can be tried without a model. Each answer is a function of the request's seed alone (a
 SplitMix64 counter stream), so answers do not depend on batching or sharding.
 """
 
@@ -52,6 +54,8 @@ def parse_task(task: str) -> tuple[str, int]:
 class DummyBackend(Backend):
     """Seeded random answers in text; see the module docstring."""
 
+    in_process = True
+
     async def generate(self, requests: Sequence[Request]) -> list[Response]:
         return self.answer(requests)
 
@@ -94,8 +98,9 @@ class DummyBackend(Backend):
                 probs = weights / weights.sum(axis=1, keepdims=True)
                 fmt = " {}]" if completion else "Strategy: [{}]"
                 texts = [fmt.format(", ".join(f"{p:.4f}" for p in row)) for row in probs.tolist()]
-            else:
-                raise ValueError(f"the dummy backend cannot answer task kind {kind!r}")
+            else:  # a family the dummy knows nothing of: an integer from 0 to size
+                picks = np.minimum((uniforms(seeds, 1)[:, 0] * (size + 1)).astype(np.int64), size)
+                texts = [f"Answer: {k}" for k in picks.tolist()]
             for i, text in zip(idx, texts, strict=True):
                 out[i] = Response(text=text)
         return out  # type: ignore[return-value]

@@ -32,3 +32,30 @@ def derived_expression(field: pa.Field) -> str | None:
     """The SQL expression of a derived column, None for a stored one."""
     value = (field.metadata or {}).get(b"derived")
     return value.decode() if value else None
+
+
+class Rows:
+    """A table's rows collected column by column, checked against its schema: every row
+    gives exactly the schema's columns (a missing or unknown key is a ValueError naming it),
+    and :meth:`table` builds the Arrow table with the schema's types."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.columns: dict[str, list] = {name: [] for name in schema.names}
+        self._names = frozenset(schema.names)
+
+    def add(self, row: dict) -> None:
+        """Appends one row (a mapping of column name -> value)."""
+        if row.keys() != self._names:
+            missing = sorted(self._names - row.keys())
+            unknown = sorted(row.keys() - self._names)
+            raise ValueError(f"row does not match the table: missing {missing}, unknown {unknown}")
+        for name, values in self.columns.items():
+            values.append(row[name])
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values()), []))
+
+    def table(self) -> pa.Table:
+        """The Arrow table of the rows added."""
+        return pa.table(self.columns, schema=self.schema)

@@ -161,6 +161,22 @@ def test_a_sweep_completes_on_a_multinode_cluster(tmp_path, cluster, server, ref
     assert meta["tier_definitions"] == {"mock": {"A": ["mock-a"]}, "dummy": {"C": ["random"]}}
 
 
+def test_a_plugin_family_and_provider_run_on_the_cluster(tmp_path, cluster):
+    """The example plugin (installed by the README's test command): its family and its
+    provider, found through entry points by the cluster's workers, not only by the driver."""
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    out = subprocess.run(
+        [sys.executable, "-m", "distbench", "run", "--family", "beauty", "--llm-type", "constant",
+         "--llm-model", "Answer: 33", "--num-games", "6", "--seed", "1", "--seed", "2",
+         "--address", cluster, "--keep-warm", "0", "--run-id", "p"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "connecting to the Ray cluster" in out.stderr
+    con = open_run(tmp_path / "results" / "p")
+    assert con.execute("select count(*), min(guess), max(guess), count(distinct shard_id) "
+                       "from beauty_games").fetchone() == (12, 33, 33, 2)
+
+
 def test_a_killed_worker_process_is_retried_and_rows_stay_exactly_once(tmp_path, cluster, server,
                                                                        reference):
     spec = _spec_file(tmp_path, server.url)

@@ -1,20 +1,33 @@
-"""``distbench run --family fog``: the options to a :class:`FogRunConfig`."""
+"""How the fog family is configured from outside: its ``distbench run`` flags and options,
+and its ``[fog]`` section of a sweep spec."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+import click
+
 from distbench.games.base import CommandRun, parse_player
 from distbench.games.fog.agents import TIERS
 from distbench.games.fog.plan import FogRunConfig, plan_fog
+from distbench.games.section import Section
 from distbench.llm.base import BackendSpec
+
+OPTIONS = [
+    click.Option(["--agent"], default=None,
+                 help="The first seat: tier1..tier4.  [default: the model of --llm-type]"),
+    click.Option(["--scout-accuracy"], type=click.FloatRange(0, 1), default=0.7,
+                 show_default=True, help="Probability a scout reveals the exact power."),
+    click.Option(["--no-scouting"], is_flag=True, help="Forbid Scout orders."),
+]
+"""The family's own flags of ``distbench run`` (``Family.options``)."""
+
+SECTION_KEYS = {"games", "opponents", "scout_accuracy", "scouting", "max_tokens", "max_turns"}
 
 
 def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
     """The fog run of ``distbench run``'s options (ValueError: one line on bad input)."""
-    if options["combined"]:
-        raise ValueError("--combined is for the matrix family")
     if spec.provider.startswith("scripted:"):
         raise ValueError("scripted players (--llm-type scripted:NAME) play negotiation only; "
                          "fog tiers are chosen with --agent tier1..tier4")
@@ -32,3 +45,18 @@ def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
     )
     return CommandRun(plan=lambda run_id: plan_fog(config, run_id),
                       label=f"fog | {config.num_games} games per seat order", folder="fog")
+
+
+def section(table: Any) -> dict[str, Any]:
+    """The ``[fog]`` table of a sweep spec, defaults filled in: every model also plays
+    ``games`` games per seat order and seed against each tier of ``opponents``."""
+    s = Section(table, SECTION_KEYS)
+    out = s.rest()
+    out["games"] = s.int("games", 5)
+    out["opponents"] = s.names("opponents", ["tier1"], TIERS)
+    out["scout_accuracy"] = s.number("scout_accuracy", 0.7, 0, 1)
+    out["scouting"] = s.bool("scouting", True)
+    for key, default in (("max_tokens", 256), ("max_turns", 20)):
+        if key in out:
+            s.int(key, default)
+    return out

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from distbench.games.base import Family, RunPlan, stable_hash
+from distbench.games.base import Family, RunPlan, check_config, stable_hash
 from distbench.games.fog.agents import TIERS
 from distbench.games.fog.rules import Rules
 from distbench.games.fog.schema import TABLES
@@ -91,16 +91,7 @@ class FogRunConfig:
                                          f"{', '.join(TIERS)} or a model spec")
                 elif not isinstance(agent, BackendSpec):
                     raise ValueError(f"pairings: an agent is a tier name or a BackendSpec, got {agent!r}")
-        if not self.seeds or any(s < 0 for s in self.seeds):
-            raise ValueError("seeds: at least one non-negative seed is needed")
-        if self.num_games < 1:
-            raise ValueError(f"num_games must be at least 1, got {self.num_games}")
-        if self.shard_games < 1:
-            raise ValueError("shard_games must be at least 1")
-        if self.max_tokens < 1:
-            raise ValueError("max_tokens must be at least 1")
-        if self.temperature < 0:
-            raise ValueError("temperature must be non-negative")
+        check_config(self)
         try:
             self.rules()
         except ValueError as exc:
@@ -256,7 +247,7 @@ def plan_fog(config: FogRunConfig, run_id: str) -> RunPlan:
 def sweep_configs(spec: Any, entry: Any) -> list[FogRunConfig]:
     """The fog configuration of one model entry of a sweep spec (none for the dummy, which
     cannot play, or without a ``[fog]`` section)."""
-    fog = spec.fog
+    fog = spec.section("fog")
     if not fog or entry.spec.provider == "dummy":
         return []
     return [FogRunConfig(
@@ -285,4 +276,6 @@ FAMILY = register(Family(
     describer="distbench.games.fog.plan:describe_shards",
     report="distbench.games.fog.report:section",
     command="distbench.games.fog.command:command",
+    options="distbench.games.fog.command:OPTIONS",
+    section="distbench.games.fog.command:section",
 ))

@@ -1,15 +1,41 @@
-"""``distbench run`` for the matrix family: the options to a :class:`MatrixRunConfig`."""
+"""How the matrix family is configured from ``distbench run``: its own flags, and the options
+to a :class:`MatrixRunConfig` (its sweep-spec keys are the spec's top level)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+import click
+
 from distbench.games.base import CommandRun
 from distbench.games.matrix.buckets import default_bucket_id
 from distbench.games.matrix.plan import MODES, MatrixRunConfig, matrix_plan
 from distbench.games.matrix.summary import format_summary
 from distbench.llm.base import BackendSpec
+
+OPTIONS = [
+    click.Option(["--num-trials"], type=click.IntRange(min=1), default=100, show_default=True,
+                 help="Answers asked per game (and mode)."),
+    click.Option(["--num-rows"], type=click.IntRange(1, 10), default=3, show_default=True,
+                 help="Row (model) actions, when no --bucket is given."),
+    click.Option(["--num-cols"], type=click.IntRange(1, 10), default=3, show_default=True,
+                 help="Column (opponent) actions, when no --bucket is given."),
+    click.Option(["--bucket", "buckets"], multiple=True, metavar="ID",
+                 help="Bucket id such as 3x3_midVar_mixed (repeatable). Default: "
+                      "<rows>x<cols>_midVar_any from --num-rows/--num-cols."),
+    click.Option(["--combined"], is_flag=True, help="Play pure and mixed mode on the same games."),
+    click.Option(["--logprob-cue"], default="I choose Action", show_default=True, metavar="TEXT",
+                 help="Logprob mode: the text the completion prompt ends with (white space and "
+                      "multi-digit labels after it are followed automatically)."),
+    click.Option(["--min-label-mass"], type=click.FloatRange(0, 1), default=0.5,
+                 show_default=True,
+                 help="Logprob mode: a reading with less probability on the action labels is "
+                      "invalid (parse_status low_label_mass)."),
+    click.Option(["--shard-trials"], type=click.IntRange(min=1), default=20_000,
+                 show_default=True, help="Target trials per shard."),
+]
+"""The family's own flags of ``distbench run`` (``Family.options``)."""
 
 
 def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:

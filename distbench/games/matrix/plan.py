@@ -13,7 +13,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from distbench.games.base import Family, RunPlan, stable_hash
+from distbench.games.base import Family, RunPlan, check_config, stable_hash
 from distbench.games.matrix.buckets import get_bucket
 from distbench.games.matrix.generate import BLOCK
 from distbench.games.matrix.schema import TABLES
@@ -65,21 +65,10 @@ class MatrixRunConfig:
             raise ValueError("at least one bucket is needed")
         for bucket in self.buckets:
             get_bucket(bucket)
-        if not self.seeds:
-            raise ValueError("at least one seed is needed")
-        if any(s < 0 for s in self.seeds):
-            raise ValueError("seeds must be non-negative integers")
-        if self.num_games < 1:
-            raise ValueError(f"num_games must be at least 1, got {self.num_games}")
-        if self.num_trials < 1:
-            raise ValueError(f"num_trials must be at least 1, got {self.num_trials}")
+        check_config(self)
         bad = [m for m in self.modes if m not in MODES]
         if not self.modes or bad:
             raise ValueError(f"modes must be among {', '.join(MODES)}, got {list(self.modes)}")
-        if self.shard_trials < 1:
-            raise ValueError("shard_trials must be at least 1")
-        if self.max_tokens is not None and self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
         if not self.logprob_cue.strip():
             raise ValueError("the logprob cue must hold some text, e.g. 'Action:'")
         if not 0.0 <= self.min_label_mass <= 1.0:
@@ -305,4 +294,6 @@ FAMILY = register(Family(
     command="distbench.games.matrix.command:command",
     warm_up="distbench.games.matrix.runner:warm_up",
     sweep_key="sweep",
+    options="distbench.games.matrix.command:OPTIONS",
+    modes=MODES,
 ))

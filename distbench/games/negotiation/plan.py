@@ -13,7 +13,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from distbench.games.base import Family, RunPlan, derive_seed, stable_hash
+from distbench.games.base import Family, RunPlan, check_config, derive_seed, stable_hash
 from distbench.games.negotiation.items import LANGS
 from distbench.games.negotiation.players import SCRIPTED, spec_label
 from distbench.games.negotiation.prompts import MODES
@@ -83,28 +83,15 @@ class NegotiationRunConfig:
             object.__setattr__(self, "player_b", self.player_a)
         for name in ("seeds", "modes", "langs"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
-        if not self.seeds:
-            raise ValueError("seeds: at least one seed is needed")
-        if any(not isinstance(s, int) or isinstance(s, bool) or s < 0 for s in self.seeds):
-            raise ValueError(f"seeds must be non-negative integers, got {list(self.seeds)}")
+        check_config(self)
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError(f"seeds must be distinct, got {list(self.seeds)}")
-        if self.num_games < 1:
-            raise ValueError(f"num_games must be at least 1, got {self.num_games}")
         for name, allowed in (("modes", MODES), ("langs", LANGS)):
             values = getattr(self, name)
             if not values or any(v not in allowed for v in values) or len(set(values)) != len(values):
                 raise ValueError(f"{name} must be distinct values among {', '.join(allowed)}, got {list(values)}")
         _check_player("player_a", self.player_a)
         _check_player("player_b", self.player_b)
-        if self.max_messages < 1:
-            raise ValueError(f"max_messages must be at least 1, got {self.max_messages}")
-        if self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
-        if not self.temperature >= 0:
-            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
-        if self.shard_episodes < 1:
-            raise ValueError(f"shard_episodes must be at least 1, got {self.shard_episodes}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-shaped (lists, not tuples), so it compares equal to a manifest's copy."""
@@ -238,7 +225,7 @@ def plan_negotiation(config: NegotiationRunConfig, run_id: str) -> RunPlan:
 def sweep_configs(spec: Any, entry: Any) -> list[NegotiationRunConfig]:
     """The negotiation configurations of one model entry of a sweep spec (one per opponent;
     none for the dummy, which cannot negotiate, or without a ``[negotiation]`` section)."""
-    neg = spec.negotiation
+    neg = spec.section("negotiation")
     if not neg or entry.spec.provider == "dummy":
         return []
     return [NegotiationRunConfig(
@@ -268,4 +255,7 @@ FAMILY = register(Family(
     describer="distbench.games.negotiation.plan:describe_shards",
     report="distbench.games.negotiation.report:section",
     command="distbench.games.negotiation.command:command",
+    options="distbench.games.negotiation.command:OPTIONS",
+    section="distbench.games.negotiation.command:section",
+    modes=MODES,
 ))

@@ -24,6 +24,7 @@ from distbench.games.negotiation.players import ModelPlayer, Player, Reply, scri
 from distbench.games.negotiation.schema import EPISODES, TURNS
 from distbench.llm.base import Backend, BackendSpec
 from distbench.llm.calls import calls_table
+from distbench.store.fields import Rows
 
 
 def build_players(shard: NegotiationShard, backends: Mapping[BackendSpec, Backend]) -> dict[str, Player]:
@@ -115,8 +116,7 @@ def run_shard(shard: NegotiationShard, backends: Mapping[BackendSpec, Backend]) 
     par = pareto_batch([i.counts for i in insts], [i.values_a for i in insts],
                        [i.values_b for i in insts], score_a, score_b)
 
-    ep_rows: dict[str, list] = {name: [] for name in EPISODES.names}
-    turn_rows: dict[str, list] = {name: [] for name in TURNS.names}
+    ep_rows, turn_rows = Rows(EPISODES), Rows(TURNS)
     for e, ep in enumerate(episodes):
         inst = ep.instance
         compatible, sa, sb = outcomes[e]
@@ -147,8 +147,7 @@ def run_shard(shard: NegotiationShard, backends: Mapping[BackendSpec, Backend]) 
             "max_messages": ep.max_messages, "num_turns": len(ep.turns),
             "num_calls": sum(t.call_id is not None for t in ep.turns),
         }
-        for name in EPISODES.names:
-            ep_rows[name].append(row[name])
+        ep_rows.add(row)
         for t in ep.turns:
             trow = {
                 "run_id": shard.run_id, "shard_id": shard.shard_id, "episode_id": ep.episode_id,
@@ -159,11 +158,9 @@ def run_shard(shard: NegotiationShard, backends: Mapping[BackendSpec, Backend]) 
                 "proposal": list(t.proposal) if t.proposal is not None else None,
                 "call_id": t.call_id, "latency_ms": latency.get(t.call_id),
             }
-            for name in TURNS.names:
-                turn_rows[name].append(trow[name])
+            turn_rows.add(trow)
 
-    episodes_tab = pa.table(ep_rows, schema=EPISODES)
-    turns_tab = pa.table(turn_rows, schema=TURNS)
+    episodes_tab, turns_tab = ep_rows.table(), turn_rows.table()
     tables = {"episodes": (shard.shard_id, episodes_tab), "turns": (shard.shard_id, turns_tab)}
     specs = {player_label(s): s for s in shard.specs}
     call_tabs = []

@@ -1,0 +1,104 @@
+"""Option groups shared by several commands (one definition, one help text), and the
+``distbench run`` command class that adds each game family's own flags."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from distbench.engine.executors import DEFAULT_KEEP_WARM_S
+
+
+def _apply(options: list[Callable[[Any], Any]]) -> Callable[[Any], Any]:
+    def decorate(func: Any) -> Any:
+        for option in reversed(options):
+            func = option(func)
+        return func
+    return decorate
+
+
+keep_warm_option = click.option(
+    "--keep-warm", type=click.FloatRange(min=0), default=DEFAULT_KEEP_WARM_S,
+    show_default=True, metavar="SECONDS",
+    help="With --address: run shards on warm executors that stay on the cluster this long "
+         "after the run, so the next run skips Ray's worker start-up (0: plain Ray tasks, "
+         "nothing stays).")
+
+execution_options = _apply([
+    click.option("--parallel/--no-parallel", default=True, show_default=True,
+                 help="Run shards as Ray tasks, or one by one in this process."),
+    click.option("--num-workers", type=click.IntRange(min=1), default=None,
+                 help="CPUs of the local Ray instance.  [default: all]"),
+    click.option("--address", default=None,
+                 help="Existing Ray cluster to use ('auto' or ray://host:port)."),
+    keep_warm_option,
+])
+"""``--parallel/--no-parallel``, ``--num-workers``, ``--address``, ``--keep-warm``."""
+
+output_dir_option = click.option(
+    "--output-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+    show_default=True, help="Folder of run folders.")
+
+
+class FamilyCommand(click.Command):
+    """A command whose parameters grow, on first use, by every registered game family's own
+    flags (``Family.options``): built-in and plugin families alike. ``--help`` lists each
+    family's flags under its name; a family's flag given with another ``--family`` is
+    refused in one line (:meth:`check_family_options`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._owners: dict[str, list[str]] | None = None
+
+    def _add_family_options(self) -> dict[str, list[str]]:
+        if self._owners is None:
+            from distbench.games.registry import families
+
+            owners: dict[str, list[str]] = {}
+            taken = {p.name: p for p in self.params}
+            for name, family in families().items():
+                for option in family.cli_options():
+                    known = taken.get(option.name)
+                    if known is None:
+                        self.params.append(option)
+                        taken[option.name] = option
+                        owners[option.name] = [name]
+                    elif option.name in owners:  # two families share a flag
+                        owners[option.name].append(name)
+            modes = "; ".join(f"{name}: {' | '.join(f.modes)}"
+                              for name, f in families().items() if f.modes)
+            mode = taken.get("mode_names")
+            if mode is not None and modes and mode.help and "Modes:" not in mode.help:
+                mode.help += f" Modes: {modes}."
+            self._owners = owners
+        return self._owners
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        self._add_family_options()
+        return super().get_params(ctx)
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        owners = self._add_family_options()
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                owner = owners.get(param.name or "")
+                title = f"{' and '.join(owner)} options" if owner else "Options"
+                groups.setdefault(title, []).append(record)
+        for title, records in groups.items():
+            with formatter.section(title):
+                formatter.write_dl(records)
+
+    def check_family_options(self, ctx: click.Context, family: str) -> None:
+        """Refuses a flag of another family given on the command line (it would be ignored)."""
+        for name, owner in self._add_family_options().items():
+            source = ctx.get_parameter_source(name)
+            if family not in owner and source is click.core.ParameterSource.COMMANDLINE:
+                param = next(p for p in self.params if p.name == name)
+                flag = max(param.opts, key=len)
+                raise click.UsageError(f"{flag} is a flag of the {' and '.join(owner)} "
+                                       f"family, not of {family}")
