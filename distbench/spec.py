@@ -106,7 +106,8 @@ class SweepSpec:
         models: Every (provider, tier, model).
         llm_seed: Sampling seed.
         max_tokens: Completion budget (None: by mode and style).
-        shard_trials: Target trials per shard.
+        shard_trials: Target trials per shard (None: 20,000 for in-process models such as
+            the dummy, 500 for models behind an endpoint).
         sections: Family name -> its validated table (``[negotiation]``, ``[fog]``, a
             plugin's), for the families the spec names.
         logprob_cue: Logprob mode: the text the completion prompt ends with.
@@ -125,7 +126,7 @@ class SweepSpec:
     models: tuple[ModelEntry, ...]
     llm_seed: int = 0
     max_tokens: int | None = None
-    shard_trials: int = 20_000
+    shard_trials: int | None = None
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     logprob_cue: str = "I choose Action"
     min_label_mass: float = 0.5
@@ -297,7 +298,8 @@ def parse_spec(data: dict[str, Any], source: str = "<spec>") -> SweepSpec:
         models=tuple(_models(source, data.get("providers"))),
         llm_seed=_int(source, "llm_seed", data.get("llm_seed", 0), 0),
         max_tokens=max_tokens,
-        shard_trials=_int(source, "shard_trials", data.get("shard_trials", 20_000), 1),
+        shard_trials=(None if data.get("shard_trials") is None
+                      else _int(source, "shard_trials", data["shard_trials"], 1)),
         sections=_sections(source, data),
         logprob_cue=cue,
         min_label_mass=float(min_mass),

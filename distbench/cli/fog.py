@@ -42,7 +42,8 @@ def fog() -> None:
 def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scouting: bool,
                run_id: str, output_dir: Path, parallel: bool) -> None:
     """Round robin of the four scripted tiers (both seat orders) with the tier gradient."""
-    from distbench.engine.driver import RunDirectoryError, run_plan
+    from distbench.cli.progress import run_with_progress
+    from distbench.engine.driver import RunDirectoryError
     from distbench.games.fog.metrics import gradient_holds, tier_gradient
     from distbench.games.fog.plan import plan_fog, tournament_config
     from distbench.store.catalog import open_run
@@ -62,8 +63,8 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
         raise UserError(str(exc)) from None
     run_dir = output_dir / run_id
     try:
-        outcome = run_plan(plan_fog(config, run_id), run_dir, parallel=parallel,
-                           command=["distbench", *sys.argv[1:]])
+        outcome = run_with_progress(plan_fog(config, run_id), run_dir, parallel=parallel,
+                                    command=["distbench", *sys.argv[1:]])
     except RunDirectoryError as exc:
         raise UserError(str(exc)) from None
     con = open_run(run_dir)
@@ -96,7 +97,8 @@ def study(games_per_pairing: int, accuracies: str, reference_accuracy: float | N
     tier gradient per condition, scouting value, belief quality vs winning, anti-calculability."""
     import json
 
-    from distbench.engine.driver import RunDirectoryError, run_plan
+    from distbench.cli.progress import run_with_progress
+    from distbench.engine.driver import RunDirectoryError
     from distbench.games.fog.study import STUDY_SQL, plan_study, study_metrics
     from distbench.store.catalog import open_run
 
@@ -113,8 +115,8 @@ def study(games_per_pairing: int, accuracies: str, reference_accuracy: float | N
         raise UserError(f"--run-id must be a plain folder name, got {run_id!r}")
     run_dir = output_dir / run_id
     try:
-        outcome = run_plan(plan_study(games_per_pairing, seed, accs, run_id), run_dir,
-                           parallel=parallel, command=["distbench", *sys.argv[1:]])
+        outcome = run_with_progress(plan_study(games_per_pairing, seed, accs, run_id), run_dir,
+                                    parallel=parallel, command=["distbench", *sys.argv[1:]])
     except RunDirectoryError as exc:
         raise UserError(str(exc)) from None
     con = open_run(run_dir, threads=1)

@@ -1,16 +1,23 @@
-"""The progress line of ``run`` and ``sweep run`` on stderr.
+"""The progress line of ``run``, ``sweep run`` and ``fog tournament|study`` on stderr.
 
-A bar over the run's units (trials, episodes, games) with the shards done, the model calls and
-failed calls so far, and an ETA. The ETA is the rate since the first shard finished: before
-that, Ray's worker start-up and the compiled kernels' loading make the first shards slow, and
-an average from the start would overstate the remaining time several times over.
+Units (trials, episodes, games) move when a shard commits; model calls move as they return
+(the driver reads the endpoints' live counts a few times a second), so a run of one shard
+shows its pace from the first call. On a terminal the line is redrawn in place; elsewhere (CI,
+``ray job`` logs, ``2> file``) a plain line is printed every few seconds — every 2 s at first,
+then less often as the run grows (at most every 30 s), and once at the end.
+
+The ETA is the pace since the first progress was seen: before that, Ray's worker start-up and
+the compiled kernels' loading make the start slow, and an average from the start would
+overstate the remaining time several times over. It uses calls when the plan knows how many it
+makes, else units.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
@@ -23,55 +30,106 @@ def _clock(seconds: float) -> str:
 
 class Progress:
     """Callbacks for :func:`distbench.engine.driver.run_plan` (``on_stage``, ``on_start``,
-    ``progress``) that draw the progress line.
+    ``progress``, ``on_calls``) that draw the progress line.
 
     Args:
         unit: What the units are, e.g. "trials".
         planned: Shards in the plan (to say how many were already committed).
         clock: Time source (seconds); for tests.
+        expected_calls: Model calls the run will make, when the plan knows (for the ETA).
+        stream: Where to write (default: stderr).
+        tty: Redraw in place (default: whether ``stream`` is a terminal).
     """
 
-    def __init__(self, unit: str, planned: int, clock=time.monotonic) -> None:
+    def __init__(self, unit: str, planned: int, clock=time.monotonic,
+                 expected_calls: int | None = None, stream: TextIO | None = None,
+                 tty: bool | None = None) -> None:
         self.unit = unit
         self.planned = planned
         self.clock = clock
-        self.bar: Any = None
+        self.expected_calls = expected_calls
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.started = False
         self.shards = 0
-        self.done = self.calls = self.failed = self.todo_units = self.todo_shards = 0
-        self._first: tuple[float, int] | None = None  # (time, units) when the first shard ended
+        self.done = self.todo_units = self.todo_shards = 0
+        self.shard_calls = self.shard_failed = 0  # from committed shards' stats
+        self.live_calls = self.live_failed = 0  # from the endpoints, as calls return
+        self._first_units: tuple[float, int] | None = None  # when the first shard ended
+        self._first_calls: tuple[float, int] | None = None  # when calls were first seen
+        self._t0 = clock()
+        self._last_line = -1e18
+        self._last_counts: tuple[int, int, int] | None = None
+        self._lock = threading.Lock()
 
-    @staticmethod
-    def stage(message: str) -> None:
-        click.echo(f"{message} ...", err=True)
+    @property
+    def bar(self) -> bool | None:
+        """Whether a progress line is being drawn (None before ``start`` or with no work)."""
+        return True if self.started else None
+
+    @property
+    def calls(self) -> int:
+        return max(self.shard_calls, self.live_calls)
+
+    @property
+    def failed(self) -> int:
+        return max(self.shard_failed, self.live_failed)
+
+    def stage(self, message: str) -> None:
+        click.echo(f"{message} ...", file=self.stream)
 
     def start(self, shards: int, units: int) -> None:
         committed = self.planned - shards
         if shards == 0:
-            click.echo("all shards already committed; nothing to run", err=True)
+            click.echo("all shards already committed; nothing to run", file=self.stream)
             return
         note = f" ({committed} already committed)" if committed else ""
-        click.echo(f"running {shards} shard(s), {units:,} {self.unit}{note}", err=True)
+        calls = f", about {self.expected_calls:,} model calls" if self.expected_calls else ""
+        click.echo(f"running {shards} shard(s), {units:,} {self.unit}{calls}{note}",
+                   file=self.stream)
         self.todo_units, self.todo_shards = units, shards
-        self.bar = click.progressbar(length=units, label=self.unit, file=sys.stderr,
-                                     show_eta=False, show_pos=True,
-                                     item_show_func=lambda _: self.suffix())
-        self.bar.__enter__()
+        self._t0 = self.clock()
+        self.started = True
+        self._draw(force=True)
 
     def update(self, shard: Any, stats: dict[str, int]) -> None:
-        self.shards += 1
-        self.done += shard.num_units
-        self.calls += stats.get("calls", 0)
-        self.failed += stats.get("call_failed", 0)
-        if self._first is None:
-            self._first = (self.clock(), self.done)
-        if self.bar is not None:
-            self.bar.update(shard.num_units, shard)
+        """A shard was committed."""
+        with self._lock:
+            self.shards += 1
+            self.done += shard.num_units
+            self.shard_calls += stats.get("calls", 0)
+            self.shard_failed += stats.get("call_failed", 0)
+            if self._first_units is None:
+                self._first_units = (self.clock(), self.done)
+        self._draw()
+
+    def live(self, counts: dict[str, int]) -> None:
+        """The model calls answered so far in this run (``calls``, ``failed``), live."""
+        with self._lock:
+            calls = counts.get("calls", 0)
+            if calls and self._first_calls is None:
+                self._first_calls = (self.clock(), calls)
+            self.live_calls, self.live_failed = calls, counts.get("failed", 0)
+        self._draw()
+
+    def rate(self) -> float | None:
+        """Calls per second since calls were first seen (None: not known yet)."""
+        if self._first_calls is None:
+            return None
+        since, calls = self._first_calls
+        elapsed = self.clock() - since
+        return (self.live_calls - calls) / elapsed if elapsed > 0 and self.live_calls > calls else None
 
     def eta(self) -> float | None:
-        """Seconds left at the rate since the first shard finished (None: not known yet)."""
-        if self._first is None or self.done >= self.todo_units:
-            return None if self.done < self.todo_units else 0.0
-        since, units = self._first
+        """Seconds left at the pace since progress was first seen (None: not known yet)."""
+        if self.todo_units and self.done >= self.todo_units:
+            return 0.0
+        rate = self.rate()
+        if self.expected_calls and rate:
+            return max(0.0, self.expected_calls - self.live_calls) / rate
+        if self._first_units is None:
+            return None
+        since, units = self._first_units
         elapsed = self.clock() - since
         if self.done <= units or elapsed <= 0:
             return None
@@ -79,10 +137,54 @@ class Progress:
 
     def suffix(self) -> str:
         eta = self.eta()
+        rate = self.rate()
+        pace = f"  {rate:.1f} calls/s" if rate else ""
         return (f"shards {self.shards}/{self.todo_shards}  calls {self.calls:,}  "
-                f"failed {self.failed:,}  ETA {'--:--' if eta is None else _clock(eta)}")
+                f"failed {self.failed:,}{pace}  ETA {'--:--' if eta is None else _clock(eta)}")
+
+    def line(self) -> str:
+        share = f" ({100 * self.done / self.todo_units:.0f}%)" if self.todo_units else ""
+        return f"{self.unit} {self.done:,}/{self.todo_units:,}{share}  {self.suffix()}"
+
+    def _interval(self) -> float:
+        """Seconds between plain lines: 2 at first, a tenth of the time so far, at most 30."""
+        return min(30.0, max(2.0, (self.clock() - self._t0) / 10))
+
+    def _draw(self, force: bool = False) -> None:
+        if not self.started:
+            return
+        with self._lock:
+            now = self.clock()
+            if self.tty:
+                if force or now - self._last_line >= 0.1:
+                    self._last_line = now
+                    self.stream.write("\r" + self.line() + "\x1b[K")
+                    self.stream.flush()
+            elif force or now - self._last_line >= self._interval():
+                counts = (self.done, self.calls, self.failed)
+                if not force and counts == self._last_counts and now - self._last_line < 30:
+                    return  # nothing moved: no line (Ray and the models still starting)
+                self._last_line, self._last_counts = now, counts
+                self.stream.write("progress: " + self.line() + "\n")
+                self.stream.flush()
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-            self.bar = None
+        if self.started:
+            self._draw(force=True)
+            if self.tty:
+                self.stream.write("\n")
+                self.stream.flush()
+            self.started = False
+
+
+def run_with_progress(plan: Any, run_dir: Any, **kwargs: Any) -> Any:
+    """:func:`distbench.engine.driver.run_plan` with the progress line on stderr (every
+    command that runs a plan uses it)."""
+    from distbench.engine.driver import run_plan
+
+    progress = Progress(plan.unit, planned=len(plan.shards), expected_calls=plan.expected_calls)
+    try:
+        return run_plan(plan, run_dir, progress=progress.update, on_start=progress.start,
+                        on_stage=progress.stage, on_calls=progress.live, **kwargs)
+    finally:
+        progress.close()

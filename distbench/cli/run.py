@@ -12,7 +12,7 @@ import click
 
 from distbench.cli.errors import UserError
 from distbench.cli.options import FamilyCommand, execution_options, output_dir_option
-from distbench.cli.progress import Progress
+from distbench.cli.progress import run_with_progress
 
 
 def _resolve_run_dir(
@@ -102,7 +102,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         **options: object) -> None:
     """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
     negotiations (Deal or No Deal), or fog-of-war skirmishes."""
-    from distbench.engine.driver import RunDirectoryError, preflight, run_plan
+    from distbench.engine.driver import RunDirectoryError, preflight
     from distbench.games.matrix.buckets import UnknownBucketError
     from distbench.games.registry import UnknownFamilyError, get_family
     from distbench.llm.base import BackendSpec, BackendUnavailable
@@ -145,9 +145,8 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         raise UserError(str(exc)) from None
     _resolve_run_dir(output_dir, run_dir.name, command.folder, overwrite)
     click.echo(f"run {run_dir.name}: {command.label}", err=True)
-    progress = Progress(plan.unit, planned=len(plan.shards))
     try:
-        outcome = run_plan(
+        outcome = run_with_progress(
             plan,
             run_dir,
             parallel=parallel,
@@ -155,14 +154,9 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
             address=address,
             keep_warm=keep_warm,
             command=["distbench", *sys.argv[1:]],
-            progress=progress.update,
-            on_start=progress.start,
-            on_stage=progress.stage,
         )
     except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
-    finally:
-        progress.close()
     if command.format_summary is not None:
         click.echo(command.format_summary(outcome.summary))
     elif outcome.summary:

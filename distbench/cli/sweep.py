@@ -14,7 +14,7 @@ import click
 
 from distbench.cli.errors import UserError
 from distbench.cli.options import execution_options, output_dir_option
-from distbench.cli.progress import Progress
+from distbench.cli.progress import run_with_progress
 from distbench.report.suite import write_suite_tables
 
 
@@ -165,7 +165,7 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
             **overrides: Any) -> None:
     """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""
     from distbench.cli.run import check_calls
-    from distbench.engine.driver import RunDirectoryError, run_plan
+    from distbench.engine.driver import RunDirectoryError
     from distbench.engine.sweep import plan_sweep
     from distbench.llm.base import BackendUnavailable
     from distbench.llm.local import LocalModelUnavailable
@@ -196,17 +196,12 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
     click.echo(f"sweep {parsed.name}: {len(plan.shards)} shards, {total:,} units (trials, episodes, games) -> {run_dir}",
                err=True)
 
-    progress = Progress("units", planned=len(plan.shards))
     try:
-        outcome = run_plan(plan, run_dir, parallel=parallel,
-                           num_workers=num_workers or os.cpu_count(), address=address,
-                           keep_warm=keep_warm,
-                           command=["distbench", *sys.argv[1:]], progress=progress.update,
-                           on_start=progress.start, on_stage=progress.stage)
+        outcome = run_with_progress(plan, run_dir, parallel=parallel,
+                                    num_workers=num_workers or os.cpu_count(), address=address,
+                                    keep_warm=keep_warm, command=["distbench", *sys.argv[1:]])
     except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
-    finally:
-        progress.close()
     written = write_suite_tables(run_dir, run_dir / "report")
     click.echo(f"{outcome.executed} shard(s) run, {outcome.skipped} skipped, "
                f"{outcome.elapsed_s:.1f} s", err=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
@@ -192,6 +193,7 @@ def run_plan(
     progress: ProgressFn | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_stage: Callable[[str], None] | None = None,
+    on_calls: Callable[[dict[str, int]], None] | None = None,
 ) -> RunOutcome:
     """Runs (or resumes) a plan into ``run_dir``.
 
@@ -210,6 +212,9 @@ def run_plan(
             Ray is up: a progress bar's clock should not count Ray's start-up).
         on_stage: Called with a short message before a slow set-up step (starting or
             connecting to Ray), so a user is not left waiting in silence.
+        on_calls: Called about twice a second while shards run, with the model calls
+            answered so far in this run (``calls``, ``failed``, ``cache_hits``, tokens), read
+            live from the endpoints (so it moves call by call, not shard by shard).
 
     Raises:
         RunDirectoryError: ``run_dir`` holds another configuration (:class:`RunConfigMismatch`)
@@ -218,7 +223,8 @@ def run_plan(
     with exclusive(run_dir):
         return _run_plan(plan, run_dir, parallel=parallel, num_workers=num_workers,
                          address=address, keep_warm=keep_warm, command=command,
-                         progress=progress, on_start=on_start, on_stage=on_stage)
+                         progress=progress, on_start=on_start, on_stage=on_stage,
+                         on_calls=on_calls)
 
 
 def _run_plan(
@@ -233,6 +239,7 @@ def _run_plan(
     progress: ProgressFn | None,
     on_start: Callable[[int, int], None] | None,
     on_stage: Callable[[str], None] | None,
+    on_calls: Callable[[dict[str, int]], None] | None = None,
 ) -> RunOutcome:
     t0 = time.perf_counter()
     load_families()  # every family's tables are known to the store before it is read
@@ -300,6 +307,8 @@ def _run_plan(
             results = _local_results(todo)
         if on_start:
             on_start(len(todo), sum(s.num_units for s in todo))
+        watcher = CallWatcher(specs, endpoints if parallel else None, on_calls) \
+            if on_calls else None
         # Two writer threads overlap writing and fsyncing a shard's files with receiving the
         # next results (the workers encoded the Parquet). Every shard is still written by this
         # process only, files then marker.
@@ -333,6 +342,8 @@ def _run_plan(
                 raise AuthenticationFailed(str(cause)) from None
             raise
         finally:
+            if watcher is not None:
+                watcher.stop()
             writers.shutdown(wait=True)
             del endpoints
 
@@ -367,6 +378,66 @@ def _run_plan(
         elapsed_s=time.perf_counter() - t0,
         calls=health,
     )
+
+
+class CallWatcher:
+    """Reads the live call counts of a run's endpoints about twice a second, in a thread,
+    and hands the counts since the run started to ``report``. Under Ray the counts are the
+    endpoint actors' (:meth:`EndpointActor.stats`); without Ray, this process's own
+    (:mod:`distbench.llm.meter`). A reading that fails (an actor restarting) is skipped."""
+
+    def __init__(self, specs: list[BackendSpec], actors: list[Any] | None,
+                 report: Callable[[dict[str, int]], None], interval: float = 0.5) -> None:
+        from distbench.llm import meter
+        from distbench.llm.endpoint import endpoint_key
+
+        keys = [endpoint_key(s) for s in specs if not in_process(s)]
+        self._fields = meter.FIELDS
+        if actors is not None:
+            import ray
+
+            def read() -> dict[str, int]:
+                stats = ray.get([a.stats.remote() for a in actors], timeout=5)
+                return {f: sum(st.get(f, 0) for st in stats) for f in self._fields}
+        else:
+            def read() -> dict[str, int]:
+                return meter.snapshot(keys)
+        self._read = read
+        self._report = report
+        self._interval = interval
+        self._stop = threading.Event()
+        self._base: dict[str, int] | None = None
+        if keys:
+            self._base = self._safe_read()
+            self._thread = threading.Thread(target=self._loop, name="distbench-calls",
+                                            daemon=True)
+            self._thread.start()
+        else:
+            self._thread = None
+
+    def _safe_read(self) -> dict[str, int] | None:
+        try:
+            return self._read()
+        except Exception:  # noqa: BLE001 - progress only: a missed reading is harmless
+            return None
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            self.poll()
+
+    def poll(self) -> None:
+        now = self._safe_read()
+        if now is None:
+            return
+        if self._base is None:
+            self._base = dict.fromkeys(self._fields, 0)
+        self._report({f: now[f] - self._base.get(f, 0) for f in self._fields})
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join(timeout=10)
+            self.poll()  # the final counts
 
 
 def _jsonable(shard: Any) -> Any:

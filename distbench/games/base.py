@@ -95,6 +95,8 @@ class RunPlan:
             made.
         extra_styles: Prompt styles the plan sends to every model besides the model's own
             (logprob mode reads completions), checked by the pre-flight.
+        expected_calls: The model calls the plan will make (at least), when the family can
+            tell, for the estimate before a run and the progress line's ETA; None: unknown.
     """
 
     family: str
@@ -107,6 +109,7 @@ class RunPlan:
     summary_threads: int | None = 1
     summary_tables: tuple[str, ...] | None = None
     extra_styles: tuple[str, ...] = ()
+    expected_calls: int | None = None
 
     def specs(self) -> list[BackendSpec]:
         """Every model the plan calls, once each, in a stable order."""

@@ -8,7 +8,7 @@ parse path. A backend never raises for a failed call: it returns a :class:`Respo
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -156,9 +156,21 @@ class Backend(abc.ABC):
             answers): each shard builds its own in its own process. False (the default)
             for one that calls a model: a run gives it one endpoint actor per model, which
             holds the rate limits, the connection pool and the cache.
+        reports_answers: See :meth:`answered`.
     """
 
     in_process: ClassVar[bool] = False
+    reports_answers: ClassVar[bool] = False
+    """True for a backend that calls :meth:`answered` with each answer as it returns (so
+    progress moves call by call); others are counted when their batch returns."""
+
+    on_answer: Callable[[Response], None] | None = None
+
+    def answered(self, response: Response) -> Response:
+        """Reports one answer that just returned (to the live call counts); returns it."""
+        if self.on_answer is not None:
+            self.on_answer(response)
+        return response
 
     def __init__(self, spec: BackendSpec) -> None:
         self.spec = spec

@@ -18,6 +18,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from distbench.llm import meter
 from distbench.llm.base import Backend, BackendSpec, Request, Response
 from distbench.llm.cache import ResponseCache, cache_key
 
@@ -46,6 +47,7 @@ class CachingBackend(Backend):
         super().__init__(inner.spec)
         self.inner = inner
         self.cache = cache
+        self.reports_answers = inner.reports_answers
 
     async def generate(self, requests: Sequence[Request]) -> list[Response]:
         if self.cache is None:
@@ -53,15 +55,45 @@ class CachingBackend(Backend):
         keys = [cache_key(self.spec, r) for r in requests]
         hits = self.cache.get_many(keys)
         missing = [i for i, k in enumerate(keys) if k not in hits]
+        if hits:
+            self.answered_hits([hits[k] for k in keys if k in hits])
         answers = await self.inner.generate([requests[i] for i in missing]) if missing else []
         self.cache.put_many([(keys[i], a) for i, a in zip(missing, answers, strict=True)])
         fresh = dict(zip(missing, answers, strict=True))
         return [hits[k] if k in hits else fresh[i] for i, k in enumerate(keys)]
 
+    def answered_hits(self, responses: list[Response]) -> None:
+        if self.reports_answers:
+            for r in responses:
+                self.answered(r)
+
     async def aclose(self) -> None:
         await self.inner.aclose()
         if self.cache is not None:
             self.cache.close()
+
+
+class MeteredBackend(Backend):
+    """Counts a backend's answers for the live progress (:mod:`distbench.llm.meter`): as
+    each returns when the backend reports them (``reports_answers``), else per batch."""
+
+    def __init__(self, inner: Backend, key: str) -> None:
+        super().__init__(inner.spec)
+        self.inner = inner
+        self.key = key
+        if inner.reports_answers:
+            inner.on_answer = lambda r: meter.record(key, (r,))
+            if isinstance(inner, CachingBackend):
+                inner.inner.on_answer = inner.on_answer
+
+    async def generate(self, requests: Sequence[Request]) -> list[Response]:
+        answers = await self.inner.generate(requests)
+        if not self.inner.reports_answers:
+            meter.record(self.key, answers)
+        return answers
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def default_cache_path() -> Path:
@@ -75,10 +107,10 @@ def build_direct(spec: BackendSpec) -> Backend:
     from distbench.llm.registry import build_backend
 
     inner = build_backend(spec)
-    if not spec.option("cache", True):
-        return inner
-    path = spec.option("cache_path") or default_cache_path()
-    return CachingBackend(inner, ResponseCache(path))
+    if spec.option("cache", True):
+        path = spec.option("cache_path") or default_cache_path()
+        inner = CachingBackend(inner, ResponseCache(path))
+    return MeteredBackend(inner, endpoint_key(spec))
 
 
 class EndpointActor:
@@ -93,7 +125,8 @@ class EndpointActor:
         return await self.backend.generate(requests)
 
     def stats(self) -> dict[str, int]:
-        return {"requests": self.calls}
+        """``requests`` received, and the live counts of the answers (``meter.FIELDS``)."""
+        return {"requests": self.calls, **meter.snapshot([endpoint_key(self.backend.spec)])}
 
 
 def get_or_create(spec: BackendSpec):

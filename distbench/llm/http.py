@@ -157,6 +157,8 @@ class OpenAICompatibleBackend(Backend):
     ``max_retries``.
     """
 
+    reports_answers = True
+
     def __init__(self, spec: BackendSpec, *, transport: httpx.AsyncBaseTransport | None = None,
                  sleep=asyncio.sleep, rng_seed: int = 0) -> None:
         super().__init__(spec)
@@ -237,7 +239,8 @@ class OpenAICompatibleBackend(Backend):
             self._client = None
 
     async def generate(self, requests: Sequence[Request]) -> list[Response]:
-        results = await asyncio.gather(*(self._call(r) for r in requests), return_exceptions=True)
+        results = await asyncio.gather(*(self._answered_call(r) for r in requests),
+                                       return_exceptions=True)
         for res in results:
             if isinstance(res, AuthenticationFailed):
                 raise res
@@ -249,6 +252,9 @@ class OpenAICompatibleBackend(Backend):
             else:
                 out.append(res)
         return out
+
+    async def _answered_call(self, req: Request) -> Response:
+        return self.answered(await self._call(req))
 
     def _auth_message(self, status: int) -> str:
         who = f"{self.spec.provider} at {self.base_url}"

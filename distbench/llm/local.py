@@ -687,6 +687,8 @@ class LocalBackend(Backend):
             loads on the first :meth:`generate`).
     """
 
+    reports_answers = True
+
     @classmethod
     def canonical_model(cls, model: str) -> str:
         return canonical_model(model)
@@ -750,4 +752,5 @@ class LocalBackend(Backend):
             )
 
     async def generate(self, requests: Sequence[Request]) -> list[Response]:
-        return [await asyncio.to_thread(self._call, request) for request in requests]
+        return [self.answered(await asyncio.to_thread(self._call, request))
+                for request in requests]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
+import math
 import os
 import uuid
 from collections.abc import Iterator, Mapping
@@ -66,9 +67,22 @@ def _atomic_write_bytes(path: Path, data: bytes) -> None:
             tmp.unlink()
 
 
+def strict_json(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by None: strict JSON (RFC 8259 has
+    no NaN), which every parser reads."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    return value
+
+
 def write_json(path: Path, payload: Mapping[str, Any]) -> None:
-    """Writes ``payload`` as indented JSON, atomically."""
-    _atomic_write_bytes(path, (json.dumps(payload, indent=2, sort_keys=False) + "\n").encode())
+    """Writes ``payload`` as indented strict JSON (non-finite numbers as null), atomically."""
+    text = json.dumps(strict_json(payload), indent=2, sort_keys=False, allow_nan=False)
+    _atomic_write_bytes(path, (text + "\n").encode())
 
 
 def read_json(path: Path) -> dict[str, Any]:

@@ -53,3 +53,62 @@ def test_clock_format(seconds, text):
     from distbench.cli.progress import _clock
 
     assert _clock(seconds) == text
+
+
+class _Stream:
+    def __init__(self) -> None:
+        self.text = ""
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_off_a_terminal_plain_lines_follow_the_live_calls_and_skip_idle_ones():
+    clock, out = _Clock(), _Stream()
+    p = Progress("trials", planned=1, clock=clock, expected_calls=100, stream=out)
+    p.start(1, 100)
+    clock.now = 3.0
+    p.live({"calls": 0, "failed": 0})  # Ray still starting: nothing moved, no line
+    clock.now = 5.0
+    p.live({"calls": 10, "failed": 1})
+    clock.now = 10.0
+    p.live({"calls": 60, "failed": 1})  # 50 calls in 5 s since calls were first seen
+    clock.now = 10.5
+    p.live({"calls": 65, "failed": 1})  # too soon after the last line
+    p.update(_shard(100), {"calls": 100, "call_failed": 1})
+    p.close()
+    lines = out.text.splitlines()
+    assert lines[0] == "running 1 shard(s), 100 trials, about 100 model calls"
+    progress = [ln for ln in lines if ln.startswith("progress: ")]
+    assert [ln.split("calls ")[1].split()[0] for ln in progress] == ["0", "10", "60", "100"]
+    assert "10.0 calls/s  ETA 0:04" in progress[2]  # 40 calls left at 10 calls/s
+    assert progress[-1].startswith("progress: trials 100/100 (100%)  shards 1/1")
+
+
+def test_a_run_against_a_slow_server_reports_calls_before_it_ends(tmp_path):
+    """The issue's check: stderr not a terminal, one shard, a server answering in 200 ms:
+    at least three progress lines with increasing call counts before the run ends."""
+    import os
+    import subprocess
+    import sys
+
+    from distbench.mockserver import ServerConfig, start_server
+
+    with start_server(ServerConfig(latency_ms=200)) as server:
+        out = subprocess.run(
+            [sys.executable, "-m", "distbench", "run", "--llm-type", "openai", "--base-url",
+             server.url, "--num-games", "10", "--num-trials", "5", "--run-id", "p", "--no-cache"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=300,
+            env={**os.environ, "OPENAI_API_KEY": "sk-test", "RAY_AUTH_MODE": "disabled"})
+    assert out.returncode == 0, out.stderr
+    lines = [ln for ln in out.stderr.splitlines() if ln.startswith("progress: ")]
+    calls = [int(ln.split("calls ")[1].split()[0].replace(",", "")) for ln in lines]
+    before_end = [c for c in calls if 0 < c < 50]
+    assert len(before_end) >= 3, out.stderr
+    assert before_end == sorted(before_end) and calls[-1] == 50

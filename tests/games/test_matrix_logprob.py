@@ -99,12 +99,12 @@ def test_low_label_mass_is_its_own_status_not_a_strategy():
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf])
-def test_non_finite_logprobs_are_no_answer_with_null_mass(bad):
+def test_non_finite_logprobs_are_their_own_status_with_null_mass(bad):
     def model(requests):
         return [Response(text=" 1", logprobs=((" 1", bad), (" 2", -1.0))) for _ in requests]
 
     (reading,), _ = read_strategies(["P"], [7], 3, model, temperature=1.0)
-    assert reading.status == "no_answer" and reading.strategy is None
+    assert reading.status == "non_finite" and reading.strategy is None
     assert math.isnan(reading.label_mass) and "non-finite" in reading.detail
 
 

@@ -216,8 +216,8 @@ MIXED_CHAT_CASES = [
     ("Strategy: [0.5, 0.3]", 2, NOT_A_DISTRIBUTION, None),
     ("Strategy: [0, 0, 0]", 3, NOT_A_DISTRIBUTION, None),
     ("Strategy: [0.6, -0.1, 0.5]", 3, NOT_A_DISTRIBUTION, None),
-    ("Strategy: [nan, 0.5, 0.5]", 3, NOT_A_DISTRIBUTION, None),
-    ("Strategy: [inf, 0, 0]", 3, NOT_A_DISTRIBUTION, None),
+    ("Strategy: [nan, 0.5, 0.5]", 3, ParseStatus.NON_FINITE, None),
+    ("Strategy: [inf, 0, 0]", 3, ParseStatus.NON_FINITE, None),
     ("Strategy: [0.5, 0.5]", 3, WRONG_LENGTH, None),
     ("Strategy: [0.25, 0.25, 0.25, 0.25]", 3, WRONG_LENGTH, None),
     ("Action 1: 0.5, Action 3: 0.5", 3, WRONG_LENGTH, None),
@@ -335,6 +335,7 @@ def test_status_values_match_the_stored_strings():
         "not_a_distribution",
         "call_failed",
         "low_label_mass",
+        "non_finite",
     ]
     assert ParseStatus.OK == "ok"
 

@@ -31,7 +31,7 @@ GAMES, TRIALS = 3, 2
 # 20 trials about one in a thousand.
 PURE_SIZE = {"smollm2": (5, 4), "gemma3": (GAMES, TRIALS)}
 STATUSES = {"ok", "no_answer", "out_of_range", "ambiguous", "wrong_length",
-            "not_a_distribution", "empty", "low_label_mass", "call_failed"}
+            "not_a_distribution", "non_finite", "empty", "low_label_mass", "call_failed"}
 
 # llama.cpp pads a context to a multiple of 256 tokens, and llama-cpp-python 0.3.36 sizes its
 # token buffer with the unpadded --n_ctx: with --n_ctx 128 a prompt of 129..255 tokens passes

@@ -189,8 +189,9 @@ def read_strategies(
             continue
         total = float(mass[g].sum())
         if g in bad:
-            readings.append(LabelReading("no_answer", None, math.nan if "finite" in bad[g]
-                                         else total, bad[g], text))
+            non_finite = "non-finite" in bad[g]
+            readings.append(LabelReading("non_finite" if non_finite else "no_answer", None,
+                                         math.nan if non_finite else total, bad[g], text))
         elif total <= 0.0:
             readings.append(LabelReading("no_answer", None, 0.0,
                                          "no probability on the action labels", text))

@@ -62,9 +62,9 @@ divided by 100; a ``%`` right after a closing bracket applies to the whole list)
 twice with different values AMBIGUOUS, a missing label WRONG_LENGTH. Pairs followed or preceded
 by arithmetic (``p2 = 1 - p1``) are not read as answers.
 
-Validation: count != m is WRONG_LENGTH; a negative, NaN or infinite value, a sum farther than
-0.02 from 1, or all zeros is NOT_A_DISTRIBUTION; otherwise the values are renormalised to sum
-to 1 (values whose float sum is already exactly 1 are returned unchanged).
+Validation: count != m is WRONG_LENGTH; a NaN or infinite value is NON_FINITE; a negative
+value, a sum farther than 0.02 from 1, or all zeros is NOT_A_DISTRIBUTION; otherwise the
+values are renormalised to sum to 1 (values whose float sum is already exactly 1 are returned unchanged).
 
 Mixed continuation mode: the prompt ends with ``Strategy: [`` (see ``prompts``), so the text
 should start with the numbers; a leading ``[`` is also accepted (so a prompt ending in
@@ -101,6 +101,7 @@ class ParseStatus(enum.StrEnum):
     NOT_A_DISTRIBUTION = "not_a_distribution"
     CALL_FAILED = "call_failed"  # set by the engine when the API call failed; never returned here
     LOW_LABEL_MASS = "low_label_mass"  # logprob mode: too little probability on the labels
+    NON_FINITE = "non_finite"  # a NaN or infinite number in the answer or its logprobs
 
 
 @dataclass(frozen=True, slots=True)
@@ -621,7 +622,7 @@ def _validate(found: _Found, num_actions: int) -> MixedAnswer:
         )
     for i, v in enumerate(values, start=1):
         if math.isnan(v) or math.isinf(v):
-            return _mixed_fail(ParseStatus.NOT_A_DISTRIBUTION, f"p{i} is {v}")
+            return _mixed_fail(ParseStatus.NON_FINITE, f"p{i} is {v}")
     for i, v in enumerate(values, start=1):
         if v < 0.0:
             return _mixed_fail(ParseStatus.NOT_A_DISTRIBUTION, f"negative p{i} = {v:g}")

@@ -39,7 +39,8 @@ class MatrixRunConfig:
         temperature: Sampling temperature sent to the model.
         max_tokens: Completion budget per answer; None: by mode and style (see
             ``games.matrix.prompts.answer_policy``).
-        shard_trials: Target number of trials per shard (shards hold whole games).
+        shard_trials: Target number of trials per shard (shards hold whole games); None:
+            :func:`default_shard_trials` of the model (set at construction).
         logprob_cue: Logprob mode: the text the completion prompt ends with (default
             ``I choose Action``, see ``games.matrix.logprob.DEFAULT_CUE``).
         min_label_mass: Logprob mode: a reading with less probability on the action labels
@@ -56,11 +57,13 @@ class MatrixRunConfig:
     tier: str | None = None
     temperature: float = 1.0
     max_tokens: int | None = None
-    shard_trials: int = 20_000
+    shard_trials: int | None = None
     logprob_cue: str = "I choose Action"
     min_label_mass: float = 0.5
 
     def __post_init__(self) -> None:
+        if self.shard_trials is None:
+            object.__setattr__(self, "shard_trials", default_shard_trials(self.llm))
         if not self.buckets:
             raise ValueError("at least one bucket is needed")
         for bucket in self.buckets:
@@ -154,6 +157,18 @@ class Shard:
         return self.num_games * per_game
 
 
+FREE_SHARD_TRIALS = 20_000
+"""Trials per shard for a model answered in the shard's process (the dummy): coarse, fast."""
+MODEL_SHARD_TRIALS = 500
+"""Trials per shard for a model behind an endpoint: a crash or a stop loses at most this
+much work, and a resume redoes no more (a real model answers a few calls per second)."""
+
+
+def default_shard_trials(llm: BackendSpec) -> int:
+    """:data:`FREE_SHARD_TRIALS` for an in-process model, else :data:`MODEL_SHARD_TRIALS`."""
+    return FREE_SHARD_TRIALS if _free(llm) else MODEL_SHARD_TRIALS
+
+
 def default_max_tokens(style: str, mode: str = "pure") -> int:
     """Completion budget of a mode when none is given: room to reason in chat style; a short
     answer after the cue in completion style; one token in logprob mode."""
@@ -235,7 +250,16 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
         summary_threads=None,  # its sums run in a fixed order: the same on any thread count
         summary_tables=("game_scores", "trials"),
         extra_styles=("completion",) if "logprob" in config.modes else (),
+        expected_calls=None if _free(config.llm) else sum(
+            config.num_games * (1 if m == "logprob" else config.num_trials)
+            for m in config.modes) * len(config.buckets) * len(config.seeds),
     )
+
+
+def _free(llm: BackendSpec) -> bool:
+    from distbench.llm.registry import backend_class
+
+    return backend_class(llm.provider).in_process
 
 
 def sweep_configs(spec: Any, entry: Any) -> list[MatrixRunConfig]:

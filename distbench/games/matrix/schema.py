@@ -66,7 +66,7 @@ TRIALS = pa.schema(
            "Logprob mode: probability the model put on writing a valid action label after "
            "the cue (white space and multi-digit labels followed); below the run's "
            "min_label_mass the reading is invalid ('low_label_mass')."),
-        _f("parse_status", pa.string(), "'ok' or why the answer is invalid (no_answer, ...).", False),
+        _f("parse_status", pa.string(), "'ok' or why the answer is invalid: no_answer, out_of_range, ambiguous, wrong_length, not_a_distribution, non_finite (NaN or infinity in the answer or its logprobs), empty, low_label_mass, call_failed.", False),
         _f("parse_detail", pa.string(), "Short reason when parse_status is not 'ok'.", False),
         _f("raw_text", pa.string(), "The model's answer text, verbatim; NULL when the call failed."),
         _f("llm_value", _F64, "x'U y*: the answer's expected payoff against the Nash opponent."),
