@@ -35,8 +35,13 @@ execution_options = _apply([
     click.option("--address", default=None,
                  help="Existing Ray cluster to use ('auto' or ray://host:port)."),
     keep_warm_option,
+    click.option("--retry-failed", is_flag=True,
+                 help="Resuming a run: also play again the shards whose model calls failed "
+                      "(call_failed rows), replacing their rows; with the response cache on, "
+                      "only the failed calls reach the model again."),
 ])
-"""``--parallel/--no-parallel``, ``--num-workers``, ``--address``, ``--keep-warm``."""
+"""``--parallel/--no-parallel``, ``--num-workers``, ``--address``, ``--keep-warm``,
+``--retry-failed``."""
 
 output_dir_option = click.option(
     "--output-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),

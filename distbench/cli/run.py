@@ -99,6 +99,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         max_concurrency: int | None, timeout: float | None, max_retries: int | None,
         no_cache: bool, output_dir: Path, run_id: str | None, overwrite: bool, parallel: bool,
         num_workers: int | None, address: str | None, keep_warm: float,
+        retry_failed: bool,
         **options: object) -> None:
     """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
     negotiations (Deal or No Deal), or fog-of-war skirmishes."""
@@ -154,6 +155,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
             address=address,
             keep_warm=keep_warm,
             command=["distbench", *sys.argv[1:]],
+            retry_failed=retry_failed,
         )
     except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None

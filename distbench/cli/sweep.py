@@ -162,6 +162,7 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
 @_override_options
 def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir: Path | None,
             parallel: bool, num_workers: int | None, address: str | None, keep_warm: float,
+            retry_failed: bool,
             **overrides: Any) -> None:
     """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""
     from distbench.cli.run import check_calls
@@ -199,7 +200,8 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
     try:
         outcome = run_with_progress(plan, run_dir, parallel=parallel,
                                     num_workers=num_workers or os.cpu_count(), address=address,
-                                    keep_warm=keep_warm, command=["distbench", *sys.argv[1:]])
+                                    keep_warm=keep_warm, command=["distbench", *sys.argv[1:]],
+                                    retry_failed=retry_failed)
     except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     written = write_suite_tables(run_dir, run_dir / "report")

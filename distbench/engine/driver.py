@@ -35,6 +35,7 @@ from distbench.store.writer import (
     RunDirectoryError,
     RunWriter,
     exclusive,
+    failed_call_shards,
     read_json,
     write_json,
 )
@@ -158,6 +159,7 @@ class RunOutcome:
         summary: The summary records.
         elapsed_s: Wall time of this call.
         calls: How the model calls went (:func:`call_health`), None without calls.
+        retried: Shards played again for their failed calls (``retry_failed``).
     """
 
     run_dir: Path
@@ -167,6 +169,7 @@ class RunOutcome:
     summary: list[dict[str, Any]]
     elapsed_s: float
     calls: dict[str, Any] | None = None
+    retried: int = 0
 
 
 def _check_manifest(run_dir: Path, config_dict: dict[str, Any]) -> None:
@@ -194,6 +197,7 @@ def run_plan(
     on_start: Callable[[int, int], None] | None = None,
     on_stage: Callable[[str], None] | None = None,
     on_calls: Callable[[dict[str, int]], None] | None = None,
+    retry_failed: bool = False,
 ) -> RunOutcome:
     """Runs (or resumes) a plan into ``run_dir``.
 
@@ -215,6 +219,10 @@ def run_plan(
         on_calls: Called about twice a second while shards run, with the model calls
             answered so far in this run (``calls``, ``failed``, ``cache_hits``, tokens), read
             live from the endpoints (so it moves call by call, not shard by shard).
+        retry_failed: Also play again every committed shard whose model calls failed
+            (``calls.status = 'failed'``, the ``call_failed`` rows): its rows are replaced,
+            exactly once; with the response cache on, only the failed calls reach the model
+            again (the others are answered from the cache).
 
     Raises:
         RunDirectoryError: ``run_dir`` holds another configuration (:class:`RunConfigMismatch`)
@@ -224,7 +232,7 @@ def run_plan(
         return _run_plan(plan, run_dir, parallel=parallel, num_workers=num_workers,
                          address=address, keep_warm=keep_warm, command=command,
                          progress=progress, on_start=on_start, on_stage=on_stage,
-                         on_calls=on_calls)
+                         on_calls=on_calls, retry_failed=retry_failed)
 
 
 def _run_plan(
@@ -240,6 +248,7 @@ def _run_plan(
     on_start: Callable[[int, int], None] | None,
     on_stage: Callable[[str], None] | None,
     on_calls: Callable[[dict[str, int]], None] | None = None,
+    retry_failed: bool = False,
 ) -> RunOutcome:
     t0 = time.perf_counter()
     load_families()  # every family's tables are known to the store before it is read
@@ -253,6 +262,17 @@ def _run_plan(
     writer = RunWriter(run_dir)
     shards = plan.shards
     committed = writer.committed()
+    retried: dict[str, int] = {}
+    if retry_failed:
+        planned_ids = {s.shard_id for s in shards}
+        retried = {sid: n for sid, n in failed_call_shards(run_dir).items()
+                   if sid in planned_ids}
+        if retried and on_stage:
+            on_stage(f"retrying {sum(retried.values()):,} failed call(s) in {len(retried)} "
+                     "shard(s)")
+        for sid in retried:  # uncommitted first: a crash now leaves them to the next resume
+            writer.uncommit(sid)
+        committed -= set(retried)
     todo = [s for s in shards if s.shard_id not in committed]
     manifest: dict[str, Any] = {
         "run_id": run_id,
@@ -377,6 +397,7 @@ def _run_plan(
         summary=summary,
         elapsed_s=time.perf_counter() - t0,
         calls=health,
+        retried=len(retried),
     )
 
 

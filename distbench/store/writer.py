@@ -263,6 +263,31 @@ class RunWriter:
         return marker
 
 
+    def uncommit(self, shard_id: str) -> None:
+        """Removes a shard's commit marker (its files stay until it is committed again, and
+        are not read meanwhile): the next run of the plan plays the shard again."""
+        (self.run_dir / COMMITS / f"{shard_id}.json").unlink(missing_ok=True)
+
+
+def failed_call_shards(run_dir: Path | str) -> dict[str, int]:
+    """Committed shards whose ``calls`` rows hold failed calls: shard id -> how many."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    run_dir = Path(run_dir)
+    out: dict[str, int] = {}
+    for marker_path in sorted(_markers(run_dir)):
+        marker = read_json(marker_path)
+        entry = marker.get("files", {}).get("calls")
+        if not entry:
+            continue
+        status = pq.read_table(run_dir / entry["file"], columns=["status"]).column("status")
+        failed = int(pc.sum(pc.not_equal(status, "ok")).as_py() or 0)
+        if failed:
+            out[marker.get("shard_id", marker_path.stem)] = failed
+    return out
+
+
 def _markers(run_dir: Path) -> list[Path]:
     """The commit markers (a half-written temporary marker of a killed driver is not one)."""
     return [p for p in (run_dir / COMMITS).glob("*.json") if not p.name.startswith(TMP_PREFIX)]

@@ -1,0 +1,66 @@
+"""``--retry-failed``: a run against a server that fails 30% of calls, then the same run against
+a healthy server: every trial valid, each (game, trial) once, and only the failed calls sent
+again (counted at the server)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+from distbench.mockserver import ServerConfig, start_server
+from distbench.store.catalog import open_run
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run(url: str, cwd, *extra: str) -> subprocess.CompletedProcess:
+    argv = [sys.executable, "-m", "distbench", "run", "--llm-type", "llamacpp", "--llm-model",
+            "mock", "--base-url", url, "--num-games", "10", "--num-trials", "5",
+            "--shard-trials", "10", "--max-retries", "0", "--run-id", "r", "--no-parallel",
+            *extra]
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+
+
+def _answers(server) -> int:
+    """Model calls the server received (not the pre-flight's model listing)."""
+    stats = server.stats()
+    return stats["requests"] - stats["by_path"].get("/v1/models", 0)
+
+
+def test_retry_failed_sends_only_the_failed_calls_again(tmp_path):
+    port = _free_port()
+    with start_server(ServerConfig(port=port, seed=3, fail_500=0.3)) as flaky:
+        first = _run(flaky.url, tmp_path)
+        sent_first = flaky.stats()["requests"]
+    assert first.returncode == 0, first.stderr
+    run = tmp_path / "results" / "r"
+    con = open_run(run)
+    failed = con.execute("select count(*) from trials where parse_status = 'call_failed'"
+                         ).fetchone()[0]
+    assert con.execute("select count(*) from calls where status = 'failed'").fetchone()[0] == failed
+    con.close()
+    assert 5 <= failed <= 30 and sent_first >= 50  # about 30% of 50
+
+    with start_server(ServerConfig(port=port, seed=3)) as healthy:
+        second = _run(healthy.url, tmp_path, "--retry-failed")
+        sent_again = _answers(healthy)
+        third = _run(healthy.url, tmp_path, "--retry-failed")  # nothing left to retry
+        assert _answers(healthy) == sent_again
+    assert second.returncode == 0, second.stderr
+    assert f"retrying {failed} failed call(s)" in second.stderr
+    assert sent_again == failed  # the others came from the response cache
+
+    con = open_run(run)
+    assert con.execute("select count(*), count(distinct trial_id), "
+                       "count(*) filter (where parse_status = 'call_failed') from trials"
+                       ).fetchone() == (50, 50, 0)
+    assert con.execute("select count(*), count(*) filter (where status = 'failed') from calls"
+                       ).fetchone() == (50, 0)
+    assert "all shards already committed" in third.stderr
