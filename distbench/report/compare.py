@@ -39,11 +39,12 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
+import duckdb
 import numpy as np
 
 from distbench.errors import UserError
 from distbench.report.bootstrap import bootstrap_mean_ci
-from distbench.report.stats import pairwise_differences
+from distbench.report.stats import PairedDifference, pairwise_differences
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +199,7 @@ def player_name(run_id: str, player: str) -> str:
     return f"{run_id}/{player}"
 
 
-def _verdict(diff, better: str) -> str:
+def _verdict(diff: PairedDifference, better: str) -> str:
     if diff.n < 2:
         return "too few shared units"
     if not diff.significant:
@@ -207,7 +208,7 @@ def _verdict(diff, better: str) -> str:
     return "a better" if a_lower == (better == "lower") else "b better"
 
 
-def _fetch(con, sql: str) -> list[dict]:
+def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict]:
     cur = con.cursor()
     try:
         result = cur.execute(sql)
