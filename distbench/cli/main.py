@@ -35,10 +35,11 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from distbench.cli import export, fog, query, report, run, serve, sweep
+    from distbench.cli import compare, export, fog, query, report, run, serve, sweep
 
     cli.add_command(run.run)
     cli.add_command(query.query)
+    cli.add_command(compare.compare)
     cli.add_command(export.export)
     cli.add_command(serve.serve)
     cli.add_command(sweep.sweep)

@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,11 +84,14 @@ def render(columns: list[str], rows: list[tuple], fmt: str) -> str:
     return "\n".join(out)
 
 
-def run_sql(run_dir: Path, sql: str, *, timeout: float | None = None) -> tuple[list[str], list[tuple]]:
+def run_sql(
+    run_dir: Path | str | Sequence[Path | str], sql: str, *, timeout: float | None = None
+) -> tuple[list[str], list[tuple]]:
     """Runs ``sql`` over the run's views, locked to the run's files; returns (columns, rows).
 
     Args:
-        run_dir: The run folder.
+        run_dir: The run folder, or several run folders and folders of runs (the views are
+            then the union of the runs, told apart by their ``run_id`` column).
         sql: The query (several statements allowed; the last one's result is returned).
         timeout: Seconds after which the query is interrupted (None: no limit).
     """
@@ -95,10 +99,13 @@ def run_sql(run_dir: Path, sql: str, *, timeout: float | None = None) -> tuple[l
 
     import duckdb
 
-    from distbench.store.catalog import NotARunError, open_run
+    from distbench.store.catalog import NotARunError, find_runs, open_run, open_runs
 
     try:
-        con = open_run(run_dir, safe=True)
+        if isinstance(run_dir, (str, Path)):
+            con = open_run(run_dir, safe=True)
+        else:
+            con = open_runs(find_runs(list(run_dir)), safe=True)
     except NotARunError as exc:
         raise UserError(str(exc)) from None
     timer = threading.Timer(timeout, con.interrupt) if timeout else None

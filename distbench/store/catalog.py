@@ -5,8 +5,14 @@
 with no committed file is an empty view with the table's schema, so queries never fail because
 a run has not produced a table yet.
 
+``open_runs(run_dirs)`` does the same over several runs: each view is the union of the runs'
+committed files (by column name, so runs of different versions mix), and every table has a
+``run_id`` column that tells the runs apart. A table that one run lacks (another family) is
+simply absent from its part of the union. :func:`find_runs` turns the folders a person names
+(runs, or folders of runs such as ``results/``) into the list of runs.
+
 With ``safe=True`` (what ``distbench query`` uses) the connection can read the committed
-Parquet files of the run and nothing else: external access is off except for exactly those
+Parquet files of the run(s) and nothing else: external access is off except for exactly those
 files (``allowed_paths``), extensions can be neither installed nor loaded, and the
 configuration is locked, so SQL cannot read other files, write any (``COPY ... TO``), attach
 databases, or undo the settings.
@@ -14,7 +20,7 @@ databases, or undo the settings.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import duckdb
@@ -33,17 +39,58 @@ def _sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def is_run_dir(path: Path) -> bool:
+    """The folder holds a run (a manifest or commit markers)."""
+    return path.is_dir() and ((path / COMMITS).is_dir() or (path / "manifest.json").exists())
+
+
 def check_run_dir(run_dir: Path | str) -> Path:
     """Returns the run folder as a Path, or raises NotARunError with a useful message."""
     path = Path(run_dir)
     if not path.is_dir():
         raise NotARunError(f"no such run directory: {path}")
-    if not (path / COMMITS).is_dir() and not (path / "manifest.json").exists():
+    if not is_run_dir(path):
         raise NotARunError(
             f"{path} is not a distbench run directory (no manifest.json or {COMMITS}/); "
             "pass a folder such as results/<run-id>"
         )
     return path
+
+
+def find_runs(paths: Sequence[Path | str]) -> list[Path]:
+    """The runs named by ``paths``: each is a run folder, or a folder whose direct subfolders
+    include runs (such as ``results/``; its other entries are ignored).
+
+    Returns:
+        The run folders in the order given (a folder's runs sorted by name), each once.
+
+    Raises:
+        NotARunError: a path does not exist, or is neither a run nor a folder of runs.
+    """
+    if not paths:
+        raise NotARunError("no run directory given")
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for given in paths:
+        path = Path(given)
+        if not path.is_dir():
+            raise NotARunError(f"no such run directory: {path}")
+        if is_run_dir(path):
+            found = [path]
+        else:
+            found = sorted(p for p in path.iterdir() if is_run_dir(p))
+            if not found:
+                raise NotARunError(
+                    f"{path} is neither a distbench run directory nor a folder of runs (no "
+                    f"manifest.json or {COMMITS}/ in it or its subfolders); pass results/<run-id> "
+                    "or a folder that holds runs"
+                )
+        for run in found:
+            key = run.resolve()
+            if key not in seen:
+                seen.add(key)
+                out.append(run)
+    return out
 
 
 _SQL_TYPES = {pa.bool_(): "BOOLEAN", pa.int32(): "INTEGER", pa.int64(): "BIGINT",
@@ -95,8 +142,32 @@ def open_run(
         tables: Make views of these tables only (default: all; each view costs a few
             milliseconds to create).
     """
-    path = check_run_dir(run_dir)
-    files = committed_files(path)
+    return open_runs([check_run_dir(run_dir)], threads=threads, safe=safe, tables=tables)
+
+
+def open_runs(
+    run_dirs: Sequence[Path | str],
+    *,
+    threads: int | None = None,
+    safe: bool = False,
+    tables: Iterable[str] | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """Opens a DuckDB connection whose views are the union of several runs' committed files.
+
+    Args:
+        run_dirs: The run folders (each checked with :func:`check_run_dir`; expand folders of
+            runs with :func:`find_runs` first).
+        threads: DuckDB threads (default: DuckDB's choice).
+        safe: Lock the connection to the runs' committed files (see the module docstring).
+        tables: Make views of these tables only (default: all).
+    """
+    if not run_dirs:
+        raise NotARunError("no run directory given")
+    files: dict[str, list[str]] = {}
+    for run_dir in run_dirs:
+        for name, paths in committed_files(check_run_dir(run_dir)).items():
+            files.setdefault(name, []).extend(paths)
+    files = {name: sorted(set(paths)) for name, paths in files.items()}
     config = {"autoinstall_known_extensions": False, "autoload_known_extensions": False} if safe else {}
     con = duckdb.connect(":memory:", config=config)
     if threads:
