@@ -73,6 +73,11 @@ def register_tables(tables: dict[str, pa.Schema] | Any, owner: str) -> None:
         _OWNERS[name] = owner
 
 
+def table_owner(table: str) -> str | None:
+    """Who registered ``table``: a family's name, or ``"distbench"`` for the shared tables."""
+    return _OWNERS.get(table)
+
+
 def schema_for(table: str) -> pa.Schema:
     """The schema of ``table``; KeyError names the known tables."""
     try:
