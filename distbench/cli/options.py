@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
+from distbench.cli.errors import UserError
 from distbench.engine.executors import DEFAULT_KEEP_WARM_S
+
+CONFIRM_CALLS = 5_000
+"""Model calls above which a run asks first (``--yes`` skips the question)."""
 
 
 def _apply(options: list[Callable[[Any], Any]]) -> Callable[[Any], Any]:
@@ -42,6 +47,40 @@ execution_options = _apply([
 ])
 """``--parallel/--no-parallel``, ``--num-workers``, ``--address``, ``--keep-warm``,
 ``--retry-failed``."""
+
+size_options = _apply([
+    click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
+                 help="At most N games per cell (bucket and seed; per seed for the other "
+                      "families), for a quick look, as lm-eval's --limit."),
+    click.option("--yes", "-y", is_flag=True,
+                 help=f"Start without asking, whatever the number of model calls (a run "
+                      f"of more than {CONFIRM_CALLS:,} asks first, or refuses off a terminal)."),
+])
+"""``--limit N`` and ``--yes``."""
+
+
+def confirm_size(plan: Any, run_dir: Path, yes: bool) -> None:
+    """Asks before a run that will make more than :data:`CONFIRM_CALLS` model calls (those of
+    its shards not committed yet); off a terminal it refuses in one line instead. Runs of the
+    dummy and other free models never ask."""
+    from distbench.store.writer import committed_ids
+
+    if yes or not plan.expected_calls:
+        return
+    done = committed_ids(run_dir)
+    units = sum(s.num_units for s in plan.shards) or 1
+    left = sum(s.num_units for s in plan.shards if s.shard_id not in done)
+    calls = round(plan.expected_calls * left / units)
+    if calls <= CONFIRM_CALLS:
+        return
+    what = f"this run makes about {calls:,} model calls"
+    if sys.stdin.isatty() and sys.stderr.isatty():
+        if not click.confirm(f"{what}; start it?", default=False, err=True):
+            raise UserError("not started")
+        return
+    raise UserError(f"{what} (more than {CONFIRM_CALLS:,}): add --yes to start it, or "
+                    "--limit N to play at most N games per cell")
+
 
 output_dir_option = click.option(
     "--output-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),

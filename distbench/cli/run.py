@@ -11,7 +11,13 @@ from pathlib import Path
 import click
 
 from distbench.cli.errors import UserError
-from distbench.cli.options import FamilyCommand, execution_options, output_dir_option
+from distbench.cli.options import (
+    FamilyCommand,
+    confirm_size,
+    execution_options,
+    output_dir_option,
+    size_options,
+)
 from distbench.cli.progress import run_with_progress
 
 
@@ -94,12 +100,13 @@ def _resolve_run_dir(
               help="Replace the run folder (<mode>_latest, or pure_and_mixed_latest with "
                    "--combined, unless --run-id names it).")
 @execution_options
+@size_options
 def run(family: str, llm_type: str | None, llm_model: str | None, style: str | None,
         base_url: str | None, rpm: float | None, tpm: float | None,
         max_concurrency: int | None, timeout: float | None, max_retries: int | None,
         no_cache: bool, output_dir: Path, run_id: str | None, overwrite: bool, parallel: bool,
         num_workers: int | None, address: str | None, keep_warm: float,
-        retry_failed: bool,
+        retry_failed: bool, limit: int | None, yes: bool,
         **options: object) -> None:
     """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
     negotiations (Deal or No Deal), or fog-of-war skirmishes."""
@@ -118,6 +125,8 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         raise UserError(str(exc)) from None
     assert isinstance(ctx.command, FamilyCommand)
     ctx.command.check_family_options(ctx, chosen.name)
+    if limit is not None:
+        options["num_games"] = min(options["num_games"], limit)
     try:
         if llm_type is None:
             llm_type = "local" if local_available() else "dummy"
@@ -144,6 +153,8 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
             preflight(model, plan.extra_styles)
     except (BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
+    if not overwrite:
+        confirm_size(plan, run_dir, yes)
     _resolve_run_dir(output_dir, run_dir.name, command.folder, overwrite)
     click.echo(f"run {run_dir.name}: {command.label}", err=True)
     try:

@@ -13,7 +13,12 @@ from typing import Any
 import click
 
 from distbench.cli.errors import UserError
-from distbench.cli.options import execution_options, output_dir_option
+from distbench.cli.options import (
+    confirm_size,
+    execution_options,
+    output_dir_option,
+    size_options,
+)
 from distbench.cli.progress import run_with_progress
 from distbench.report.suite import write_suite_tables
 
@@ -91,6 +96,19 @@ def spec_data(
     return data, source
 
 
+def limit_games(data: dict[str, Any], limit: int) -> dict[str, Any]:
+    """The spec with at most ``limit`` games per cell: ``games_per_bucket`` and every family
+    table's ``games``."""
+    out = copy.deepcopy(data)
+    games = out.get("games_per_bucket", 10)
+    if isinstance(games, int) and not isinstance(games, bool):
+        out["games_per_bucket"] = min(games, limit)
+    for value in out.values():
+        if isinstance(value, dict) and isinstance(value.get("games"), int):
+            value["games"] = min(value["games"], limit)
+    return out
+
+
 def _parse(data: dict[str, Any], source: str):
     from distbench.spec import SpecError, parse_spec
 
@@ -159,10 +177,11 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Resume this run folder (its spec is reused when SPEC is not given).")
 @execution_options
+@size_options
 @_override_options
 def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir: Path | None,
             parallel: bool, num_workers: int | None, address: str | None, keep_warm: float,
-            retry_failed: bool,
+            retry_failed: bool, limit: int | None, yes: bool,
             **overrides: Any) -> None:
     """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""
     from distbench.cli.run import check_calls
@@ -190,9 +209,12 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
         if "/" in name or name in ("", ".", ".."):
             raise UserError(f"--run-id must be a plain folder name, got {name!r}")
         run_dir = output_dir / name
+    if limit is not None:
+        data = limit_games(data, limit)
     parsed = _parse(data, source)
     plan = plan_sweep(parsed, run_dir.name)
     plan.config["spec_data"] = data
+    confirm_size(plan, run_dir, yes)
     total = sum(s.num_units for s in plan.shards)
     click.echo(f"sweep {parsed.name}: {len(plan.shards)} shards, {total:,} units (trials, episodes, games) -> {run_dir}",
                err=True)

@@ -269,6 +269,11 @@ class RunWriter:
         (self.run_dir / COMMITS / f"{shard_id}.json").unlink(missing_ok=True)
 
 
+def committed_ids(run_dir: Path | str) -> set[str]:
+    """Ids of the committed shards of a run folder (none when it does not exist yet)."""
+    return {p.stem for p in _markers(Path(run_dir))} if (Path(run_dir) / COMMITS).is_dir() else set()
+
+
 def failed_call_shards(run_dir: Path | str) -> dict[str, int]:
     """Committed shards whose ``calls`` rows hold failed calls: shard id -> how many."""
     import pyarrow.compute as pc
