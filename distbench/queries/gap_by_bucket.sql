@@ -11,8 +11,9 @@ WITH scored AS (
                 WHEN t.mode = 'pure' THEN g.uniform_pure_exploitability
                 ELSE g.uniform_exploitability END AS honest_expl
     FROM trials AS t
-    LEFT JOIN (SELECT DISTINCT game_id, uniform_nash_gap, uniform_exploitability,
-                               uniform_pure_exploitability FROM games) AS g USING (game_id)
+    LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
+                               uniform_pure_exploitability FROM games) AS g
+        USING (run_id, game_id)
     WHERE t.family = 'matrix'
 )
 SELECT
@@ -28,6 +29,7 @@ SELECT
     avg(t.honest_gap)                                          AS honest_nash_gap,
     avg(t.honest_expl)                                         AS honest_exploitability
 FROM scored AS t
-JOIN (SELECT DISTINCT game_id, gap_degenerate, value FROM games) AS g USING (game_id)
+JOIN (SELECT DISTINCT run_id, game_id, gap_degenerate, value FROM games) AS g
+    USING (run_id, game_id)
 GROUP BY t.bucket, t.mode
 ORDER BY t.bucket, t.mode;

@@ -14,8 +14,9 @@ WITH scored AS (
                 WHEN t.mode = 'pure' THEN g.uniform_pure_exploitability
                 ELSE g.uniform_exploitability END AS honest_expl
     FROM trials AS t
-    LEFT JOIN (SELECT DISTINCT game_id, uniform_nash_gap, uniform_exploitability,
-                               uniform_pure_exploitability FROM games) AS g USING (game_id)
+    LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
+                               uniform_pure_exploitability FROM games) AS g
+        USING (run_id, game_id)
     WHERE t.family = 'matrix'
 )
 SELECT

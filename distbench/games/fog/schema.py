@@ -14,7 +14,7 @@ _COMMON = [
     _f("shard_id", pa.string(), "Shard that produced the row.", False),
     _f("game_id", pa.string(), "Game id 'fog/s<seed>/<agent_a>~<agent_b>/g<index>'; it repeats "
        "across the scouting conditions of a study, so a join names the game by "
-       "(shard_id, game_id).", False),
+       "(run_id, shard_id, game_id).", False),
 ]
 
 _PER_AGENT = []

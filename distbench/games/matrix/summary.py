@@ -77,8 +77,9 @@ HONEST_SUMS_SQL = """
                ELSE g.uniform_exploitability END AS h_expl
 """
 _GAMES_JOIN = """
-    LEFT JOIN (SELECT DISTINCT game_id, uniform_nash_gap, uniform_exploitability,
-                               uniform_pure_exploitability FROM games) AS g USING (game_id)"""
+    LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
+                               uniform_pure_exploitability FROM games) AS g
+        USING (run_id, game_id)"""
 _NO_GAMES = "NULL::DOUBLE AS h_gap, NULL::DOUBLE AS h_expl"
 
 _VALID_TRIALS = "FROM trials WHERE family = 'matrix' AND parse_status = 'ok'"
