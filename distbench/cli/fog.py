@@ -10,15 +10,31 @@ import click
 from distbench.cli.errors import UserError
 
 
-def format_gradient(gradient: list[dict], holds: bool) -> str:
-    """The tier-gradient table and verdict as text."""
+def format_gradient(gradient: list[dict], verdict: str) -> str:
+    """The tier-gradient table and its verdict (``gradient_verdict``: read from the 95%
+    Wilson intervals of the adjacent tiers, never from the point estimates) as text."""
+    from distbench.games.fog.metrics import adjacent_pairs
+
     lines = [f"{'pairing':<18} {'games':>6} {'higher-tier score':>18} {'95% CI':>16}"]
     for g in gradient:
         pair = f"{g['higher']} vs {g['lower']}"
         ci = "[{:.3f}, {:.3f}]".format(g["ci_low"], g["ci_high"])
         lines.append(f"{pair:<18} {g['games']:>6} {g['score_rate']:>18.3f} {ci:>16}")
-    lines.append("tier gradient: " + ("HOLDS (each tier beats the one below)" if holds
-                                      else "does NOT hold"))
+
+    def pairs(keep) -> str:
+        return "; ".join(f"{g['higher']} vs {g['lower']} [{g['ci_low']:.3f}, {g['ci_high']:.3f}]"
+                         for g in adjacent_pairs(gradient) if keep(g))
+
+    if verdict == "holds":
+        line = "HOLDS (every adjacent tier's 95% interval lies above 0.5)"
+    elif verdict == "fails":
+        line = "FAILS (interval below 0.5: " + pairs(lambda g: g["ci_high"] < 0.5) + ")"
+    elif adjacent_pairs(gradient):
+        line = ("NOT SHOWN (inconclusive, interval contains 0.5: "
+                + pairs(lambda g: not g["ci_low"] > 0.5) + ")")
+    else:
+        line = "NOT SHOWN (no pair of adjacent tiers)"
+    lines.append("tier gradient: " + line)
     return "\n".join(lines)
 
 
@@ -44,7 +60,7 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
     """Round robin of the four scripted tiers (both seat orders) with the tier gradient."""
     from distbench.cli.progress import run_with_progress
     from distbench.engine.driver import RunDirectoryError
-    from distbench.games.fog.metrics import gradient_holds, tier_gradient
+    from distbench.games.fog.metrics import gradient_verdict, tier_gradient
     from distbench.games.fog.plan import plan_fog, tournament_config
     from distbench.store.catalog import open_run
 
@@ -74,7 +90,7 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
     finally:
         con.close()
     gradient = tier_gradient(rows)
-    click.echo(format_gradient(gradient, gradient_holds(gradient)))
+    click.echo(format_gradient(gradient, gradient_verdict(gradient)))
     click.echo(f"\n{outcome.executed} shard(s) run, {outcome.skipped} already committed, "
                f"{outcome.elapsed_s:.1f} s. Results: {outcome.run_dir}", err=True)
 
@@ -129,7 +145,7 @@ def study(games_per_pairing: int, accuracies: str, reference_accuracy: float | N
     metrics = study_metrics(rows, reference)
     for key, g in metrics["tier_gradient"].items():
         click.echo(f"== {key}")
-        click.echo(format_gradient(g["pairs"], g["holds"]))
+        click.echo(format_gradient(g["pairs"], g["verdict"]))
     click.echo(f"\nscouting value (score with scouting at accuracy {reference:g} minus without):")
     for tier, value in metrics["scouting_value"].items():
         click.echo(f"  {tier}: {value:+.3f}")

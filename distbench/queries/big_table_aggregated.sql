@@ -1,15 +1,36 @@
 -- The main report table: per tier x provider x model x bucket x mode, the mean and the std
--- across seeds of each seed's figures (so the std is the seed-to-seed spread).
-WITH per_seed AS (
+-- across seeds of each seed's figures (so the std is the seed-to-seed spread). Gap and
+-- exploitability over valid answers; the honest figures over ALL trials, an invalid answer
+-- scored as chance on its game (README, "Metrics (matrix)"); headline_metric names the one to
+-- read first (exploitability for mixed buckets and gap-degenerate games).
+WITH scored AS (
+    -- Honest scores: an invalid answer scores as chance on its game (games.uniform_*: the
+    -- uniform strategy; in pure mode a uniformly random pure action's expected exploitability).
+    SELECT t.*,
+           CASE WHEN t.parse_status = 'ok' THEN t.nash_gap ELSE g.uniform_nash_gap END
+               AS honest_gap,
+           CASE WHEN t.parse_status = 'ok' THEN t.exploitability
+                WHEN t.mode = 'pure' THEN g.uniform_pure_exploitability
+                ELSE g.uniform_exploitability END AS honest_expl
+    FROM trials AS t
+    LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
+                               uniform_pure_exploitability FROM games) AS g
+        USING (run_id, game_id)
+    WHERE t.family = 'matrix'
+),
+per_seed AS (
     SELECT
         seed, tier, provider, model, bucket, mode,
         count(*)                                                 AS total_trials,
         avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END) AS valid_rate,
         avg(nash_gap)                                            AS mean_nash_gap,
         avg(exploitability)                                      AS mean_exploitability,
-        avg(nash_gap) / nullif(avg(abs(br_value)), 0)            AS gap_ratio
-    FROM trials
-    WHERE family = 'matrix'
+        avg(nash_gap) / nullif(avg(abs(br_value)), 0)            AS gap_ratio,
+        avg(honest_gap)                                          AS honest_nash_gap,
+        avg(honest_expl)                                         AS honest_exploitability,
+        avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)      AS degenerate_share,
+        bool_or(gap_degenerate)                                  AS any_degenerate
+    FROM scored
     GROUP BY ALL
 )
 SELECT
@@ -25,7 +46,14 @@ SELECT
     stddev_samp(mean_nash_gap)     AS nash_gap_std,
     avg(mean_exploitability)       AS exploitability_mean,
     stddev_samp(mean_exploitability) AS exploitability_std,
-    avg(gap_ratio)                 AS gap_ratio_mean
+    avg(gap_ratio)                 AS gap_ratio_mean,
+    avg(honest_nash_gap)           AS honest_nash_gap_mean,
+    stddev_samp(honest_nash_gap)   AS honest_nash_gap_std,
+    avg(honest_exploitability)     AS honest_exploitability_mean,
+    stddev_samp(honest_exploitability) AS honest_exploitability_std,
+    avg(degenerate_share)          AS degenerate_share,
+    CASE WHEN bucket LIKE '%\_mixed' ESCAPE '\' OR bool_or(any_degenerate)
+         THEN 'exploitability' ELSE 'nash_gap' END AS headline_metric
 FROM per_seed
-GROUP BY ALL
+GROUP BY tier, provider, model, bucket, mode
 ORDER BY tier, provider, model, bucket, mode;

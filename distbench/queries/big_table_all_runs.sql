@@ -1,4 +1,22 @@
 -- One row per seed x provider x bucket x model x mode (with the tier): the suite's full table.
+-- Gap and exploitability figures are over valid answers; honest_nash_gap and
+-- honest_exploitability over ALL trials, an invalid answer scored as chance on its game (README,
+-- "Metrics (matrix)"); headline_metric names the one to read first.
+WITH scored AS (
+    -- Honest scores: an invalid answer scores as chance on its game (games.uniform_*: the
+    -- uniform strategy; in pure mode a uniformly random pure action's expected exploitability).
+    SELECT t.*,
+           CASE WHEN t.parse_status = 'ok' THEN t.nash_gap ELSE g.uniform_nash_gap END
+               AS honest_gap,
+           CASE WHEN t.parse_status = 'ok' THEN t.exploitability
+                WHEN t.mode = 'pure' THEN g.uniform_pure_exploitability
+                ELSE g.uniform_exploitability END AS honest_expl
+    FROM trials AS t
+    LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
+                               uniform_pure_exploitability FROM games) AS g
+        USING (run_id, game_id)
+    WHERE t.family = 'matrix'
+)
 SELECT
     seed,
     tier,
@@ -16,8 +34,11 @@ SELECT
     avg(llm_value)                                             AS mean_llm_value,
     avg(br_value)                                              AS mean_br_value,
     avg(nash_gap) / nullif(avg(abs(br_value)), 0)              AS gap_ratio,
-    avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)        AS degenerate_share
-FROM trials
-WHERE family = 'matrix'
-GROUP BY ALL
+    avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)        AS degenerate_share,
+    avg(honest_gap)                                            AS honest_nash_gap,
+    avg(honest_expl)                                           AS honest_exploitability,
+    CASE WHEN bucket LIKE '%\_mixed' ESCAPE '\' OR bool_or(gap_degenerate)
+             THEN 'exploitability' ELSE 'nash_gap' END AS headline_metric
+FROM scored
+GROUP BY seed, tier, provider, model, bucket, mode
 ORDER BY seed, tier, provider, model, bucket, mode;

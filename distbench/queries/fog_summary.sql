@@ -1,35 +1,68 @@
--- Fog-of-war: outcomes per ordered pairing (player a's score rate: win 1, draw 0.5), and
--- belief quality (Brier, log loss, calibration error, valid-report rate) per agent and seat.
+-- Fog-of-war: outcomes per agent and opponent (both seats pooled; the agent's score rate: win 1,
+-- draw 0.5, loss 0) with its 95% Wilson score interval (within [0, 1]; the formula and z of
+-- distbench.report.stats.wilson_interval, so `distbench fog tournament` prints the same
+-- interval for the same pairing), and belief quality (Brier, log loss, calibration error,
+-- valid-report rate) per agent.
 WITH per_agent AS (
     SELECT agent_a AS agent, agent_b AS opponent, 'a' AS seat, scout_accuracy, scouting,
-           CASE winner WHEN 'a' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END AS score,
+           CASE winner WHEN 'a' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END::DOUBLE AS score,
            brier_a AS brier, log_loss_a AS log_loss, calibration_error_a AS calibration_error,
            tom_delta_a AS tom_delta, uncertainty_reduction_a AS uncertainty_reduction,
            valid_reports_a AS valid_reports, reports_a AS reports, turns
     FROM fog_games
     UNION ALL
     SELECT agent_b, agent_a, 'b', scout_accuracy, scouting,
-           CASE winner WHEN 'b' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END,
+           CASE winner WHEN 'b' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END::DOUBLE,
            brier_b, log_loss_b, calibration_error_b, tom_delta_b, uncertainty_reduction_b,
            valid_reports_b, reports_b, turns
     FROM fog_games
+),
+grouped AS (
+    SELECT
+        agent,
+        opponent,
+        scout_accuracy,
+        scouting,
+        count(*)                                           AS games,
+        sum(score)                                         AS score_sum,
+        avg(turns)                                         AS mean_turns,
+        avg(brier)                                         AS mean_brier,
+        avg(log_loss)                                      AS mean_log_loss,
+        avg(calibration_error)                             AS mean_calibration_error,
+        avg(tom_delta)                                     AS mean_tom_delta,
+        avg(uncertainty_reduction)                         AS mean_uncertainty_reduction,
+        sum(valid_reports) / nullif(sum(reports), 0)       AS valid_report_rate
+    FROM per_agent
+    GROUP BY agent, opponent, scout_accuracy, scouting
+),
+wilson AS (
+    SELECT *,
+           score_sum / games AS p,
+           (1.959963984540054::DOUBLE * 1.959963984540054::DOUBLE) AS z2,
+           1.0 + (1.959963984540054::DOUBLE * 1.959963984540054::DOUBLE) / games AS denom
+    FROM grouped
 )
 SELECT
     agent,
     opponent,
     scout_accuracy,
     scouting,
-    count(*)                                           AS games,
-    avg(score)                                         AS score_rate,
-    avg(score) - 1.96 * stddev_samp(score) / sqrt(count(*)) AS score_ci_low,
-    avg(score) + 1.96 * stddev_samp(score) / sqrt(count(*)) AS score_ci_high,
-    avg(turns)                                         AS mean_turns,
-    avg(brier)                                         AS mean_brier,
-    avg(log_loss)                                      AS mean_log_loss,
-    avg(calibration_error)                             AS mean_calibration_error,
-    avg(tom_delta)                                     AS mean_tom_delta,
-    avg(uncertainty_reduction)                         AS mean_uncertainty_reduction,
-    sum(valid_reports) / nullif(sum(reports), 0)       AS valid_report_rate
-FROM per_agent
-GROUP BY agent, opponent, scout_accuracy, scouting
+    games,
+    p                                                  AS score_rate,
+    CASE WHEN score_sum = 0 THEN 0.0 ELSE greatest(0.0,
+        (p + z2 / (2 * games)) / denom
+        - 1.959963984540054::DOUBLE / denom * sqrt(p * (1.0 - p) / games + z2 / (4.0 * games * games)))
+    END                                                AS score_ci_low,
+    CASE WHEN score_sum = games THEN 1.0 ELSE least(1.0,
+        (p + z2 / (2 * games)) / denom
+        + 1.959963984540054::DOUBLE / denom * sqrt(p * (1.0 - p) / games + z2 / (4.0 * games * games)))
+    END                                                AS score_ci_high,
+    mean_turns,
+    mean_brier,
+    mean_log_loss,
+    mean_calibration_error,
+    mean_tom_delta,
+    mean_uncertainty_reduction,
+    valid_report_rate
+FROM wilson
 ORDER BY agent, opponent, scout_accuracy, scouting;

@@ -1,5 +1,21 @@
--- Mean Nash gap and exploitability per bucket and mode, with the share of games whose gap is
--- degenerate (every answer has gap 0, so read exploitability there).
+-- Mean Nash gap and exploitability per bucket and mode (over valid answers, and honest: over
+-- all trials, an invalid answer scored as chance), with the share of trials on games whose gap
+-- is degenerate (every answer has gap 0, so read exploitability there).
+WITH scored AS (
+    -- Honest scores: an invalid answer scores as chance on its game (games.uniform_*: the
+    -- uniform strategy; in pure mode a uniformly random pure action's expected exploitability).
+    SELECT t.*,
+           CASE WHEN t.parse_status = 'ok' THEN t.nash_gap ELSE g.uniform_nash_gap END
+               AS honest_gap,
+           CASE WHEN t.parse_status = 'ok' THEN t.exploitability
+                WHEN t.mode = 'pure' THEN g.uniform_pure_exploitability
+                ELSE g.uniform_exploitability END AS honest_expl
+    FROM trials AS t
+    LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
+                               uniform_pure_exploitability FROM games) AS g
+        USING (run_id, game_id)
+    WHERE t.family = 'matrix'
+)
 SELECT
     t.bucket,
     t.mode,
@@ -9,9 +25,11 @@ SELECT
     avg(t.nash_gap)                                            AS mean_nash_gap,
     avg(t.exploitability)                                      AS mean_exploitability,
     avg(CASE WHEN g.gap_degenerate THEN 1.0 ELSE 0.0 END)      AS degenerate_trial_share,
-    avg(g.value)                                               AS mean_game_value
-FROM trials AS t
-JOIN games AS g USING (game_id)
-WHERE t.family = 'matrix'
+    avg(g.value)                                               AS mean_game_value,
+    avg(t.honest_gap)                                          AS honest_nash_gap,
+    avg(t.honest_expl)                                         AS honest_exploitability
+FROM scored AS t
+JOIN (SELECT DISTINCT run_id, game_id, gap_degenerate, value FROM games) AS g
+    USING (run_id, game_id)
 GROUP BY t.bucket, t.mode
 ORDER BY t.bucket, t.mode;

@@ -1,5 +1,22 @@
 -- Report: per bucket x model x mode: trials, valid-answer rate, and over valid answers the mean
--- and median Nash gap and mean exploitability; the share of trials on gap-degenerate games.
+-- and median Nash gap and mean exploitability; the share of trials on gap-degenerate games; the
+-- honest gap and exploitability (over all trials, an invalid answer scored as chance) and the
+-- headline metric (exploitability for mixed buckets and gap-degenerate games).
+WITH scored AS (
+    -- Honest scores: an invalid answer scores as chance on its game (games.uniform_*: the
+    -- uniform strategy; in pure mode a uniformly random pure action's expected exploitability).
+    SELECT t.*,
+           CASE WHEN t.parse_status = 'ok' THEN t.nash_gap ELSE g.uniform_nash_gap END
+               AS honest_gap,
+           CASE WHEN t.parse_status = 'ok' THEN t.exploitability
+                WHEN t.mode = 'pure' THEN g.uniform_pure_exploitability
+                ELSE g.uniform_exploitability END AS honest_expl
+    FROM trials AS t
+    LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
+                               uniform_pure_exploitability FROM games) AS g
+        USING (run_id, game_id)
+    WHERE t.family = 'matrix'
+)
 SELECT
     bucket,
     provider,
@@ -13,8 +30,11 @@ SELECT
     median(nash_gap) FILTER (WHERE parse_status = 'ok')        AS median_nash_gap,
     avg(exploitability) FILTER (WHERE parse_status = 'ok')     AS mean_exploitability,
     avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)        AS degenerate_trial_share,
-    avg(label_mass)                                            AS mean_label_mass
-FROM trials
-WHERE family = 'matrix'
+    avg(label_mass)                                            AS mean_label_mass,
+    avg(honest_gap)                                            AS honest_nash_gap,
+    avg(honest_expl)                                           AS honest_exploitability,
+    CASE WHEN bucket LIKE '%\_mixed' ESCAPE '\' OR bool_or(gap_degenerate)
+             THEN 'exploitability' ELSE 'nash_gap' END AS headline_metric
+FROM scored
 GROUP BY bucket, provider, model, tier, mode
 ORDER BY bucket, provider, model, tier NULLS FIRST, mode;

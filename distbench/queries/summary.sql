@@ -1,6 +1,24 @@
 -- Summary per (bucket, provider, model, tier, mode) over the trials table: the same figures as
--- summary.json, except the bootstrap CI (which needs resampling; see distbench/games/matrix/summary.py).
+-- summary.json, except the bootstrap CIs (which need resampling; see distbench/games/matrix/summary.py).
 -- Statistics are over valid answers (parse_status = 'ok'); std is the population std (ddof 0).
+-- honest_nash_gap / honest_exploitability are over ALL trials, an invalid answer scored as
+-- chance on its game (README, "Metrics (matrix)"); headline_metric names the one to read first
+-- (exploitability for mixed buckets and groups with gap-degenerate games).
+WITH scored AS (
+    -- Honest scores: an invalid answer scores as chance on its game (games.uniform_*: the
+    -- uniform strategy; in pure mode a uniformly random pure action's expected exploitability).
+    SELECT t.*,
+           CASE WHEN t.parse_status = 'ok' THEN t.nash_gap ELSE g.uniform_nash_gap END
+               AS honest_gap,
+           CASE WHEN t.parse_status = 'ok' THEN t.exploitability
+                WHEN t.mode = 'pure' THEN g.uniform_pure_exploitability
+                ELSE g.uniform_exploitability END AS honest_expl
+    FROM trials AS t
+    LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
+                               uniform_pure_exploitability FROM games) AS g
+        USING (run_id, game_id)
+    WHERE t.family = 'matrix'
+)
 SELECT
     bucket,
     provider,
@@ -20,8 +38,12 @@ SELECT
     avg(br_value)                                              AS mean_br_value,
     avg(nash_gap) / nullif(avg(abs(br_value)), 0)              AS gap_ratio,
     avg(exploitability)                                        AS mean_exploitability,
-    avg(label_mass)                                            AS mean_label_mass
-FROM trials
-WHERE family = 'matrix'
-GROUP BY ALL
+    avg(label_mass)                                            AS mean_label_mass,
+    avg(honest_gap)                                            AS honest_nash_gap,
+    avg(honest_expl)                                           AS honest_exploitability,
+    CASE WHEN bucket LIKE '%\_mixed' ESCAPE '\' OR bool_or(gap_degenerate)
+                THEN 'exploitability' ELSE 'nash_gap' END AS headline_metric,
+    avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)        AS degenerate_trial_share
+FROM scored
+GROUP BY bucket, provider, model, tier, mode
 ORDER BY bucket, provider, model, tier, mode;

@@ -1,20 +1,133 @@
-"""Paired bootstrap comparisons of models played on identical instances.
+"""The statistics of distbench: intervals, the verdicts read from them, and rankings.
 
-Models in a run meet the same games (matrix), instances (negotiation) or game seeds (fog), so
-the difference between two models is measured unit by unit: the per-unit differences are
-resampled (whole units, with replacement) and the percentile interval of their mean is the
-95% confidence interval. Seeded and vectorized, so a report is reproducible.
+One module, so a printout, a query and a report state the same numbers:
+
+* **Rates** (a share of games won, draws counting half; a share of valid answers) get the
+  Wilson score interval (:func:`wilson_interval`, :func:`rate_interval`), which never leaves
+  [0, 1] and is not degenerate at 0/n or n/n (a normal interval is [1, 1] at n/n and can
+  leave [0, 1]). For a score in [0, 1] with draws the variance is at most p(1 - p), so the
+  Wilson interval is conservative there. The shipped SQL (``queries/fog_summary.sql``) writes
+  the same formula with the same ``Z95``.
+* **Verdicts** come from intervals, never from a point estimate (:func:`verdict`): a claim
+  "above the threshold" holds when the whole interval lies above it, fails when the whole
+  interval lies below it, and is inconclusive otherwise.
+* **Rankings** (:func:`overlap_ranks`) give each entry 1 + the number of entries whose
+  interval lies entirely better than its own, so entries whose intervals overlap share a rank
+  (two identical models are never ranked 1 and 2 on float noise).
+* **Paired comparisons** of models played on identical instances: models in a run meet the
+  same games (matrix), instances (negotiation) or game seeds (fog), so the difference between
+  two models is measured unit by unit: the per-unit differences are resampled (whole units,
+  with replacement) and the percentile interval of their mean is the 95% confidence interval.
+  Seeded and vectorized, so a report is reproducible. ``PairedDifference.significant`` (the
+  verdict "A differs from B") is the interval excluding 0.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Literal
 
 import numpy as np
 
 from distbench.report.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+
+Z95 = 1.959963984540054
+"""The standard normal quantile of 0.975: the z of every 95% interval here and in the SQL."""
+
+Verdict = Literal["holds", "fails", "inconclusive"]
+
+
+def wilson_interval(successes: float, n: int, *, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a rate ``successes / n``, clipped to [0, 1].
+
+    Args:
+        successes: Number of successes; may be fractional (draws counting half).
+        n: Number of trials; 0 gives (nan, nan).
+        z: Normal quantile (default: 95%).
+
+    Returns:
+        (low, high) with 0 <= low <= successes / n <= high <= 1; low is exactly 0 at 0/n and
+        high exactly 1 at n/n.
+    """
+    if n < 0 or successes < 0 or successes > n:
+        raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
+    if n == 0:
+        return math.nan, math.nan
+    p = successes / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    center = (p + z2 / (2 * n)) / denom
+    half = z / denom * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n))
+    low = 0.0 if successes == 0 else max(0.0, center - half)
+    high = 1.0 if successes == n else min(1.0, center + half)
+    return low, high
+
+
+def rate_interval(scores: np.ndarray, *, z: float = Z95) -> tuple[float, float, float]:
+    """Mean of per-unit scores in [0, 1] (1 win, 0.5 draw, 0 loss) with its Wilson interval.
+
+    Args:
+        scores: (n,) scores in [0, 1].
+        z: Normal quantile (default: 95%).
+
+    Returns:
+        (mean, low, high); all nan when there is no score.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    if s.size == 0:
+        return math.nan, math.nan, math.nan
+    if np.any(~np.isfinite(s)) or s.min() < 0.0 or s.max() > 1.0:
+        raise ValueError("scores must be finite and in [0, 1]")
+    total = float(s.sum())
+    low, high = wilson_interval(min(total, float(s.size)), int(s.size), z=z)
+    return total / s.size, low, high
+
+
+def verdict(low: float, high: float, threshold: float) -> Verdict:
+    """Whether an interval shows a quantity above ``threshold``.
+
+    Returns:
+        ``"holds"`` when the whole interval lies above the threshold, ``"fails"`` when it
+        lies wholly below, ``"inconclusive"`` when it contains the threshold or is undefined
+        (nan).
+    """
+    if low > threshold:
+        return "holds"
+    if high < threshold:
+        return "fails"
+    return "inconclusive"
+
+
+def overlap_ranks(lows: Sequence[float | None], highs: Sequence[float | None], *,
+                  lower_is_better: bool = True) -> list[int | None]:
+    """Ranks in which entries whose intervals overlap tie.
+
+    An entry's rank is 1 + the number of entries whose interval lies entirely on the better
+    side of its own (their high below its low when lower is better). Identical entries get
+    the same rank; an entry without an interval gets None. The SQL of
+    ``queries/leaderboard.sql`` ranks the same way.
+
+    Args:
+        lows: (n,) lower ends of the intervals.
+        highs: (n,) upper ends.
+        lower_is_better: Lower values are better (exploitability); else higher.
+    """
+    lo = [math.nan if x is None else float(x) for x in lows]
+    hi = [math.nan if x is None else float(x) for x in highs]
+    out: list[int | None] = []
+    for i in range(len(lo)):
+        if math.isnan(lo[i]) or math.isnan(hi[i]):
+            out.append(None)
+            continue
+        if lower_is_better:
+            better = sum(1 for j in range(len(lo)) if hi[j] < lo[i])
+        else:
+            better = sum(1 for j in range(len(lo)) if lo[j] > hi[i])
+        out.append(1 + better)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

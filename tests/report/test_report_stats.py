@@ -60,3 +60,54 @@ def test_report_pairwise_differences_use_only_common_units():
     assert (d.a, d.b, d.n) == ("m1", "m2", 2)
     assert d.diff == pytest.approx(2.0) and d.mean_a == pytest.approx(2.5)
     assert not d.significant or d.ci_low > 0
+
+
+def test_report_wilson_interval_is_bounded_at_zero_and_all():
+    from distbench.report.stats import wilson_interval
+
+    for n in (1, 3, 10, 200):
+        low, high = wilson_interval(0, n)
+        assert low == 0.0 and 0.0 < high < 1.0
+        low, high = wilson_interval(n, n)
+        assert high == 1.0 and 0.0 < low < 1.0
+        assert wilson_interval(0, n)[1] == pytest.approx(1.0 - wilson_interval(n, n)[0])
+    # textbook value: 0 of 10 -> [0, 0.2775]
+    assert wilson_interval(0, 10)[1] == pytest.approx(0.27753, abs=1e-5)
+    low, high = wilson_interval(5, 10)
+    assert (low, high) == pytest.approx((0.23659, 0.76341), abs=1e-5)
+    assert all(np.isnan(wilson_interval(0, 0)))
+    with pytest.raises(ValueError, match="successes"):
+        wilson_interval(3, 2)
+
+
+def test_report_rate_interval_never_leaves_zero_one_where_the_normal_one_does():
+    from distbench.report.stats import rate_interval
+
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = int(rng.integers(1, 12))
+        scores = rng.choice([0.0, 0.5, 1.0], size=n, p=rng.dirichlet([1, 1, 1]))
+        mean, low, high = rate_interval(scores)
+        assert 0.0 <= low <= mean <= high <= 1.0
+    mean, low, high = rate_interval(np.array([1.0, 1.0, 1.0, 0.5]))
+    assert mean == 0.875 and high <= 1.0 and low > 0.3
+
+
+def test_report_verdict_reads_the_interval_not_the_point():
+    from distbench.report.stats import verdict
+
+    assert verdict(0.413, 0.837, 0.5) == "inconclusive"
+    assert verdict(0.51, 0.9, 0.5) == "holds"
+    assert verdict(0.1, 0.49, 0.5) == "fails"
+    assert verdict(float("nan"), float("nan"), 0.5) == "inconclusive"
+
+
+def test_report_overlap_ranks_tie_identical_and_overlapping_entries():
+    from distbench.report.stats import overlap_ranks
+
+    # identical entries (up to float noise) tie; a clearly worse one ranks after both
+    lows, highs = [1.0, 1.0 + 1e-15, 3.0, None], [2.0, 2.0 + 1e-15, 4.0, None]
+    assert overlap_ranks(lows, highs) == [1, 1, 3, None]
+    assert overlap_ranks(lows, highs, lower_is_better=False) == [2, 2, 1, None]
+    # overlap is not transitive: B overlaps A and C, A and C do not overlap
+    assert overlap_ranks([0.0, 0.5, 1.1], [1.0, 1.5, 2.0]) == [1, 1, 2]

@@ -10,8 +10,9 @@ Per game (over one player's valid reports, every enemy force, every turn):
     - ToM delta: accuracy of the predicted enemy order kinds minus the accuracy of a baseline
       that always predicts ``move``;
     - uncertainty reduction: (H_first - H_last) / H_first of the mean belief entropy.
-Benchmark level: tier gradient (score rate of the higher tier with a 95% CI, draws count
-half), scouting value, belief quality vs winning (Pearson correlation), anti-calculability
+Benchmark level: tier gradient (score rate of the higher tier with its 95% Wilson interval,
+draws count half; the verdict is read from the intervals, see :func:`gradient_verdict`),
+scouting value, belief quality vs winning (Pearson correlation), anti-calculability
 (slope of Tier 4's edge over Tier 3 against scout accuracy).
 """
 
@@ -21,8 +22,9 @@ import math
 
 import numpy as np
 
+from distbench.report.stats import Verdict, rate_interval, verdict
+
 EPS = 1e-12
-Z95 = 1.959963984540054
 
 
 def entropy_bits(beliefs: np.ndarray) -> np.ndarray:
@@ -103,13 +105,9 @@ def uncertainty_reduction(entropies: np.ndarray) -> float:
 
 
 def score_rate_ci(scores: np.ndarray) -> tuple[float, float, float]:
-    """Mean score (win 1, draw 0.5, loss 0) with a normal-approximation 95% CI, clipped."""
-    s = np.asarray(scores, dtype=np.float64)
-    if s.size == 0:
-        return math.nan, math.nan, math.nan
-    mean = float(s.mean())
-    half = Z95 * float(s.std(ddof=1)) / math.sqrt(s.size) if s.size > 1 else math.inf
-    return mean, max(0.0, mean - half), min(1.0, mean + half)
+    """Mean score (win 1, draw 0.5, loss 0) with its 95% Wilson interval (within [0, 1]):
+    :func:`distbench.report.stats.rate_interval`, the interval of every fog rate."""
+    return rate_interval(scores)
 
 
 def winner_scores(winner: np.ndarray, seat_is_a: np.ndarray) -> np.ndarray:
@@ -138,15 +136,39 @@ def tier_gradient(rows: list[dict]) -> list[dict]:
     for (hi, lo), scores in sorted(groups.items()):
         mean, low, high = score_rate_ci(np.array(scores))
         out.append({"higher": hi, "lower": lo, "games": len(scores), "score_rate": mean,
-                    "ci_low": low, "ci_high": high, "higher_wins": bool(mean > 0.5)})
+                    "ci_low": low, "ci_high": high,
+                    "higher_wins": verdict(low, high, 0.5) == "holds"})
     return out
 
 
+def adjacent_pairs(gradient: list[dict]) -> list[dict]:
+    """The pairs of adjacent tiers (tier k+1 vs tier k) of a tier gradient."""
+    return [g for g in gradient if g["higher"].startswith("tier") and g["lower"].startswith("tier")
+            and g["higher"][4:].isdigit() and g["lower"][4:].isdigit()
+            and int(g["higher"][4:]) == int(g["lower"][4:]) + 1]
+
+
+def gradient_verdict(gradient: list[dict]) -> Verdict:
+    """The tier-gradient verdict, read from the intervals (never from the point estimates).
+
+    ``"holds"``: every adjacent pair (tier k+1 vs tier k) has its 95% Wilson interval of the
+    higher tier's score rate wholly above 0.5; ``"fails"``: some adjacent pair's interval lies
+    wholly below 0.5 (the lower tier is shown to win); ``"inconclusive"`` otherwise (some
+    interval contains 0.5, or there is no adjacent pair): the gradient is not shown.
+    """
+    pairs = adjacent_pairs(gradient)
+    if not pairs:
+        return "inconclusive"
+    verdicts = [verdict(g["ci_low"], g["ci_high"], 0.5) for g in pairs]
+    if "fails" in verdicts:
+        return "fails"
+    return "holds" if all(v == "holds" for v in verdicts) else "inconclusive"
+
+
 def gradient_holds(gradient: list[dict]) -> bool:
-    """Every adjacent pair of tiers (k+1 vs k) has the higher tier scoring above 50%."""
-    adjacent = [g for g in gradient if g["higher"].startswith("tier") and g["lower"].startswith("tier")
-                and int(g["higher"][4:]) == int(g["lower"][4:]) + 1]
-    return bool(adjacent) and all(g["score_rate"] > 0.5 for g in adjacent)
+    """The gradient is shown: :func:`gradient_verdict` is ``"holds"`` (every adjacent tier's
+    interval lies above 50%)."""
+    return gradient_verdict(gradient) == "holds"
 
 
 def scouting_value(scores_on: np.ndarray, scores_off: np.ndarray) -> float:

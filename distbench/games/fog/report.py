@@ -65,7 +65,7 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
 
     units = records(con, "fog_units")
     diffs = [("all", d) for d in pairwise_differences(
-        [r["agent"] for r in units], [(r["seed"], r["game_index"]) for r in units],
+        [r["agent"] for r in units], [(r["seed"], r["game_index"], r["scout_accuracy"], r["scouting"]) for r in units],
         [r["score_sum"] / r["games"] for r in units])]
     paired(sec, "fog_paired", diffs, "game seeds", "win rate",
             "Paired difference in score rate (win 1, draw 0.5)")

@@ -3,7 +3,9 @@ and the four benchmark metrics of GAMES.md computed from the ``fog_games`` table
 
 Conditions: scouting on at each accuracy of ``accuracies``, plus scouting off. Metrics:
 
-* tier gradient per condition (each tier's score against the one below, with a 95% CI);
+* tier gradient per condition (each tier's score against the one below, with its 95% Wilson
+  interval) and its verdict from the intervals (:func:`~distbench.games.fog.metrics.gradient_verdict`:
+  ``holds`` only when every adjacent tier's interval lies above 0.5);
 * scouting value of each tier: its mean score with scouting on (at ``reference_accuracy``)
   minus with scouting off, over all its games against the other tiers;
 * belief quality vs winning: the correlation of negative Brier score and game score over every
@@ -23,6 +25,7 @@ from distbench.games.fog.metrics import (
     anti_calculability,
     belief_quality_vs_winning,
     gradient_holds,
+    gradient_verdict,
     scouting_value,
     tier_gradient,
     winner_scores,
@@ -30,9 +33,11 @@ from distbench.games.fog.metrics import (
 from distbench.games.fog.plan import FogRunConfig, plan_fog_shards, tournament_config
 from distbench.games.fog.summary import fog_summary
 
+# A game of a study is (game_id, condition): game_id repeats across the scouting conditions,
+# so the order (and every grouping) names the condition too.
 STUDY_SQL = """
 SELECT agent_a, agent_b, winner, scout_accuracy, scouting, brier_a, brier_b
-FROM fog_games ORDER BY game_id
+FROM fog_games ORDER BY scouting DESC, scout_accuracy, game_id
 """
 
 
@@ -81,7 +86,7 @@ def study_metrics(rows: list[dict], reference_accuracy: float) -> dict[str, Any]
     gradients = {}
     for key, group in sorted(conditions.items()):
         g = tier_gradient(group)
-        gradients[key] = {"pairs": g, "holds": gradient_holds(g)}
+        gradients[key] = {"pairs": g, "holds": gradient_holds(g), "verdict": gradient_verdict(g)}
 
     seats = _seat_rows(rows)
     values = {}

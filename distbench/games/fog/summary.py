@@ -10,8 +10,9 @@ from distbench.games.fog.metrics import score_rate_ci, winner_scores
 
 
 def fog_summary(con, offload: Any = None) -> list[dict[str, Any]]:
-    """One record per (agent_a, agent_b, scout_accuracy, scouting): outcomes with the 95% CI
-    of player a's score rate, and mean belief metrics per seat (computed here: ``offload``,
+    """One record per (agent_a, agent_b, scout_accuracy, scouting): outcomes with the 95%
+    Wilson interval of player a's score rate (draws count half; within [0, 1], as every rate
+    of :mod:`distbench.report.stats`), and mean belief metrics per seat (computed here: ``offload``,
     a run's place for numeric work, is not used)."""
     tables = {r[0] for r in con.execute("select view_name from duckdb_views()").fetchall()}
     if "fog_games" not in tables:

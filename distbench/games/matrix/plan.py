@@ -248,7 +248,7 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
         seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
         summarize=matrix_summary,
         summary_threads=None,  # its sums run in a fixed order: the same on any thread count
-        summary_tables=("game_scores", "trials"),
+        summary_tables=("game_scores", "trials", "games"),
         extra_styles=("completion",) if "logprob" in config.modes else (),
         expected_calls=None if _free(config.llm) else sum(
             config.num_games * (1 if m == "logprob" else config.num_trials)

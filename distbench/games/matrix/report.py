@@ -14,13 +14,31 @@ from distbench.report.document import Document, Figure, Table
 from distbench.report.stats import PairedDifference, pairwise_differences
 
 
+def _leaderboard(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """The rows of the shipped ``leaderboard`` query (the suite's ``leaderboard.csv``)."""
+    from distbench.report.sql import resolve_query_file
+
+    result = con.execute(resolve_query_file("leaderboard").read_text(encoding="utf-8"))
+    columns = [d[0] for d in result.description]
+    return [dict(zip(columns, r, strict=True)) for r in result.fetchall()]
+
+
 def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
     from distbench.report import figures
 
     sec = doc.section("Matrix games")
     sec.text("Nash gap = best-response payoff minus the answer's payoff against the Nash "
              "opponent; exploitability = what a best-responding opponent takes from the answer. "
-             "Both in the game's payoff units, lower is better; statistics over valid answers.")
+             "Both in the game's payoff units, lower is better; statistics over valid answers, "
+             "except the honest figures: over all trials, an invalid answer scored as chance on "
+             "its game (the uniform strategy). For mixed buckets and gap-degenerate games read "
+             "exploitability (the headline): a maximin player has gap 0 there while exploitable.")
+    board = _leaderboard(con)
+    sec.table(Table("matrix_leaderboard", "Leaderboard: honest exploitability per mode",
+                    list(board[0]) if board else [], [tuple(r.values()) for r in board],
+                    note="Ranked by the honest exploitability (all trials; an invalid answer "
+                         "scores as chance); models whose 95% intervals overlap share a rank "
+                         "(queries/leaderboard.sql)."))
     groups = records(con, "matrix_groups")
     sec.table(Table("matrix_groups", "Per bucket x model x mode",
                     list(groups[0]) if groups else [], [tuple(r.values()) for r in groups]))

@@ -12,6 +12,17 @@ from distbench.store.fields import column as _f
 _F64 = pa.float64()
 _LIST_F64 = pa.list_(pa.float64())
 
+# The chance baselines of a game (the honest aggregates score an invalid answer with them),
+# computed by the ``games`` view from the stored payoffs (DuckDB SQL over one games row);
+# rounding below 0 is clipped, as the scoring kernels clip it.
+_ROW_VALUES = "list_transform(payoff, lambda r: list_dot_product(r, nash_col))"
+UNIFORM_NASH_GAP = (f"CASE WHEN gap_degenerate THEN 0.0 ELSE greatest(0.0, list_max({_ROW_VALUES})"
+                    f" - list_avg({_ROW_VALUES})) END")
+UNIFORM_EXPLOITABILITY = ("greatest(0.0, value - list_min(list_transform(range(1, len(nash_col) "
+                          "+ 1), lambda j: list_avg(list_transform(payoff, lambda r: r[j])))))")
+UNIFORM_PURE_EXPLOITABILITY = ("greatest(0.0, list_avg(list_transform(payoff, "
+                               "lambda r: value - list_min(r))))")
+
 GAMES = pa.schema(
     [
         _f("run_id", pa.string(), "Run id (the run folder's name).", False),
@@ -38,6 +49,20 @@ GAMES = pa.schema(
         ),
         _f("residual", _F64, "Duality residual max_i (U y*)_i - min_j (x*'U)_j.", False),
         _f("solver_status", pa.string(), "'ok', 'iteration_limit' or 'inaccurate' (not 'ok': do not trust the game).", False),
+        _f("uniform_nash_gap", _F64,
+           "nash_gap of the uniform strategy (1/rows on each row): max_i (U y*)_i - mean_i "
+           "(U y*)_i (0 on a gap_degenerate game), also the expected gap of a uniformly random pure action; what an invalid "
+           "answer scores in the honest aggregates (computed by the view, not stored).",
+           False, derived=UNIFORM_NASH_GAP),
+        _f("uniform_exploitability", _F64,
+           "exploitability of the uniform mixed strategy: value - min_j mean_i U_ij; what an "
+           "invalid answer scores in mixed and logprob modes (computed by the view, not "
+           "stored).", False, derived=UNIFORM_EXPLOITABILITY),
+        _f("uniform_pure_exploitability", _F64,
+           "Expected exploitability of a uniformly random pure action: mean_i (value - "
+           "min_j U_ij) (>= uniform_exploitability); what an invalid answer scores in pure "
+           "mode (computed by the view, not stored).", False,
+           derived=UNIFORM_PURE_EXPLOITABILITY),
     ]
 )
 

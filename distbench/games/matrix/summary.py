@@ -5,6 +5,20 @@ beside them. ``std_nash_gap`` is the population standard deviation (``numpy.std`
 in the seed tool. ``gap_ratio`` = mean nash_gap / mean |br_value|. The 95% confidence interval
 of the mean gap is a percentile bootstrap that resamples whole games (the trials of one game
 share its payoffs, so they are not independent), with a fixed seed so it is reproducible.
+
+**Honest aggregates** (a model cannot improve them by failing to answer): ``honest_nash_gap``
+and ``honest_exploitability`` are means over *all* trials, where an invalid answer (any
+parse_status but 'ok', call failures included) scores what answering at random scores in
+expectation on that game: the uniform strategy's gap (``games.uniform_nash_gap``, also the
+expected gap of a uniformly random pure action, the gap being linear in the strategy) and, for
+exploitability, the uniform mixed strategy's in mixed and logprob modes
+(``games.uniform_exploitability``) and the expected exploitability of a uniformly random pure
+action in pure mode (``games.uniform_pure_exploitability``, larger: exploitability is convex).
+So a model that fails scores like a coin flip, never better. Their 95% intervals are the same
+bootstrap over games. ``headline_metric`` names the honest aggregate to read first:
+``exploitability`` for mixed buckets and for groups with gap-degenerate games (a maximin
+player has gap 0 on every mixed game while being exploitable), ``nash_gap`` otherwise;
+``degenerate_game_share`` is the share of the group's games whose gap is degenerate.
 """
 
 from __future__ import annotations
@@ -15,6 +29,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from distbench.games.matrix.buckets import UnknownBucketError, get_bucket
 from distbench.report.bootstrap import Offload, start_bootstrap_ci
 
 GROUP_KEYS: tuple[str, ...] = ("bucket", "provider", "model", "tier", "mode")
@@ -26,13 +41,14 @@ def _num(x: float) -> float | None:
 
 _GAMES_SQL = """
 WITH per_game AS (
-    SELECT bucket, provider, model, tier, mode, game_id, trials AS n, valid AS nv,
-           coalesce(mean_nash_gap * valid, 0) AS s, var_nash_gap AS v,
-           min_nash_gap AS lo, max_nash_gap AS hi,
-           mean_llm_value * valid AS s_llm, mean_br_value * valid AS s_br,
-           mean_abs_br_value * valid AS s_abs_br, mean_exploitability * valid AS s_expl,
-           mean_label_mass AS lm, gap_degenerate AS deg
-    FROM game_scores
+    SELECT s.bucket, s.provider, s.model, s.tier, s.mode, s.game_id, s.trials AS n, s.valid AS nv,
+           coalesce(s.mean_nash_gap * s.valid, 0) AS s, s.var_nash_gap AS v,
+           s.min_nash_gap AS lo, s.max_nash_gap AS hi,
+           s.mean_llm_value * s.valid AS s_llm, s.mean_br_value * s.valid AS s_br,
+           s.mean_abs_br_value * s.valid AS s_abs_br, s.mean_exploitability * s.valid AS s_expl,
+           s.mean_label_mass AS lm, s.gap_degenerate AS deg,
+           {honest}
+    FROM game_scores AS s{join}
 )
 SELECT bucket, provider, model, tier, mode,
        count(*) AS num_games, max(n) AS per_game, sum(n) AS total, sum(nv) AS valid,
@@ -44,10 +60,27 @@ SELECT bucket, provider, model, tier, mode,
        sum(s_br ORDER BY game_id) AS sum_br,
        sum(s_abs_br ORDER BY game_id) AS sum_abs_br,
        sum(s_expl ORDER BY game_id) AS sum_expl,
-       sum(lm ORDER BY game_id) AS sum_lm, count(lm) AS n_lm
+       sum(lm ORDER BY game_id) AS sum_lm, count(lm) AS n_lm,
+       list(h_gap ORDER BY game_id) AS honest_gap_sums,
+       list(h_expl ORDER BY game_id) AS honest_expl_sums,
+       list(n ORDER BY game_id) AS trial_counts
 FROM per_game GROUP BY ALL
 ORDER BY bucket, provider, model, tier NULLS FIRST, mode
 """
+
+# Per game, the sums over all trials with an invalid answer scored as chance (see the module
+# docstring); NULL when the run has no games table to read the chance baselines from.
+HONEST_SUMS_SQL = """
+    coalesce(s.mean_nash_gap * s.valid, 0) + (s.trials - s.valid) * g.uniform_nash_gap AS h_gap,
+    coalesce(s.mean_exploitability * s.valid, 0) + (s.trials - s.valid)
+        * CASE WHEN s.mode = 'pure' THEN g.uniform_pure_exploitability
+               ELSE g.uniform_exploitability END AS h_expl
+"""
+_GAMES_JOIN = """
+    LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
+                               uniform_pure_exploitability FROM games) AS g
+        USING (run_id, game_id)"""
+_NO_GAMES = "NULL::DOUBLE AS h_gap, NULL::DOUBLE AS h_expl"
 
 _VALID_TRIALS = "FROM trials WHERE family = 'matrix' AND parse_status = 'ok'"
 _MEDIANS_SQL = (f"SELECT bucket, provider, model, tier, mode, median(nash_gap) AS median_gap "
@@ -71,20 +104,58 @@ def matrix_summary(con: duckdb.DuckDBPyConnection,
         offload: Where the bootstraps run (a run's driver passes its cluster's workers, and
             the DuckDB scan for the medians runs meanwhile); default: in this process.
     """
-    result = con.execute(_GAMES_SQL)
+    has_games = bool(con.execute(
+        "SELECT count(*) FROM (SELECT table_name FROM duckdb_tables() UNION ALL "
+        "SELECT view_name FROM duckdb_views()) WHERE table_name = 'games'").fetchone()[0])
+    sql = _GAMES_SQL.format(honest=HONEST_SUMS_SQL if has_games else _NO_GAMES,
+                            join=_GAMES_JOIN if has_games else "")
+    result = con.execute(sql)
     columns = [d[0] for d in result.description]
     groups = [dict(zip(columns, row, strict=True)) for row in result.fetchall()]
     cis = [start_bootstrap_ci(r["sums"], r["counts"], offload) if r["valid"] else None
            for r in groups]
+    honest_cis = [tuple(start_bootstrap_ci(r[key], r["trial_counts"], offload)
+                        if _known(r[key]) else None
+                        for key in ("honest_gap_sums", "honest_expl_sums")) for r in groups]
     if len(groups) == 1:
         medians = {tuple(groups[0][k] for k in GROUP_KEYS): con.execute(_MEDIAN_SQL).fetchone()[0]}
     else:
         medians = {tuple(row[:5]): row[5] for row in con.execute(_MEDIANS_SQL).fetchall()}
     records = []
-    for r, ci in zip(groups, cis, strict=True):
+    for r, ci, (gap_ci, expl_ci) in zip(groups, cis, honest_cis, strict=True):
         r["median_gap"] = medians.get(tuple(r[k] for k in GROUP_KEYS))
-        records.append(_record(r, ci() if ci else None))
+        record = _record(r, ci() if ci else None)
+        record.update(_honest(r, gap_ci() if gap_ci else None, expl_ci() if expl_ci else None))
+        records.append(record)
     return records
+
+
+def _known(values: list[float | None] | None) -> bool:
+    """Every game has a finite value (the chance baselines could be read)."""
+    return bool(values) and all(v is not None and math.isfinite(v) for v in values)
+
+
+def headline_metric(bucket: str, degenerate_share: float) -> str:
+    """The honest aggregate to read first: ``"exploitability"`` for a mixed bucket or when
+    some game's gap is degenerate, ``"nash_gap"`` otherwise."""
+    try:
+        mixed = get_bucket(bucket).kind == "mixed"
+    except UnknownBucketError:
+        mixed = False
+    return "exploitability" if mixed or degenerate_share > 0 else "nash_gap"
+
+
+def _honest(r: dict[str, Any], gap_ci: tuple[float, float] | None,
+            expl_ci: tuple[float, float] | None) -> dict[str, Any]:
+    """The honest aggregates of a group (module docstring), with their intervals."""
+    total = float(sum(r["trial_counts"]))
+    out: dict[str, Any] = {"headline_metric": headline_metric(r["bucket"], float(r["deg_share"]))}
+    for name, key, ci in (("honest_nash_gap", "honest_gap_sums", gap_ci),
+                          ("honest_exploitability", "honest_expl_sums", expl_ci)):
+        known = _known(r[key]) and total > 0
+        out[name] = _num(math.fsum(r[key]) / total) if known else None
+        out[f"{name}_ci95"] = [_num(ci[0]), _num(ci[1])] if known and ci else None
+    return out
 
 
 def _record(r: dict[str, Any], ci: tuple[float, float] | None) -> dict[str, Any]:
@@ -134,27 +205,36 @@ _STAT_KEYS = (
 
 
 def format_summary(records: list[dict[str, Any]]) -> str:
-    """A compact plain-text table of summary records for the terminal."""
+    """A compact plain-text table of summary records for the terminal: the honest headline
+    (over all trials, an invalid answer scored as chance) first, then the figures over the
+    valid answers and the share of gap-degenerate games."""
     if not records:
         return "no trials"
-    header = ["bucket", "model", "mode", "games", "trials", "valid", "mean gap", "95% CI",
-              "median", "mean expl."]
+    header = ["bucket", "model", "mode", "games", "trials", "valid", "honest headline",
+              "95% CI", "mean gap", "95% CI", "median", "mean expl.", "degenerate"]
     masses = any(r.get("mean_label_mass") is not None for r in records)
     if masses:
         header.append("label mass")
     rows = []
+
+    def fmt(x: float | None) -> str:
+        return "-" if x is None else f"{x:.4g}"
+
+    def interval(ci: list[float] | None) -> str:
+        return "-" if not ci or ci[0] is None else f"[{ci[0]:.4g}, {ci[1]:.4g}]"
+
     for r in records:
-        ci = r.get("nash_gap_ci95")
-
-        def fmt(x: float | None) -> str:
-            return "-" if x is None else f"{x:.4g}"
-
+        metric = r.get("headline_metric", "nash_gap")
+        key = "honest_exploitability" if metric == "exploitability" else "honest_nash_gap"
+        name = "expl." if metric == "exploitability" else "gap"
         rows.append([
             r["bucket"], f"{r['provider']}:{r['model']}", r["mode"], str(r["num_games"]),
             str(r["total_trials"]), f"{100 * (r['valid_rate'] or 0):.1f}%",
-            fmt(r["mean_nash_gap"]),
-            "-" if not ci else f"[{ci[0]:.4g}, {ci[1]:.4g}]",
+            "-" if r.get(key) is None else f"{name} {fmt(r[key])}",
+            interval(r.get(f"{key}_ci95")),
+            fmt(r["mean_nash_gap"]), interval(r.get("nash_gap_ci95")),
             fmt(r["median_nash_gap"]), fmt(r["mean_exploitability"]),
+            f"{100 * r['degenerate_game_share']:.0f}%",
         ])
         if masses:
             rows[-1].append(fmt(r.get("mean_label_mass")))
@@ -162,4 +242,7 @@ def format_summary(records: list[dict[str, Any]]) -> str:
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    lines.append("honest headline: over all trials, an invalid answer scored as chance (the "
+                 "uniform strategy); exploitability for mixed buckets and gap-degenerate games. "
+                 "mean gap, median, mean expl.: over valid answers only.")
     return "\n".join(lines)
