@@ -4,6 +4,7 @@ again (counted at the server)."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -47,6 +48,10 @@ def test_retry_failed_sends_only_the_failed_calls_again(tmp_path):
     assert con.execute("select count(*) from calls where status = 'failed'").fetchone()[0] == failed
     con.close()
     assert 5 <= failed <= 30 and sent_first >= 50  # about 30% of 50
+    (group,) = json.loads((run / "summary.json").read_text())["groups"]
+    assert (group["call_failed"], group["invalid_answers"]) == (failed, 0)  # not the model's
+    assert group["invalid_by_status"] == {"call_failed": failed}
+    assert f"failed calls (not the model's) {failed} (--retry-failed" in first.stdout
 
     with start_server(ServerConfig(port=port, seed=3)) as healthy:
         second = _run(healthy.url, tmp_path, "--retry-failed")

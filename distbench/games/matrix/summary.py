@@ -88,6 +88,9 @@ _MEDIANS_SQL = (f"SELECT bucket, provider, model, tier, mode, median(nash_gap) A
 # A run of one group (one bucket, model and mode: the common single run) has every valid
 # trial in that group; grouping a million rows by five string keys would double the scan.
 _MEDIAN_SQL = f"SELECT median(nash_gap) {_VALID_TRIALS}"
+# Why answers were invalid, per group: only the invalid rows are read.
+_INVALID_SQL = ("SELECT bucket, provider, model, tier, mode, parse_status, count(*) FROM trials "
+                "WHERE family = 'matrix' AND parse_status <> 'ok' GROUP BY ALL ORDER BY ALL")
 
 
 def matrix_summary(con: duckdb.DuckDBPyConnection,
@@ -121,10 +124,18 @@ def matrix_summary(con: duckdb.DuckDBPyConnection,
         medians = {tuple(groups[0][k] for k in GROUP_KEYS): con.execute(_MEDIAN_SQL).fetchone()[0]}
     else:
         medians = {tuple(row[:5]): row[5] for row in con.execute(_MEDIANS_SQL).fetchall()}
+    invalid: dict[tuple, dict[str, int]] = {}
+    for row in con.execute(_INVALID_SQL).fetchall():
+        invalid.setdefault(tuple(row[:5]), {})[row[5]] = int(row[6])
     records = []
     for r, ci, (gap_ci, expl_ci) in zip(groups, cis, honest_cis, strict=True):
-        r["median_gap"] = medians.get(tuple(r[k] for k in GROUP_KEYS))
+        key = tuple(r[k] for k in GROUP_KEYS)
+        r["median_gap"] = medians.get(key)
         record = _record(r, ci() if ci else None)
+        statuses = invalid.get(key, {})
+        record["call_failed"] = statuses.get("call_failed", 0)
+        record["invalid_answers"] = sum(n for st, n in statuses.items() if st != "call_failed")
+        record["invalid_by_status"] = statuses
         record.update(_honest(r, gap_ci() if gap_ci else None, expl_ci() if expl_ci else None))
         records.append(record)
     return records
@@ -242,6 +253,15 @@ def format_summary(records: list[dict[str, Any]]) -> str:
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    for r in records:
+        statuses = r.get("invalid_by_status") or {}
+        if statuses:
+            answers = ", ".join(f"{st} {n}" for st, n in statuses.items() if st != "call_failed")
+            failed = r.get("call_failed", 0)
+            lines.append(f"{r['bucket']} {r['provider']}:{r['model']} {r['mode']}: invalid "
+                         f"answers (the model's) {r.get('invalid_answers', 0)}"
+                         f"{': ' + answers if answers else ''}; failed calls (not the model's) "
+                         f"{failed}{' (--retry-failed plays them again)' if failed else ''}")
     lines.append("honest headline: over all trials, an invalid answer scored as chance (the "
                  "uniform strategy); exploitability for mixed buckets and gap-degenerate games. "
                  "mean gap, median, mean expl.: over valid answers only.")
