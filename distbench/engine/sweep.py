@@ -47,13 +47,15 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
     """The :class:`RunPlan` of a sweep: matrix cells, then the other families' cells."""
     shards: list[Any] = []
     styles: dict[str, None] = {}
-    calls = 0
+    calls = prompt = completion = 0
     for configs in sweep_configs(spec).values():
         for config in configs:
             plan = config.plan(run_id)
             shards.extend(plan.shards)
             styles.update(dict.fromkeys(plan.extra_styles))
             calls += plan.expected_calls or 0
+            prompt += (plan.expected_tokens or (0, 0))[0]
+            completion += (plan.expected_tokens or (0, 0))[1]
     return RunPlan(
         family="sweep",
         config={"sweep": spec.to_dict()},
@@ -64,6 +66,7 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
         unit="units",
         extra_styles=tuple(styles),
         expected_calls=calls or None,  # the calls the families can count (at least)
+        expected_tokens=(prompt, completion) if prompt else None,
     )
 
 

@@ -97,6 +97,8 @@ class RunPlan:
             (logprob mode reads completions), checked by the pre-flight.
         expected_calls: The model calls the plan will make (at least), when the family can
             tell, for the estimate before a run and the progress line's ETA; None: unknown.
+        expected_tokens: (prompt tokens, about; completion tokens, at most) of those calls,
+            when the family can tell.
     """
 
     family: str
@@ -110,6 +112,7 @@ class RunPlan:
     summary_tables: tuple[str, ...] | None = None
     extra_styles: tuple[str, ...] = ()
     expected_calls: int | None = None
+    expected_tokens: tuple[int, int] | None = None
 
     def specs(self) -> list[BackendSpec]:
         """Every model the plan calls, once each, in a stable order."""

@@ -240,19 +240,20 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
     """The :class:`RunPlan` of a matrix configuration."""
     from distbench.games.matrix.summary import matrix_summary
 
+    shards = plan_matrix(config, run_id=run_id)
+    free = _free(config.llm)
     return RunPlan(
         family="matrix",
         config=config.to_dict(),
         identity=config.identity(),
-        shards=plan_matrix(config, run_id=run_id),
+        shards=shards,
         seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
         summarize=matrix_summary,
         summary_threads=None,  # its sums run in a fixed order: the same on any thread count
         summary_tables=("game_scores", "trials", "games"),
         extra_styles=("completion",) if "logprob" in config.modes else (),
-        expected_calls=None if _free(config.llm) else sum(
-            config.num_games * (1 if m == "logprob" else config.num_trials)
-            for m in config.modes) * len(config.buckets) * len(config.seeds),
+        expected_calls=None if free else sum(s.num_trials_total for s in shards),
+        expected_tokens=None if free else token_estimate(shards),
     )
 
 
@@ -281,10 +282,8 @@ def sweep_configs(spec: Any, entry: Any) -> list[MatrixRunConfig]:
     )]
 
 
-def describe_shards(spec: Any, shards: list[Shard]) -> dict[str, Any]:
-    """Cells, calls and token estimates of a sweep's matrix shards."""
-    cells = len(spec.seeds) * len(spec.buckets) * len(spec.models) * len(spec.modes)
-    calls = sum(s.num_trials_total for s in shards)
+def token_estimate(shards: list[Shard]) -> tuple[int, int]:
+    """(prompt tokens, about; completion tokens, at most) of the shards' calls."""
     prompt_tokens = completion_tokens = 0
     for shard in shards:
         b = get_bucket(shard.bucket)
@@ -296,6 +295,14 @@ def describe_shards(spec: Any, shards: list[Shard]) -> dict[str, Any]:
             budget = 1 if mode == "logprob" else (
                 shard.max_tokens or default_max_tokens(shard.llm.style, mode))
             completion_tokens += budget * per_game * shard.num_games
+    return prompt_tokens, completion_tokens
+
+
+def describe_shards(spec: Any, shards: list[Shard]) -> dict[str, Any]:
+    """Cells, calls and token estimates of a sweep's matrix shards."""
+    cells = len(spec.seeds) * len(spec.buckets) * len(spec.models) * len(spec.modes)
+    calls = sum(s.num_trials_total for s in shards)
+    prompt_tokens, completion_tokens = token_estimate(shards)
     by_model: dict[str, int] = {}
     for shard in shards:
         key = f"{shard.tier}:{shard.llm.provider}:{shard.llm.model}"
