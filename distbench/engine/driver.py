@@ -281,6 +281,8 @@ def _run_plan(
         "config": plan.config,
         "identity": plan.identity,
         "versions": dict(versions()),
+        "models": [{"provider": sp.provider, "model": sp.model, "style": sp.style,
+                    "base_url": sp.option("base_url")} for sp in specs],
         "seeds": plan.seeds,
         "execution": {"parallel": parallel, "num_workers": num_workers, "address": address,
                       "keep_warm": keep_warm if address else None},

@@ -64,9 +64,11 @@ def shard_backend(spec: BackendSpec, *, in_ray: bool):
 
 @lru_cache(maxsize=1)
 def versions() -> dict[str, str]:
-    """Versions of distbench, Python and the libraries that decide results (from the module
+    """Versions of distbench, Python and the libraries that decide results, and the machine
+    (``machine``: system, architecture, CPUs), (from the module
     when it is already imported, else from the installed metadata: importing numba and scipy
     only to read their versions would cost the driver a second)."""
+    import os
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"distbench": __version__, "python": platform.python_version()}
@@ -76,6 +78,8 @@ def versions() -> dict[str, str]:
             out[name] = getattr(module, "__version__", None) or version(name)
         except PackageNotFoundError:  # pragma: no cover - all are dependencies
             pass
+    out["machine"] = (f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+                      f"{platform.processor() or 'unknown processor'}")
     return out
 
 

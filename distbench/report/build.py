@@ -16,7 +16,14 @@ from typing import Any
 
 import duckdb
 
-from distbench.report.document import Document, Figure, Table, render_html, write_markdown
+from distbench.report.document import (
+    Document,
+    Figure,
+    Table,
+    render_html,
+    write_assets,
+    write_markdown,
+)
 from distbench.report.stats import PairedDifference
 
 log = logging.getLogger(__name__)
@@ -49,6 +56,7 @@ class ReportResult:
         figures: Figure ids in the order they appear.
         tables: Table ids in the order they appear.
         extra: Other files written (the sweep suite tables).
+        assets: ``figures/*.svg|pdf`` and ``tables/*.csv|tex``.
     """
 
     html: Path
@@ -56,6 +64,7 @@ class ReportResult:
     figures: tuple[str, ...]
     tables: tuple[str, ...]
     extra: tuple[Path, ...] = ()
+    assets: tuple[Path, ...] = ()
 
 
 def _query(con: duckdb.DuckDBPyConnection, name: str) -> tuple[list[str], list[tuple]]:
@@ -127,6 +136,64 @@ def _cost(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
         title="Tokens per endpoint", ylabel="tokens", ns=ns)))
 
 
+def _find(config: Any, key: str) -> Any:
+    """The first value of ``key`` anywhere in a (nested) configuration."""
+    if isinstance(config, dict):
+        if key in config:
+            return config[key]
+        for value in config.values():
+            found = _find(value, key)
+            if found is not None:
+                return found
+    elif isinstance(config, list):
+        for value in config:
+            found = _find(value, key)
+            if found is not None:
+                return found
+    return None
+
+
+def run_metadata(run_dir: Path, con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """What a reader needs to reproduce the run: command, models and providers, sampling,
+    seeds, versions of distbench and its solvers, dates and the machine (``manifest.json``
+    and the ``calls`` table)."""
+    import platform
+    import time
+
+    path = run_dir / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    config = manifest.get("config") or {}
+    if manifest.get("models") is not None:
+        models = [f"{m['provider']}:{m['model']} ({m.get('base_url') or 'in process'}, "
+                  f"{m.get('style')} style)" for m in manifest["models"]]
+    else:  # runs made before the manifest listed its models: the ones that were called
+        models = [f"{p}:{m} ({e.split(':', 1)[1] if ':' in e else e})"
+                  for p, m, e in con.execute(
+                      "select provider, model, any_value(endpoint) from calls group by all "
+                      "order by all").fetchall()]
+    seeds = manifest.get("seeds") or {}
+    versions = manifest.get("versions") or {}
+    machine = versions.get("machine")
+    rows = [
+        ("run", f"{manifest.get('run_id', run_dir.name)} ({manifest.get('family', '?')}; "
+                f"{manifest.get('state', '?')})"),
+        ("command", " ".join(manifest.get("command") or []) or "n/a"),
+        ("models", ", ".join(models) or "none called (scripted players only)"),
+        ("temperature", str(_find(config, "temperature"))),
+        ("game seeds", ", ".join(str(s) for s in seeds.get("game_seeds") or []) or "n/a"),
+        ("sampling seed", str(seeds.get("llm_seed", "n/a"))),
+        ("versions", ", ".join(f"{k} {v}" for k, v in versions.items() if k != "machine")
+         or "n/a"),
+        ("run dates", f"{manifest.get('started_at', '?')} to {manifest.get('finished_at', '?')}"),
+        ("machine", machine or "not recorded"),
+        ("report built", f"{time.strftime('%Y-%m-%d %H:%M %Z')} on {platform.node() or '?'}"),
+    ]
+    if "sweep" in config:
+        rows.insert(2, ("spec", json.dumps(config.get("spec_data") or config["sweep"],
+                                           sort_keys=True)[:2000]))
+    return rows
+
+
 def is_sweep(run_dir: Path) -> bool:
     """The run is a sweep (manifest family 'sweep' or a 'sweep' config)."""
     path = run_dir / "manifest.json"
@@ -160,6 +227,7 @@ def build_report(run_dir: Path, out_dir: Path,
                   for part in sections]
         calls = con.execute("select count(*) from calls").fetchone()[0]
         doc = Document(f"distbench report: {run_dir.name}")
+        doc.meta = run_metadata(run_dir, con)
         found = ", ".join(f"{n} {part.unit} ({part.family})" for part, n in counts if n)
         doc.intro.append(
             f"Run {run_dir.name}: {found or 'no rows'}, {calls} model calls. Built from DuckDB "
@@ -177,10 +245,11 @@ def build_report(run_dir: Path, out_dir: Path,
     html_path = out_dir / "report.html"
     html_path.write_text(render_html(doc), encoding="utf-8")
     md_path = write_markdown(doc, out_dir)
+    assets = write_assets(doc, out_dir)
     extra: tuple[Path, ...] = ()
     if is_sweep(run_dir):
         from distbench.report.suite import write_suite_tables
 
         extra = tuple(write_suite_tables(run_dir, out_dir))
     return ReportResult(html_path, md_path, tuple(f.id for f in doc.figures),
-                        tuple(t.id for t in doc.tables), extra)
+                        tuple(t.id for t in doc.tables), extra, tuple(assets))

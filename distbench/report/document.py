@@ -1,14 +1,24 @@
-"""A report as a list of blocks, rendered to one self-contained HTML page and a Markdown twin.
+"""A report as a list of blocks, rendered to one self-contained HTML page, a Markdown twin, and
+files a paper can use.
 
-HTML: inline CSS, figures embedded as base64 PNG, nothing fetched from the network. Markdown:
-tables as Markdown tables (each preceded by an invisible ``<!-- table:<id> -->`` marker),
-figures as PNG files next to the ``.md`` file.
+HTML: inline CSS, figures as inline SVG, nothing fetched from the network. Markdown: tables as
+Markdown tables (each preceded by an invisible ``<!-- table:<id> -->`` marker), figures as PNG
+files next to the ``.md`` file. Beside them (:func:`write_assets`): ``figures/<id>.svg`` and
+``figures/<id>.pdf`` for every figure, ``tables/<id>.csv`` (every number at full precision)
+and ``tables/<id>.tex`` (booktabs) for every table.
+
+Numbers on the page are rounded to what their interval supports: a value with a 95% interval
+beside it (columns ``X_ci95_low``/``X_ci95_high``, or ``ci95_low``/``ci95_high``/``ci_low``/
+``ci_high`` right after it) and the interval's ends get two significant digits of the
+interval's half-width; other numbers four significant digits, and anything below 1e-9 in size
+is 0 (a calibration error of 4e-16 is a zero, not a number to print).
 """
 
 from __future__ import annotations
 
-import base64
+import csv
 import html
+import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,28 +29,92 @@ body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; mar
        max-width: 1100px; color: #222; line-height: 1.45; padding: 0 1em; }
 h1 { border-bottom: 2px solid #333; padding-bottom: .2em; }
 h2 { border-bottom: 1px solid #bbb; margin-top: 2em; }
+div.wrap { overflow-x: auto; }
 table { border-collapse: collapse; margin: .8em 0 1.4em; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
 th { background: #f0f0f0; }
 td.text { text-align: left; }
 tr:nth-child(even) td { background: #fafafa; }
+table.meta td, table.meta th { text-align: left; }
 figure { margin: 1em 0 2em; }
-figure img { max-width: 100%; border: 1px solid #ddd; }
+figure svg { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { font-size: 13px; color: #555; }
 p.note { font-size: 13px; color: #555; }
+p.files { font-size: 12px; color: #777; }
 .sig { font-weight: bold; color: #b00; }
 """
 
+_TINY = 1e-9
 
-def format_cell(value: Any) -> str:
-    """How a value appears in a table: floats with 6 significant digits, None as 'n/a'."""
+
+def format_cell(value: Any, decimals: int | None = None) -> str:
+    """How a value appears on the page: ``decimals`` places when given (an interval decides
+    them), else four significant digits; None as 'n/a'; sizes below 1e-9 as 0."""
     if value is None:
         return "n/a"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return "n/a" if not math.isfinite(value) else f"{value:.6g}"
+        if not math.isfinite(value):
+            return "n/a"
+        if abs(value) < _TINY:
+            value = 0.0
+        if decimals is not None:
+            return f"{value:.{decimals}f}"
+        if value == 0.0:
+            return "0"
+        text = f"{value:.4g}"
+        if "e" in text and 1e-4 <= abs(value) < 1e15:
+            text = f"{value:.{max(0, 3 - math.floor(math.log10(abs(value))))}f}"
+        return text
     return str(value)
+
+
+def interval_decimals(low: Any, high: Any) -> int | None:
+    """Decimal places that give two significant digits of an interval's half-width."""
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+               for v in (low, high)):
+        return None
+    half = abs(float(high) - float(low)) / 2
+    if half < _TINY:
+        return None
+    return max(0, 1 - math.floor(math.log10(half)))
+
+
+def _ci_groups(columns: list[str]) -> dict[int, tuple[int, int]]:
+    """Column index of a value -> (index of its interval's low end, of its high end)."""
+    index = {c: i for i, c in enumerate(columns)}
+    out: dict[int, tuple[int, int]] = {}
+    for i, c in enumerate(columns):
+        for low_suffix, high_suffix in (("ci95_low", "ci95_high"), ("ci_low", "ci_high")):
+            if not c.endswith(low_suffix):
+                continue
+            high = c[: -len(low_suffix)] + high_suffix
+            if high not in index:
+                continue
+            stem = c[: -len(low_suffix)].rstrip("_")
+            value = next((index[n] for n in (stem, f"mean_{stem}") if stem and n in index), None)
+            if value is None and i > 0 and not columns[i - 1].endswith(("_high", "_low")):
+                value = i - 1  # ci95_low right after its value
+            if value is not None:
+                out[value] = (i, index[high])
+    return out
+
+
+def display_rows(t: Table) -> list[list[str]]:
+    """The table's cells as shown: rounded to what their intervals support."""
+    groups = _ci_groups(t.columns)
+    out = []
+    for row in t.rows:
+        decimals: dict[int, int] = {}
+        for value, (lo, hi) in groups.items():
+            if max(value, lo, hi) < len(row):
+                d = interval_decimals(row[lo], row[hi])
+                if d is not None:
+                    decimals.update({value: d, lo: d, hi: d})
+        out.append([format_cell(v, decimals.get(i) if isinstance(v, float) else None)
+                    for i, v in enumerate(row)])
+    return out
 
 
 @dataclass
@@ -54,9 +128,12 @@ class Table:
 
 @dataclass
 class Figure:
+    """A figure: ``drawing`` is a :class:`distbench.report.figures.Drawing` (SVG, PDF, PNG),
+    or None when there was nothing to draw (the page says so in one line)."""
+
     id: str
     title: str
-    png: bytes
+    drawing: Any
     caption: str = ""
 
 
@@ -72,6 +149,9 @@ class Section:
         self.blocks.append(table)
 
     def figure(self, figure: Figure) -> None:
+        if figure.drawing is None:
+            self.blocks.append(f"{figure.title}: no figure, every value is empty.")
+            return
         self.blocks.append(figure)
 
 
@@ -80,6 +160,7 @@ class Document:
     title: str
     intro: list[str] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
+    meta: list[tuple[str, str]] = field(default_factory=list)
 
     def section(self, title: str) -> Section:
         s = Section(title)
@@ -98,18 +179,20 @@ class Document:
 def _html_table(t: Table) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in t.columns)
     body = []
-    for row in t.rows:
+    for row, shown in zip(t.rows, display_rows(t), strict=True):
         cells = []
-        for v in row:
+        for v, text in zip(row, shown, strict=True):
             cls = ' class="text"' if isinstance(v, str) else ""
-            text = html.escape(format_cell(v))
+            text = html.escape(text)
             if t.columns and isinstance(v, bool) and v:
                 text = f'<span class="sig">{text}</span>'
             cells.append(f"<td{cls}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     note = f'<p class="note">{html.escape(t.note)}</p>' if t.note else ""
-    return (f'<h3>{html.escape(t.title)}</h3>{note}<table id="tab-{t.id}"><thead><tr>{head}'
-            f'</tr></thead><tbody>{"".join(body)}</tbody></table>')
+    files = (f'<p class="files">tables/{html.escape(t.id)}.csv (full precision), '
+             f'tables/{html.escape(t.id)}.tex</p>')
+    return (f'<h3>{html.escape(t.title)}</h3>{note}<div class="wrap"><table id="tab-{t.id}">'
+            f'<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>{files}')
 
 
 def render_html(doc: Document) -> str:
@@ -118,6 +201,10 @@ def render_html(doc: Document) -> str:
              f"<title>{html.escape(doc.title)}</title><style>{_CSS}</style></head><body>",
              f"<h1>{html.escape(doc.title)}</h1>"]
     parts += [f"<p>{html.escape(p)}</p>" for p in doc.intro]
+    if doc.meta:
+        parts.append('<table class="meta" id="tab-meta"><tbody>' + "".join(
+            f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+            for k, v in doc.meta) + "</tbody></table>")
     if doc.sections:
         parts.append("<ul>" + "".join(
             f'<li><a href="#sec-{i}">{html.escape(s.title)}</a></li>'
@@ -128,11 +215,10 @@ def render_html(doc: Document) -> str:
             if isinstance(b, Table):
                 parts.append(_html_table(b))
             elif isinstance(b, Figure):
-                data = base64.b64encode(b.png).decode("ascii")
                 parts.append(
-                    f'<figure id="fig-{b.id}"><img alt="{html.escape(b.title)}" '
-                    f'src="data:image/png;base64,{data}"><figcaption>{html.escape(b.caption or b.title)}'
-                    "</figcaption></figure>")
+                    f'<figure id="fig-{b.id}" aria-label="{html.escape(b.title)}">'
+                    f"{b.drawing.svg}<figcaption>{html.escape(b.caption or b.title)} "
+                    f"(figures/{html.escape(b.id)}.pdf, .svg)</figcaption></figure>")
             else:
                 parts.append(f"<p>{html.escape(b)}</p>")
     parts.append("</body></html>")
@@ -150,8 +236,8 @@ def _md_table(t: Table) -> str:
     lines.append(f"<!-- table:{t.id} -->")
     lines.append("| " + " | ".join(_md_escape(c) for c in t.columns) + " |")
     lines.append("|" + "|".join("---" for _ in t.columns) + "|")
-    for row in t.rows:
-        lines.append("| " + " | ".join(_md_escape(format_cell(v)) for v in row) + " |")
+    for shown in display_rows(t):
+        lines.append("| " + " | ".join(_md_escape(c) for c in shown) + " |")
     return "\n".join(lines)
 
 
@@ -159,6 +245,9 @@ def write_markdown(doc: Document, out_dir: Path) -> Path:
     """Writes ``report.md`` and one ``fig-<id>.png`` per figure into ``out_dir``."""
     parts = [f"# {doc.title}", ""]
     parts += [p + "\n" for p in doc.intro]
+    if doc.meta:
+        parts += ["| | |", "|---|---|"] + [f"| {_md_escape(k)} | {_md_escape(v)} |"
+                                           for k, v in doc.meta] + [""]
     for s in doc.sections:
         parts += [f"## {s.title}", ""]
         for b in s.blocks:
@@ -166,10 +255,66 @@ def write_markdown(doc: Document, out_dir: Path) -> Path:
                 parts += [_md_table(b), ""]
             elif isinstance(b, Figure):
                 name = f"fig-{b.id}.png"
-                (out_dir / name).write_bytes(b.png)
+                (out_dir / name).write_bytes(b.drawing.png)
                 parts += [f"![{_md_escape(b.title)}]({name})", "", f"*{b.caption or b.title}*", ""]
             else:
                 parts += [b, ""]
     path = out_dir / "report.md"
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
+
+
+_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                "^": r"\textasciicircum{}"}
+
+
+def _tex(text: str) -> str:
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def table_csv(t: Table) -> str:
+    """The table as CSV, every number at full precision (``repr`` of floats)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(t.columns)
+    for row in t.rows:
+        writer.writerow(["" if v is None else ("yes" if v else "no") if isinstance(v, bool)
+                         else repr(v) if isinstance(v, float) else v for v in row])
+    return buf.getvalue()
+
+
+def table_tex(t: Table) -> str:
+    """The table as a LaTeX ``table`` with booktabs rules, numbers as on the page."""
+    align = "".join("l" if all(isinstance(r[i], str) for r in t.rows if i < len(r)) else "r"
+                    for i in range(len(t.columns)))
+    lines = [r"% needs \usepackage{booktabs}", r"\begin{table}[ht]", r"\centering",
+             rf"\caption{{{_tex(t.title)}}}", rf"\label{{tab:{_tex(t.id)}}}",
+             rf"\begin{{tabular}}{{{align}}}", r"\toprule",
+             " & ".join(_tex(c) for c in t.columns) + r" \\", r"\midrule"]
+    lines += [" & ".join(_tex(c) for c in shown) + r" \\" for shown in display_rows(t)]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if t.note:
+        lines.append(rf"\par\smallskip{{\footnotesize {_tex(t.note)}}}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def write_assets(doc: Document, out_dir: Path) -> list[Path]:
+    """Writes ``figures/<id>.svg`` and ``.pdf`` for every figure and ``tables/<id>.csv`` and
+    ``.tex`` for every table into ``out_dir``; returns the paths."""
+    written = []
+    figures, tables = out_dir / "figures", out_dir / "tables"
+    figures.mkdir(parents=True, exist_ok=True)
+    tables.mkdir(parents=True, exist_ok=True)
+    for f in doc.figures:
+        for ext, data in (("svg", f.drawing.svg.encode("utf-8")), ("pdf", f.drawing.pdf)):
+            path = figures / f"{f.id}.{ext}"
+            path.write_bytes(data)
+            written.append(path)
+    for t in doc.tables:
+        for ext, text in (("csv", table_csv(t)), ("tex", table_tex(t))):
+            path = tables / f"{t.id}.{ext}"
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
+    return written

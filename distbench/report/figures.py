@@ -1,18 +1,26 @@
-"""Plots of the report (matplotlib, no pyplot state): each function returns PNG bytes.
+"""Plots of the report (matplotlib, no pyplot state): each function returns a
+:class:`Drawing` (SVG for the HTML page, PDF for papers, PNG for the Markdown twin), or None
+when there is nothing to draw (every value empty), so no panel is drawn for empty data.
 
 Every plot has a title, labelled axes with units and the sample sizes (n=...) of what it shows.
+Series named after an outcome keep one colour everywhere (:data:`SEMANTIC`: a loss is never
+green).
 matplotlib is the optional ``report`` extra; importing this module without it raises an
 ImportError that names the extra.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 try:
+    import matplotlib
     from matplotlib.figure import Figure
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
@@ -21,11 +29,53 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 _DPI = 100
 
+SEMANTIC: dict[str, str] = {
+    "success": "#2e7d32", "win": "#2e7d32", "wins": "#2e7d32", "ok": "#2e7d32",
+    "lose": "#c62828", "loss": "#c62828", "losses": "#c62828", "failed": "#c62828",
+    "aborted": "#9e9e9e", "draw": "#f9a825", "draws": "#f9a825",
+}
+"""Colours of outcome series, the same in every figure."""
+_CYCLE = ["#4878a8", "#e1812c", "#3a923a", "#c03d3e", "#9372b2", "#845b53", "#d684bd"]
 
-def _png(fig: Figure) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=_DPI, bbox_inches="tight")
-    return buf.getvalue()
+
+@dataclass(frozen=True)
+class Drawing:
+    """One figure in three formats: ``svg`` (inline in the HTML), ``pdf``, ``png``."""
+
+    svg: str
+    pdf: bytes
+    png: bytes
+
+
+def _render(fig: Figure) -> Drawing:
+    """The figure as SVG (ids salted by its title, so several inline SVGs never clash and
+    the same figure gives the same bytes), PDF and PNG."""
+    salt = hashlib.blake2b(fig.get_suptitle().encode(), digest_size=6).hexdigest()
+    out = {}
+    with matplotlib.rc_context({"svg.hashsalt": salt, "svg.fonttype": "path",
+                                "pdf.fonttype": 42}):
+        for fmt in ("svg", "pdf", "png"):
+            buf = io.BytesIO()
+            fig.savefig(buf, format=fmt, dpi=_DPI, bbox_inches="tight",
+                        metadata={"Date": None} if fmt in ("svg", "pdf") else None)
+            out[fmt] = buf.getvalue()
+    svg = out["svg"].decode("utf-8")
+    svg = svg[svg.index("<svg"):]  # no XML prolog or DOCTYPE inside an HTML page
+    svg = re.sub(r'(<svg[^>]*?) width="[^"]*" height="[^"]*"', r'\1', svg, count=1)
+    return Drawing(svg=svg, pdf=out["pdf"], png=out["png"])
+
+
+def _colour(name: str, i: int) -> str:
+    return SEMANTIC.get(name.lower().split()[0] if name else "", _CYCLE[i % len(_CYCLE)])
+
+
+def _empty(*series: Sequence[float | None]) -> bool:
+    """No finite value at all: nothing to draw."""
+    for values in series:
+        for v in values:
+            if v is not None and np.isfinite(float(v)):
+                return False
+    return True
 
 
 def _new(width: float, height: float, title: str) -> Figure:
@@ -39,24 +89,33 @@ def box_panels(
     *,
     title: str,
     ylabel: str,
-) -> bytes:
+) -> Drawing | None:
     """Box plots, one panel per (panel title, box labels, box values); n=... under each box."""
+    if not panels or all(_empty(*[np.asarray(d, dtype=float) for d in p[2]]) for p in panels):
+        return None
     ncols = min(2, len(panels))
     nrows = -(-len(panels) // ncols)
     width = max(6.0, max(len(p[1]) for p in panels) * 1.1) * ncols
     fig = _new(min(width, 16.0), 3.6 * nrows + 0.6, title)
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     for ax, (name, labels, data) in zip(axes, panels, strict=False):
-        ax.boxplot([np.asarray(d, dtype=float) for d in data], showmeans=True)
+        arrays = [np.asarray(d, dtype=float) for d in data]
+        ax.set_title(name, fontsize=10)
+        if all(a.size == 0 or not np.any(a[np.isfinite(a)]) for a in arrays):
+            ax.text(0.5, 0.5, "every value is 0 (degenerate):\nnothing to compare here",
+                    ha="center", va="center", transform=ax.transAxes, fontsize=9, color="#555")
+            ax.set_xticks([])
+            continue
+        ax.boxplot(arrays, showmeans=True)
         ax.set_xticks(range(1, len(labels) + 1),
                       [f"{lab}\nn={len(d)}" for lab, d in zip(labels, data, strict=True)],
-                      fontsize=7)
-        ax.set_title(name, fontsize=10)
+                      fontsize=7, rotation=25 if len(labels) > 3 else 0, ha="right"
+                      if len(labels) > 3 else "center")
         ax.set_ylabel(ylabel)
         ax.grid(axis="y", alpha=0.3)
     for ax in axes[len(panels):]:
         ax.set_visible(False)
-    return _png(fig)
+    return _render(fig)
 
 
 def bars(
@@ -68,8 +127,10 @@ def bars(
     ns: Sequence[int],
     errors: Sequence[tuple[float, float]] | None = None,
     ylim: tuple[float, float] | None = None,
-) -> bytes:
+) -> Drawing | None:
     """One bar per label with n=... on it; ``errors`` are (low, high) interval ends."""
+    if _empty(values):
+        return None
     fig = _new(max(6.0, 0.9 * len(labels) + 2), 4.2, title)
     ax = fig.subplots()
     x = np.arange(len(labels))
@@ -88,7 +149,7 @@ def bars(
     if ylim:
         ax.set_ylim(*ylim)
     ax.grid(axis="y", alpha=0.3)
-    return _png(fig)
+    return _render(fig)
 
 
 def grouped_bars(
@@ -99,8 +160,11 @@ def grouped_bars(
     ylabel: str,
     ns: Sequence[int],
     stacked: bool = False,
-) -> bytes:
-    """Bars per category, one colour per series (side by side, or stacked shares)."""
+) -> Drawing | None:
+    """Bars per category, one colour per series (side by side, or stacked shares); series
+    named after an outcome get its :data:`SEMANTIC` colour."""
+    if _empty(*series.values()):
+        return None
     fig = _new(max(6.0, 1.0 * len(categories) * (1 if stacked else len(series) * 0.6) + 2),
                4.4, title)
     ax = fig.subplots()
@@ -110,16 +174,16 @@ def grouped_bars(
     for i, (name, vals) in enumerate(series.items()):
         v = np.nan_to_num(np.array([np.nan if a is None else a for a in vals], dtype=float))
         if stacked:
-            ax.bar(x, v, width, bottom=bottom, label=name)
+            ax.bar(x, v, width, bottom=bottom, label=name, color=_colour(name, i))
             bottom += v
         else:
-            ax.bar(x - 0.4 + width * (i + 0.5), v, width, label=name)
+            ax.bar(x - 0.4 + width * (i + 0.5), v, width, label=name, color=_colour(name, i))
     ax.set_xticks(x, [f"{c}\nn={n}" for c, n in zip(categories, ns, strict=True)],
                   rotation=0 if len(categories) < 5 else 20, fontsize=8)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8, loc="best")
     ax.grid(axis="y", alpha=0.3)
-    return _png(fig)
+    return _render(fig)
 
 
 def interval_lines(
@@ -130,8 +194,10 @@ def interval_lines(
     title: str,
     xlabel: str,
     ylabel: str,
-) -> bytes:
+) -> Drawing | None:
     """Means with interval error bars across ordered categories, one line per series."""
+    if _empty(*(means for means, _, _ in series.values())):
+        return None
     fig = _new(7.5, 4.4, title)
     ax = fig.subplots()
     x = np.arange(len(xs))
@@ -151,7 +217,7 @@ def interval_lines(
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    return _png(fig)
+    return _render(fig)
 
 
 def scatter_identity(
@@ -160,8 +226,10 @@ def scatter_identity(
     title: str,
     xlabel: str,
     ylabel: str,
-) -> bytes:
+) -> Drawing | None:
     """Scatter of (x, y) points per group against the diagonal y = x, on [0, 1]^2."""
+    if all(len(x) == 0 for x, _ in groups.values()):
+        return None
     fig = _new(6.0, 5.6, title)
     ax = fig.subplots()
     ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=1, label="y = x")
@@ -173,14 +241,14 @@ def scatter_identity(
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    return _png(fig)
+    return _render(fig)
 
 
 def reliability(
     agents: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
     *,
     title: str,
-) -> bytes:
+) -> Drawing | None:
     """Reliability diagrams, one panel per agent: (mean forecast, observed frequency, counts)
     per probability bin, marker area by count, against perfect calibration."""
     names = list(agents)
@@ -204,7 +272,7 @@ def reliability(
         ax.grid(alpha=0.3)
     for ax in axes[len(names):]:
         ax.set_visible(False)
-    return _png(fig)
+    return _render(fig)
 
 
 def forest(
@@ -212,7 +280,7 @@ def forest(
     *,
     title: str,
     xlabel: str,
-) -> bytes:
+) -> Drawing | None:
     """Paired differences with their intervals, one line each: (label, diff, low, high, n,
     significant); significant ones in red, a vertical line at 0."""
     fig = _new(8.0, 0.45 * len(rows) + 1.6, title)
@@ -226,4 +294,4 @@ def forest(
     ax.set_yticks(y, [f"{r[0]} (n={r[4]})" for r in rows], fontsize=8)
     ax.set_xlabel(xlabel)
     ax.grid(axis="x", alpha=0.3)
-    return _png(fig)
+    return _render(fig)

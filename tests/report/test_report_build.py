@@ -59,17 +59,15 @@ def runs(tmp_path_factory):
 
 
 def md_table(md_path: Path, table_id: str) -> list[dict[str, str]]:
-    """The rows of a table of report.md as dicts of cell text."""
-    lines = md_path.read_text().splitlines()
-    start = lines.index(f"<!-- table:{table_id} -->") + 1
-    header = [c.strip() for c in lines[start].strip("|").split(" | ")]
-    rows = []
-    for line in lines[start + 2:]:
-        if not line.startswith("|"):
-            break
-        rows.append(dict(zip(header, [c.strip() for c in line.strip()[2:-2].split(" | ")],
-                             strict=True)))
-    return rows
+    """The rows of a report table as dicts of cell text, from ``tables/<id>.csv`` beside
+    ``report.md`` (every number at full precision; the page rounds them to their intervals).
+    The table is on the page too, under its marker."""
+    import csv
+
+    assert f"<!-- table:{table_id} -->" in md_path.read_text()
+    with open(md_path.parent / "tables" / f"{table_id}.csv", newline="") as fh:
+        return [{k: ("n/a" if v == "" else v) for k, v in row.items()}
+                for row in csv.DictReader(fh)]
 
 
 def num(text: str) -> float | None:
@@ -85,14 +83,20 @@ def close(text: str, value) -> bool:
 def check_figures(out: Path, result, expected: set[str]) -> None:
     assert set(result.figures) == expected
     html = (out / "report.html").read_text()
-    assert html.count("<img ") == len(expected)
+    assert html.count("<figure ") == html.count("<svg") == len(expected)  # inline SVG
+    assert "<img " not in html
     assert "<script" not in html and "<link" not in html  # nothing fetched, nothing run
-    assert 'src="http' not in html and "url(" not in html
+    assert 'src="http' not in html and "url(http" not in html and "@import" not in html
     for fid in expected:
         assert f'id="fig-{fid}"' in html
         png = out / f"fig-{fid}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"(fig-{fid}.png)" in (out / "report.md").read_text()
+        assert (out / "figures" / f"{fid}.pdf").read_bytes()[:5] == b"%PDF-"
+        assert (out / "figures" / f"{fid}.svg").read_text().startswith("<svg")
+    for tid in result.tables:
+        assert (out / "tables" / f"{tid}.csv").is_file()
+        assert "\\toprule" in (out / "tables" / f"{tid}.tex").read_text()
 
 
 def test_report_matrix_sweep_has_every_figure_and_sql_numbers(runs):
@@ -248,3 +252,55 @@ def test_report_html_renders_in_headless_chromium(runs, tmp_path):
         check=True, capture_output=True, timeout=120)
     pixels = imread(str(shot))
     assert pixels.shape[0] > 100 and float(pixels[..., :3].var()) > 0
+
+
+def _chromium(url: str, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr",
+         "--v=0", *extra, url], capture_output=True, text=True, timeout=120)
+
+
+def test_a_three_family_sweep_report_for_a_paper(tmp_path):
+    """The issue's check: a sweep of three models with matrix, negotiation and fog sections;
+    the header names the models and versions; every figure is inline SVG with its PDF; every
+    table has its CSV and LaTeX; no figure for an empty group; it renders in Chromium with no
+    console error (the screenshot is left in the test's folder)."""
+    data = {"seeds": [1], "games_per_bucket": 3, "trials_per_game": 2, "modes": ["pure"],
+            "buckets": ["2x2_lowVar_mixed"],
+            "negotiation": {"games": 2, "opponents": ["scripted:fair"], "max_messages": 1},
+            "fog": {"games": 1, "opponents": ["tier1"], "max_turns": 2, "max_tokens": 32}}
+    with start_server(ServerConfig()) as server:
+        data["providers"] = {
+            "mock": {"type": "llamacpp", "base_url": server.url, "cache": False,
+                     "tiers": {"A": ["mock-a"], "B": ["mock-b"]}},
+            "dummy": {"tiers": {"C": ["random"]}}}
+        run_plan(plan_sweep(parse_spec(data, "t.toml"), "three"), tmp_path / "three",
+                 parallel=False)
+    out = tmp_path / "three" / "report"
+    result = build_report(tmp_path / "three", out, report_parts())
+    html = result.html.read_text()
+    for section in ("Matrix games", "Negotiation", "Fog of war"):
+        assert f">{section}</h2>" in html
+    meta = html.split('id="tab-meta"', 1)[1].split("</table>", 1)[0]
+    for name in ("llamacpp:mock-a", "llamacpp:mock-b", "dummy:random", "distbench ", "numba ",
+                 "duckdb ", "game seeds", "temperature", "machine"):
+        assert name in meta, name
+    assert html.count("<figure ") == html.count("<svg") == len(result.figures) > 5
+    for fid in result.figures:
+        assert (out / "figures" / f"{fid}.pdf").is_file()
+    for tid in result.tables:
+        assert (out / "tables" / f"{tid}.csv").is_file() and (out / "tables" / f"{tid}.tex").is_file()
+    # the mock model never states valid beliefs: its reliability panel is not drawn empty
+    assert "no figure, every value is empty" in html or "fog_reliability" in result.figures
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    shot = tmp_path / "report.png"
+    done = _chromium(result.html.resolve().as_uri(), tmp_path, f"--screenshot={shot}",
+                     "--window-size=1200,3000")
+    assert shot.stat().st_size > 10_000
+    errors = [ln for ln in done.stderr.splitlines()
+              if "CONSOLE" in ln and ("Error" in ln or "Uncaught" in ln)]
+    assert not errors, errors
+    print(f"report screenshot: {shot}")
