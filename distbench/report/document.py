@@ -264,6 +264,26 @@ def write_markdown(doc: Document, out_dir: Path) -> Path:
     return path
 
 
+def format_console(t: Table) -> str:
+    """The table as aligned plain text for the terminal (numbers as on the page: rounded to
+    their intervals), its note under it."""
+    shown = display_rows(t)
+    widths = [max(len(c), *(len(r[i]) for r in shown)) if shown else len(c)
+              for i, c in enumerate(t.columns)]
+    numeric = [not all(isinstance(r[i], str) for r in t.rows if i < len(r)) for i in
+               range(len(t.columns))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if num else c.ljust(w)
+                         for c, w, num in zip(cells, widths, numeric, strict=True)).rstrip()
+
+    out = [line(list(t.columns)), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in shown]
+    if t.note:
+        out.append(t.note)
+    return "\n".join(out)
+
+
 _TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                 "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
                 "^": r"\textasciicircum{}"}

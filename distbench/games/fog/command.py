@@ -11,6 +11,7 @@ import click
 from distbench.games.base import CommandRun, parse_player
 from distbench.games.fog.agents import TIERS
 from distbench.games.fog.plan import FogRunConfig, plan_fog
+from distbench.games.fog.summary import format_summary
 from distbench.games.section import Section
 from distbench.llm.base import BackendSpec
 
@@ -44,7 +45,8 @@ def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
         temperature=options["temperature"], max_tokens=options["max_tokens"] or 256,
     )
     return CommandRun(plan=lambda run_id: plan_fog(config, run_id),
-                      label=f"fog | {config.num_games} games per seat order", folder="fog")
+                      label=f"fog | {config.num_games} games per seat order", folder="fog",
+                      format_summary=format_summary)
 
 
 def section(table: Any) -> dict[str, Any]:

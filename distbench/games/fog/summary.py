@@ -47,3 +47,28 @@ def fog_summary(con, offload: Any = None) -> list[dict[str, Any]]:
             "valid_report_rate_b": (sum(arr[13]) / sum(arr[15])) if sum(arr[15]) else None,
         })
     return out
+
+
+def format_summary(records: list[dict[str, Any]]) -> str:
+    """The fog summary for the terminal: per pairing and scouting condition, the games and
+    outcomes, player a's score rate with its Wilson interval, and both seats' belief scores
+    (rounded to what the intervals support)."""
+    from distbench.report.document import Table, format_console
+
+    if not records:
+        return "no games"
+    rows = []
+    for r in records:
+        scouting = f"acc {r['scout_accuracy']:g}" if r["scouting"] else "off"
+        rows.append((r["agent_a"], r["agent_b"], scouting, r["games"],
+                     f"{r['wins_a']}-{r['draws']}-{r['wins_b']}", r["score_a"],
+                     r["score_a_ci_low"], r["score_a_ci_high"], r["brier_a"], r["brier_b"],
+                     r["log_loss_a"], r["log_loss_b"], r["valid_report_rate_a"],
+                     r["valid_report_rate_b"]))
+    return format_console(Table(
+        "fog_summary", "Fog of war",
+        ["agent a", "agent b", "scouting", "games", "W-D-L (a)", "score_a", "score_a_ci95_low",
+         "score_a_ci95_high", "brier a", "brier b", "log loss a", "log loss b",
+         "valid reports a", "valid reports b"], rows,
+        note="score_a: player a's score rate (win 1, draw 1/2), 95% Wilson interval; Brier "
+             "and log loss of the power beliefs (lower is better) over valid reports."))
