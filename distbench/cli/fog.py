@@ -53,10 +53,10 @@ def fog() -> None:
 @click.option("--run-id", required=True, help="Run folder name (re-running it resumes).")
 @click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder of run folders.")
-@click.option("--parallel/--no-parallel", default=True, show_default=True,
+@click.option("--parallel/--no-parallel", default=None,
               help="Run shards as Ray tasks, or one by one in this process.")
 def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scouting: bool,
-               run_id: str, output_dir: Path, parallel: bool) -> None:
+               run_id: str, output_dir: Path, parallel: bool | None) -> None:
     """Round robin of the four scripted tiers (both seat orders) with the tier gradient."""
     from distbench.cli.progress import run_with_progress
     from distbench.engine.driver import RunDirectoryError
@@ -106,9 +106,10 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
 @click.option("--run-id", required=True, help="Run folder name (re-running it resumes).")
 @click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("results"), show_default=True)
-@click.option("--parallel/--no-parallel", default=True, show_default=True)
+@click.option("--parallel/--no-parallel", default=None,
+              help="Run shards as Ray tasks, or here.  [default: auto, by the work]")
 def study(games_per_pairing: int, accuracies: str, reference_accuracy: float | None, seed: int,
-          run_id: str, output_dir: Path, parallel: bool) -> None:
+          run_id: str, output_dir: Path, parallel: bool | None) -> None:
     """Round robins of the tiers under several scouting conditions, then the benchmark metrics:
     tier gradient per condition, scouting value, belief quality vs winning, anti-calculability."""
     import json

@@ -33,8 +33,10 @@ keep_warm_option = click.option(
          "nothing stays).")
 
 execution_options = _apply([
-    click.option("--parallel/--no-parallel", default=True, show_default=True,
-                 help="Run shards as Ray tasks, or one by one in this process."),
+    click.option("--parallel/--no-parallel", default=None,
+                 help="Run shards as Ray tasks, or one by one in this process.  [default: "
+                      "auto: here for a small run (one shard, or a small run of the dummy), "
+                      "on Ray otherwise or with --address; it never changes a result]"),
     click.option("--num-workers", type=click.IntRange(min=1), default=None,
                  help="CPUs of the local Ray instance.  [default: all]"),
     click.option("--address", default=None,

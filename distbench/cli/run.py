@@ -104,7 +104,7 @@ def _resolve_run_dir(
 def run(family: str, llm_type: str | None, llm_model: str | None, style: str | None,
         base_url: str | None, rpm: float | None, tpm: float | None,
         max_concurrency: int | None, timeout: float | None, max_retries: int | None,
-        no_cache: bool, output_dir: Path, run_id: str | None, overwrite: bool, parallel: bool,
+        no_cache: bool, output_dir: Path, run_id: str | None, overwrite: bool, parallel: bool | None,
         num_workers: int | None, address: str | None, keep_warm: float,
         retry_failed: bool, limit: int | None, yes: bool,
         **options: object) -> None:

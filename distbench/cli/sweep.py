@@ -180,7 +180,7 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
 @size_options
 @_override_options
 def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir: Path | None,
-            parallel: bool, num_workers: int | None, address: str | None, keep_warm: float,
+            parallel: bool | None, num_workers: int | None, address: str | None, keep_warm: float,
             retry_failed: bool, limit: int | None, yes: bool,
             **overrides: Any) -> None:
     """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""

@@ -34,6 +34,7 @@ from distbench.store.catalog import open_run
 from distbench.store.writer import (
     RunDirectoryError,
     RunWriter,
+    committed_ids,
     exclusive,
     failed_call_shards,
     read_json,
@@ -184,11 +185,31 @@ def _check_manifest(run_dir: Path, config_dict: dict[str, Any]) -> None:
         )
 
 
+AUTO_FREE_UNITS = 20_000
+"""With ``--parallel auto``: in-process models (the dummy) run here up to this many units."""
+
+
+def choose_parallel(shards: list[Any], specs: list[BackendSpec],
+                    address: str | None) -> tuple[bool, str]:
+    """``--parallel auto``: whether to run on Ray, and why, in one line. On Ray with a cluster
+    address, or when there is more than one shard of real-model work or more than
+    :data:`AUTO_FREE_UNITS` units of in-process work; in this process otherwise (starting a
+    local Ray instance takes seconds, more than a small run's work)."""
+    if address:
+        return True, f"running on the Ray cluster at {address}"
+    units = sum(s.num_units for s in shards)
+    free = all(in_process(s) for s in specs)
+    if len(shards) <= 1 or (free and units <= AUTO_FREE_UNITS):
+        return False, (f"running in this process ({len(shards)} shard(s), {units:,} units: "
+                       "less work than starting Ray; --parallel forces Ray)")
+    return True, f"running on Ray ({len(shards)} shards; --no-parallel runs them here)"
+
+
 def run_plan(
     plan: RunPlan,
     run_dir: Path,
     *,
-    parallel: bool = True,
+    parallel: bool | None = True,
     num_workers: int | None = None,
     address: str | None = None,
     keep_warm: float = 0.0,
@@ -204,7 +225,9 @@ def run_plan(
     Args:
         plan: What to play.
         run_dir: The run folder; created, or resumed when it holds the same configuration.
-        parallel: Run shards as Ray tasks (True) or one after another in this process.
+        parallel: Run shards as Ray tasks (True) or one after another in this process
+            (False); None: choose by the work (:func:`choose_parallel`) and say why through
+            ``on_stage``. The choice never changes a row.
         num_workers: CPUs of the local Ray instance (default: all).
         address: Address of an existing Ray cluster, e.g. ``"auto"``.
         keep_warm: With ``address``: run shards on the cluster's warm executor pool
@@ -239,7 +262,7 @@ def _run_plan(
     plan: RunPlan,
     run_dir: Path,
     *,
-    parallel: bool,
+    parallel: bool | None,
     num_workers: int | None,
     address: str | None,
     keep_warm: float,
@@ -257,6 +280,11 @@ def _run_plan(
     specs = plan.specs()
     for spec in specs:
         preflight(spec, plan.extra_styles)
+    if parallel is None:
+        pending = [s for s in plan.shards if s.shard_id not in committed_ids(run_dir)]
+        parallel, why = choose_parallel(pending, specs, address)
+        if on_stage and pending:
+            on_stage(why)
     if parallel:
         check_visible_to_workers(specs)
     writer = RunWriter(run_dir)

@@ -44,10 +44,11 @@ def test_the_plugin_adds_a_family_and_a_provider_through_entry_points():
 
 
 def test_beauty_on_ray_then_query_and_report_from_the_cli(tmp_path):
-    """The issue's check, word for word: a parallel run on Ray, a query, a report."""
+    """The family-contract issue's check: a parallel run on Ray (``--parallel``: the default
+    ``auto`` would play a run this small in this process), a query, a report."""
     _require_plugin()
     run = _cli("run", "--family", "beauty", "--llm-type", "dummy", "--num-games", "20",
-               "--run-id", "b", cwd=tmp_path)
+               "--run-id", "b", "--parallel", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "starting a local Ray instance" in run.stderr  # parallel: shards as Ray tasks
     query = _cli("query", "results/b", "select count(*) from beauty_games", cwd=tmp_path)
@@ -62,7 +63,7 @@ def test_beauty_on_ray_then_query_and_report_from_the_cli(tmp_path):
 def test_the_constant_provider_plays_matrix_games_on_ray(tmp_path):
     _require_plugin()
     run = _cli("run", "--llm-type", "constant", "--llm-model", "Action: 1", "--num-games", "5",
-               "--num-trials", "2", "--run-id", "c", cwd=tmp_path)
+               "--num-trials", "2", "--run-id", "c", "--parallel", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "starting a local Ray instance" in run.stderr
     con = open_run(tmp_path / "results/c")
