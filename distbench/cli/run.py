@@ -40,7 +40,10 @@ def _resolve_run_dir(
     top = output_dir / name
     run_dir = top / name if nested else top
     if overwrite and top.exists():
-        if not ((run_dir / "manifest.json").exists() or (run_dir / "_commits").is_dir()):
+        # The run in it: the folder itself, or the one inside it (--output-format seed).
+        found = [d for d in (top, top / name)
+                 if (d / "manifest.json").exists() or (d / "_commits").is_dir()]
+        if not found:
             raise UserError(
                 f"refusing to overwrite {top}: it is not a distbench run directory"
             )
@@ -48,7 +51,7 @@ def _resolve_run_dir(
             from distbench.store.writer import RunDirBusy, exclusive
 
             try:
-                with exclusive(run_dir):  # never delete a run another driver is writing
+                with exclusive(found[0]):  # never delete a run another driver is writing
                     shutil.rmtree(top)
             except RunDirBusy as exc:
                 raise UserError(str(exc)) from None
