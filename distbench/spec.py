@@ -226,8 +226,10 @@ def _models(source: str, providers: Any) -> list[ModelEntry]:
                 raise _fail(source, f"{where}.models.{model}", "must be a table")
             _unknown_keys(source, f"{where}.models.{model}.", opts, MODEL_KEYS)
         for tier, models in tiers.items():
-            if not isinstance(models, list) or not models or not all(isinstance(m, str) for m in models):
-                raise _fail(source, f"{where}.tiers.{tier}", "must be a non-empty list of model names")
+            # An empty tier is allowed and means "no model in this tier" (the seed tool's
+            # '{"A": ["gpt-4o"], "B": ["gpt-4o-mini"], "C": []}'): it is skipped.
+            if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+                raise _fail(source, f"{where}.tiers.{tier}", "must be a list of model names")
             for model in models:
                 opts = {**common, **per_model.get(model, {})}
                 style = opts.pop("style", None)
@@ -236,6 +238,9 @@ def _models(source: str, providers: Any) -> list[ModelEntry]:
                 except ValueError as exc:
                     raise _fail(source, f"{where}.tiers.{tier}", str(exc)) from None
                 out.append(ModelEntry(name=name, tier=str(tier), spec=spec))
+    if not out:
+        raise _fail(source, "providers", "every tier is empty: name at least one model, e.g. "
+                    "tiers.A = [\"model\"]")
     return out
 
 
@@ -318,6 +323,18 @@ def load_spec(path: Path | str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: not valid TOML: {exc}") from None
 
+
+BUILTIN_TIERS: dict[str, dict[str, list[str]]] = {
+    "together": {
+        "A": ["meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo", "Qwen/Qwen2.5-72B-Instruct-Turbo"],
+        "B": ["meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo",
+              "mistralai/Mixtral-8x22B-Instruct-v0.1"],
+        "C": ["meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo", "Qwen/Qwen2.5-7B-Instruct-Turbo"],
+    },
+    "openai": {"A": ["gpt-4o"], "B": ["gpt-4o-mini"], "C": []},
+}
+"""The seed tool's default model tiers per provider (its ``run_tiered_research_suite.py``),
+used by ``distbench sweep --providers NAME`` for a provider the spec does not configure."""
 
 DEFAULT_SUITE: dict[str, Any] = {
     "name": "default-suite",

@@ -74,10 +74,23 @@ def export_json(run_dir: Path, out_dir: Path) -> list[Path]:
 
 @click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["json"]), default="json", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["json", "seed"]), default="json",
+              show_default=True,
+              help="json: distbench's records; seed: the seed tool's files and keys exactly "
+                   "(matrix runs and sweeps).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder.  [default: RUN_DIR/export]")
 def export(run_dir: Path, fmt: str, out_dir: Path | None) -> None:
     """Write RUN_DIR's games, trials and summary as JSON files (the seed tool's format)."""
-    for path in export_json(run_dir, out_dir or run_dir / "export"):
+    if fmt == "seed":
+        from distbench.report.seed_format import NotMatrixError, resolve_run, write_seed_files
+        from distbench.store.catalog import NotARunError
+
+        try:
+            paths = write_seed_files(run_dir, out_dir or resolve_run(run_dir) / "export")
+        except (NotARunError, NotMatrixError) as exc:
+            raise UserError(str(exc)) from None
+    else:
+        paths = export_json(run_dir, out_dir or run_dir / "export")
+    for path in paths:
         click.echo(str(path))

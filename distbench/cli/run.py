@@ -23,11 +23,12 @@ from distbench.cli.progress import run_with_progress
 
 def _resolve_run_dir(
     output_dir: Path, run_id: str | None, label: str, overwrite: bool,
-    check_only: bool = False,
+    check_only: bool = False, stamp: str = "%Y%m%d-%H%M%S", nested: bool = False,
 ) -> Path:
     """The run folder: ``--run-id`` exactly, ``<modes>_latest`` with ``--overwrite``, else a
-    timestamped name ``<label>_YYYYmmdd-HHMMSS``. With ``--overwrite`` an existing run folder is removed (unless
-    ``check_only``: then it is only checked)."""
+    timestamped name ``<label>_<stamp>`` (``<label>_YYYYmmdd-HHMMSS``); with ``nested``, the
+    folder of the same name inside that one. With ``--overwrite`` an existing run folder is
+    removed (unless ``check_only``: then it is only checked)."""
     if run_id is not None:
         if not run_id or "/" in run_id or run_id in (".", ".."):
             raise UserError(f"--run-id must be a plain folder name, got {run_id!r}")
@@ -35,19 +36,23 @@ def _resolve_run_dir(
     elif overwrite:
         name = f"{label}_latest"
     else:
-        name = f"{label}_{time.strftime('%Y%m%d-%H%M%S')}"
-    run_dir = output_dir / name
-    if overwrite and run_dir.exists():
-        if not ((run_dir / "manifest.json").exists() or (run_dir / "_commits").is_dir()):
+        name = f"{label}_{time.strftime(stamp)}"
+    top = output_dir / name
+    run_dir = top / name if nested else top
+    if overwrite and top.exists():
+        # The run in it: the folder itself, or the one inside it (--output-format seed).
+        found = [d for d in (top, top / name)
+                 if (d / "manifest.json").exists() or (d / "_commits").is_dir()]
+        if not found:
             raise UserError(
-                f"refusing to overwrite {run_dir}: it is not a distbench run directory"
+                f"refusing to overwrite {top}: it is not a distbench run directory"
             )
         if not check_only:
             from distbench.store.writer import RunDirBusy, exclusive
 
             try:
-                with exclusive(run_dir):  # never delete a run another driver is writing
-                    shutil.rmtree(run_dir)
+                with exclusive(found[0]):  # never delete a run another driver is writing
+                    shutil.rmtree(top)
             except RunDirBusy as exc:
                 raise UserError(str(exc)) from None
     return run_dir
@@ -146,7 +151,9 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
     except (UnknownBucketError, UnknownProviderError, BackendUnavailable,
             LocalModelUnavailable, ValueError) as exc:
         raise UserError(str(exc)) from None
-    run_dir = _resolve_run_dir(output_dir, run_id, command.folder, overwrite, check_only=True)
+    layout = {"stamp": command.stamp, "nested": command.nested}
+    run_dir = _resolve_run_dir(output_dir, run_id, command.folder, overwrite, check_only=True,
+                               **layout)
     plan = command.plan(run_dir.name)
     try:
         for model in plan.specs():  # a missing key or an unreachable server: before any work
@@ -155,7 +162,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         raise UserError(str(exc)) from None
     if not overwrite:
         confirm_size(plan, run_dir, yes)
-    _resolve_run_dir(output_dir, run_dir.name, command.folder, overwrite)
+    _resolve_run_dir(output_dir, run_dir.name, command.folder, overwrite, **layout)
     click.echo(f"run {run_dir.name}: {command.label}", err=True)
     try:
         outcome = run_with_progress(
@@ -178,6 +185,10 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         columns = list(outcome.summary[0])
         click.echo(render(columns, [tuple(r.get(c) for c in columns)
                                     for r in outcome.summary], "table"))
+    if command.finish is not None:
+        top = run_dir.parent if command.nested else run_dir
+        for path in command.finish(outcome.run_dir, top):
+            click.echo(str(path), err=True)
     click.echo(
         f"\n{outcome.executed} shard(s) run, {outcome.skipped} already committed, "
         f"{outcome.elapsed_s:.1f} s. Results: {outcome.run_dir}", err=True

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +23,53 @@ from distbench.cli.options import (
 from distbench.cli.progress import run_with_progress
 from distbench.report.suite import write_suite_tables
 
+LIST_FLAGS = ("--providers", "--bucket-ids", "--seeds")
+"""The seed tool's list flags: values separated by spaces (as its argparse ``nargs="+"``
+took them) or by commas, or the flag repeated."""
 
-def _split(flag: str, value: str) -> list[str]:
-    items = [v.strip() for v in value.split(",") if v.strip()]
+
+def join_list_flags(args: list[str]) -> list[str]:
+    """``--seeds 42 43`` as ``--seeds 42,43``: the words after a list flag, up to the next
+    flag, are its values. A word ending in ``.toml`` ends the list (it is the SPEC file), and
+    ``--seeds`` takes only integers, so ``--seeds 42 my-spec`` still reads ``my-spec`` as
+    SPEC."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        out.append(arg)
+        i += 1
+        if arg == "--":
+            out.extend(args[i:])
+            break
+        if arg not in LIST_FLAGS:
+            continue
+        values: list[str] = []
+        while i < len(args) and not args[i].startswith("-"):
+            word = args[i]
+            if values and (word.endswith(".toml") or (
+                    arg == "--seeds" and not all(p.strip().isdigit()
+                                                 for p in word.split(",") if p.strip()))):
+                break
+            values.append(word)
+            i += 1
+        if values:
+            out.append(",".join(values))
+    return out
+
+
+class ListFlagsCommand(click.Command):
+    """A command whose :data:`LIST_FLAGS` take space-separated values too."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, join_list_flags(list(args)))
+
+
+def _split(flag: str, value: str | Sequence[str]) -> list[str]:
+    text = value if isinstance(value, str) else ",".join(value)
+    items = [v.strip() for v in text.split(",") if v.strip()]
     if not items:
-        raise UserError(f"{flag} needs a comma-separated list, got {value!r}")
+        raise UserError(f"{flag} needs a list (space- or comma-separated), got {text!r}")
     return items
 
 
@@ -46,17 +89,21 @@ def _tiers_json(flag: str, value: str) -> dict[str, list[str]]:
 def spec_data(
     spec_path: Path | None,
     *,
-    providers: str | None = None,
-    bucket_ids: str | None = None,
+    providers: str | Sequence[str] | None = None,
+    bucket_ids: str | Sequence[str] | None = None,
     num_games_per_bucket: int | None = None,
     num_trials: int | None = None,
-    seeds: str | None = None,
+    seeds: str | Sequence[str] | None = None,
     openai_tiers: str | None = None,
     together_tiers: str | None = None,
     use_dummy: bool = False,
 ) -> tuple[dict[str, Any], str]:
-    """The spec as a dict with the seed tool's override flags applied, and its source name."""
-    from distbench.spec import DEFAULT_SUITE, load_spec
+    """The spec as a dict with the seed tool's override flags applied, and its source name.
+
+    A provider named by ``--providers`` that the spec does not configure gets the seed tool's
+    built-in tiers (``distbench.spec.BUILTIN_TIERS``: Together's A/B/C, OpenAI's A/B), or
+    those of its ``--*-model-tiers-json``."""
+    from distbench.spec import BUILTIN_TIERS, DEFAULT_SUITE, load_spec
 
     if spec_path is None:
         data, source = copy.deepcopy(DEFAULT_SUITE), "built-in default suite"
@@ -69,11 +116,15 @@ def spec_data(
         provs.setdefault("together", {})["tiers"] = _tiers_json("--together-model-tiers-json",
                                                                 together_tiers)
     if providers:
-        keep = _split("--providers", providers)
+        keep = list(dict.fromkeys(_split("--providers", providers)))
+        for name in keep:
+            if name not in provs and name in BUILTIN_TIERS:
+                provs[name] = {"tiers": copy.deepcopy(BUILTIN_TIERS[name])}
         unknown = [p for p in keep if p not in provs]
         if unknown:
             raise UserError(f"--providers: {', '.join(unknown)} not in the spec (it has "
-                            f"{', '.join(provs) or 'none'})")
+                            f"{', '.join(provs) or 'none'}) and without built-in tiers "
+                            f"(those of {', '.join(BUILTIN_TIERS)})")
         data["providers"] = {p: provs[p] for p in keep}
     if use_dummy:
         # Every model becomes the dummy, tiers kept: the whole pipeline with no key and no cost.
@@ -92,7 +143,8 @@ def spec_data(
         try:
             data["seeds"] = [int(s) for s in _split("--seeds", seeds)]
         except ValueError:
-            raise UserError(f"--seeds: expected integers such as 42,43, got {seeds!r}") from None
+            raise UserError(f"--seeds: expected integers such as 42 43 or 42,43, got "
+                            f"{seeds if isinstance(seeds, str) else ' '.join(seeds)!r}") from None
     return data, source
 
 
@@ -120,12 +172,17 @@ def _parse(data: dict[str, Any], source: str):
 
 def _override_options(func):
     options = [
-        click.option("--providers", default=None, help="Keep only these providers (comma list)."),
-        click.option("--bucket-ids", default=None, help="Buckets to play (comma list)."),
+        click.option("--providers", multiple=True,
+                     help="Keep only these providers (space- or comma-separated); together "
+                          "and openai have the seed tool's built-in tiers when the spec has "
+                          "no table for them."),
+        click.option("--bucket-ids", multiple=True,
+                     help="Buckets to play (space- or comma-separated)."),
         click.option("--num-games-per-bucket", type=click.IntRange(min=1), default=None),
         click.option("--num-trials", type=click.IntRange(min=1), default=None,
                      help="Trials per game."),
-        click.option("--seeds", default=None, help="Game seeds (comma list), e.g. 42,43,44."),
+        click.option("--seeds", multiple=True,
+                     help="Game seeds (space- or comma-separated), e.g. 42 43 44."),
         click.option("--openai-model-tiers-json", "openai_tiers", default=None,
                      help='OpenAI tiers, e.g. \'{"A": ["gpt-4o"], "B": ["gpt-4o-mini"]}\'.'),
         click.option("--together-model-tiers-json", "together_tiers", default=None,
@@ -143,7 +200,7 @@ def sweep() -> None:
     """Controlled sweeps: seeds x buckets x models (tiers) x modes."""
 
 
-@sweep.command("plan")
+@sweep.command("plan", cls=ListFlagsCommand)
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
 @_override_options
 def plan_cmd(spec: Path | None, **overrides: Any) -> None:
@@ -163,25 +220,35 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
         if name != "matrix" and any(figures.values()):
             click.echo(f"  {name}: " + " | ".join(f"{k.replace('_', ' ')} {v:,}"
                                                    for k, v in figures.items()))
-    for tier, provs in sorted(parsed.tiers().items()):
-        for t, models in sorted(provs.items()):
-            click.echo(f"  {tier} tier {t}: {', '.join(models)}")
+    from distbench.spec import BUILTIN_TIERS
+
+    for name, tiers in sorted(parsed.tiers().items()):
+        table = data["providers"].get(name, {})
+        builtin = " (built-in)" if table.get("tiers") == BUILTIN_TIERS.get(name) else ""
+        for t, models in sorted(tiers.items()):
+            click.echo(f"  {name} tier {t}{builtin}: {', '.join(models)}")
     for key, calls in info["calls_by_model"].items():
         click.echo(f"    {key}: {calls:,} calls")
 
 
-@sweep.command("run")
+@sweep.command("run", cls=ListFlagsCommand)
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
 @click.option("--run-id", default=None, help="Run folder name (re-running it resumes).")
 @output_dir_option
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Resume this run folder (its spec is reused when SPEC is not given).")
+@click.option("--output-format", type=click.Choice(["distbench", "seed"]), default="distbench",
+              show_default=True,
+              help="seed: the seed tool's layout: results/tiered_suite_YYYYMMDD_HHMMSS/ with "
+                   "the suite tables in it, games/seed_S/BUCKET.json and model_runs/..., "
+                   "distbench's own run in the folder of the same name inside it.")
 @execution_options
 @size_options
 @_override_options
 def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir: Path | None,
-            parallel: bool | None, num_workers: int | None, address: str | None, keep_warm: float,
-            retry_failed: bool, limit: int | None, yes: bool,
+            output_format: str, parallel: bool | None, num_workers: int | None,
+            address: str | None, keep_warm: float, retry_failed: bool, limit: int | None,
+            yes: bool,
             **overrides: Any) -> None:
     """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""
     from distbench.cli.run import check_calls
@@ -189,9 +256,13 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
     from distbench.engine.sweep import plan_sweep
     from distbench.llm.base import BackendUnavailable
     from distbench.llm.local import LocalModelUnavailable
+    from distbench.report.seed_format import resolve_run, write_seed_files
     from distbench.store.writer import read_json
 
+    seed = output_format == "seed"
     if resume_dir is not None:
+        if resolve_run(resume_dir) != resume_dir:  # a folder written with --output-format seed
+            resume_dir, seed = resolve_run(resume_dir), True
         manifest_path = resume_dir / "manifest.json"
         if not manifest_path.exists():
             raise UserError(f"--resume: {resume_dir} holds no manifest.json; not a run folder")
@@ -205,10 +276,11 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
             data, source = spec_data(spec, **overrides)
     else:
         data, source = spec_data(spec, **overrides)
-        name = run_id or f"sweep_{time.strftime('%Y%m%d-%H%M%S')}"
+        name = run_id or (f"tiered_suite_{time.strftime('%Y%m%d_%H%M%S')}" if seed
+                          else f"sweep_{time.strftime('%Y%m%d-%H%M%S')}")
         if "/" in name or name in ("", ".", ".."):
             raise UserError(f"--run-id must be a plain folder name, got {name!r}")
-        run_dir = output_dir / name
+        run_dir = output_dir / name / name if seed else output_dir / name
     if limit is not None:
         data = limit_games(data, limit)
     parsed = _parse(data, source)
@@ -226,10 +298,14 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
                                     retry_failed=retry_failed)
     except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
-    written = write_suite_tables(run_dir, run_dir / "report")
+    # The seed tool's layout keeps the suite tables in the named folder itself.
+    tables = run_dir.parent if seed else run_dir / "report"
+    written = write_suite_tables(run_dir, tables)
+    if seed:
+        written += write_seed_files(run_dir, run_dir.parent)
     click.echo(f"{outcome.executed} shard(s) run, {outcome.skipped} skipped, "
                f"{outcome.elapsed_s:.1f} s", err=True)
-    click.echo((run_dir / "report" / "big_table_aggregated.md").read_text())
+    click.echo((tables / "big_table_aggregated.md").read_text())
     for path in written:
         click.echo(str(path), err=True)
     check_calls(outcome.calls)

@@ -24,6 +24,7 @@ import importlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from distbench.llm.base import BackendSpec
@@ -133,12 +134,20 @@ class CommandRun:
         folder: The prefix of a timestamped run folder (``pure``, ``pure_and_mixed``,
             ``negotiation``...).
         format_summary: Renders the summary records for the terminal (None: a plain table).
+        stamp: ``strftime`` format of the timestamp after ``folder``.
+        nested: The run's own folder (tables, manifest, summary) is a folder of the same
+            name inside the named one, whose top is left to ``finish``.
+        finish: Called after the run with (the run's folder, the named folder); writes
+            files for other tools and returns them.
     """
 
     plan: Callable[[str], RunPlan]
     label: str
     folder: str
     format_summary: Callable[[list[dict[str, Any]]], str] | None = None
+    stamp: str = "%Y%m%d-%H%M%S"
+    nested: bool = False
+    finish: Callable[[Path, Path], list[Path]] | None = None
 
 
 def parse_player(text: str, base: BackendSpec, *, tiers: tuple[str, ...] = (),

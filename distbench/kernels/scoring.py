@@ -1,7 +1,8 @@
 """Batch scoring of answers in zero-sum matrix games against a solved equilibrium.
 
 For a trial in game ``g`` with the model's row strategy ``x`` (one-hot for a pure action), the
-column player's Nash strategy ``y*`` and the value ``v`` (see GAMES.md, section 1):
+column player's Nash strategy ``y*`` and the value ``v`` (see ``GAMES.md`` at the
+repository root, section 1):
 
 - ``llm_value = x^T U y*``
 - ``br_value = max_a (U y*)_a``

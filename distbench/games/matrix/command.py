@@ -4,6 +4,7 @@ to a :class:`MatrixRunConfig` (its sweep-spec keys are the spec's top level)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import click
@@ -32,6 +33,13 @@ OPTIONS = [
                  show_default=True,
                  help="Logprob mode: a reading with less probability on the action labels is "
                       "invalid (parse_status low_label_mass)."),
+    click.Option(["--output-format"], type=click.Choice(["distbench", "seed"]),
+                 default="distbench", show_default=True,
+                 help="seed: also write the seed tool's games.json, trials.json, summary.json "
+                      "(with --combined: trials_/summary_pure_actions.json and "
+                      "_mixed_strategy.json) into results/run_YYYYMMDD_HHMMSS/ (with "
+                      "--combined: pure_and_mixed_...), distbench's own run in the folder of "
+                      "the same name inside it."),
     click.Option(["--shard-trials"], type=click.IntRange(min=1), default=None,
                  help="Target trials per shard.  [default: 20000 for the dummy, 500 for a "
                       "model behind an endpoint: a stop loses little, progress moves often]"),
@@ -69,6 +77,18 @@ def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
     )
     label = (f"{', '.join(config.buckets)} | {spec.provider}:{spec.model} | {'+'.join(modes)} | "
              f"{config.num_games} games x {config.num_trials} trials")
+    folder = "pure_and_mixed" if len(modes) > 1 else modes[0]
+    if options.get("output_format") == "seed":
+        return CommandRun(plan=lambda run_id: matrix_plan(config, run_id), label=label,
+                          folder="pure_and_mixed" if len(modes) > 1 else "run",
+                          format_summary=format_summary, stamp="%Y%m%d_%H%M%S", nested=True,
+                          finish=_seed_files)
     return CommandRun(plan=lambda run_id: matrix_plan(config, run_id), label=label,
-                      folder="pure_and_mixed" if len(modes) > 1 else modes[0],
-                      format_summary=format_summary)
+                      folder=folder, format_summary=format_summary)
+
+
+def _seed_files(run_dir: Path, top: Path) -> list[Path]:
+    """``--output-format seed``: the seed tool's files at the top of the named folder."""
+    from distbench.report.seed_format import write_seed_files
+
+    return write_seed_files(run_dir, top)
