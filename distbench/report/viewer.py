@@ -350,6 +350,7 @@ main{padding:.8em 1.2em;max-width:1250px}
 table{border-collapse:collapse;margin:.3em 0 .5em;font-size:12.5px}
 td,th{border:1px solid #ddd;padding:2px 7px;vertical-align:top;text-align:left}
 th{background:#f0f0f0;font-weight:600}
+table.grid td{white-space:pre-line}
 td.mark,tr.mark td{background:#fff3c4}
 table.kv td:first-child{color:#555;white-space:nowrap}
 pre{white-space:pre-wrap;word-break:break-word;background:#f7f7f7;border:1px solid #e2e2e2;
