@@ -517,6 +517,7 @@ def build_view(run_dir: Path | str, out: Path | str, sources: Sequence[ViewSourc
     command = manifest.get("command") or ""
     if isinstance(command, list):
         command = " ".join(str(c) for c in command)
+    command = "" if str(command).strip() in ("", "-") else command
     intro = " · ".join(x for x in (
         f"run {manifest.get('run_id', run.name)}", str(command),
         f"sample: up to {options.sample} per stratum, seed {options.seed}; the counts in the "
