@@ -275,3 +275,25 @@ def test_the_budget_keeps_one_item_per_stratum_and_the_first_by_rank():
     assert len(least.items) == 3
     (whole,) = fit_budget([part], 10**9)
     assert len(whole.items) == 150
+
+
+def test_bad_input_is_one_line_naming_the_fix(tmp_path):
+    from distbench.cli.errors import UserError
+
+    missing = CliRunner().invoke(cli, ["view", str(tmp_path / "nope")])
+    assert isinstance(missing.exception, UserError)
+    assert "no such run directory" in str(missing.exception)
+    zero = CliRunner().invoke(cli, ["view", str(tmp_path), "--sample", "0"])
+    assert zero.exit_code != 0 and "--sample" in zero.output
+
+
+def test_each_family_of_a_run_is_a_tab_the_url_can_open(runs, tmp_path):
+    # Two parts on one page (as a sweep with several families gives): the hook's and the
+    # generic view of another table; #family= opens the second.
+    sources = [ViewSource("matrix", "trials", None), ViewSource("calls", "calls", None)]
+    result = build_view(runs / "bad", tmp_path / "two.html", sources, ViewOptions(sample=2))
+    index, _ = embedded(result.path)
+    assert [p["family"] for p in index] == ["matrix", "calls"]
+    dom, _ = chromium(result.path.resolve().as_uri() + "#family=calls", tmp_path)
+    assert dom.count("<nav") == 1 and "<h2>calls (calls)</h2>" in dom
+    assert len(cards(dom)) == len(embedded(result.path)[1][1]["items"])
