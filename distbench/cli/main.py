@@ -35,7 +35,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from distbench.cli import compare, export, fog, query, report, run, serve, sweep
+    from distbench.cli import compare, export, fog, query, report, run, serve, sweep, view
 
     cli.add_command(run.run)
     cli.add_command(query.query)
@@ -45,6 +45,7 @@ def _register() -> None:
     cli.add_command(sweep.sweep)
     cli.add_command(fog.fog)
     cli.add_command(report.report)
+    cli.add_command(view.view)
 
 
 _register()

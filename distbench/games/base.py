@@ -239,6 +239,9 @@ class Family:
             (ValueError ``"key: problem"`` on bad input); the sweep hook reads it as
             ``spec.section(<name>)``. None: the family has no spec section.
         modes: The family's ``--mode`` values, first the default (for ``--help``).
+        viewer: ``"module:function"`` of ``view(con, options) -> ViewPart``: the family's
+            part of ``distbench view`` (sampled transcripts; see
+            :mod:`distbench.report.viewer`), or None: a generic table of its main table.
     """
 
     name: str
@@ -257,6 +260,7 @@ class Family:
     options: str | None = None
     section: str | None = None
     modes: tuple[str, ...] = ()
+    viewer: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -293,6 +297,13 @@ class Family:
         """Adds the family's section to a report document (imports it on first use)."""
         if self.report:
             _load(self.report)(doc, con)
+
+    def view_part(self, con: Any, options: Any) -> Any:
+        """The family's part of ``distbench view`` (its ``viewer`` hook; ValueError when it
+        has none)."""
+        if not self.viewer:
+            raise ValueError(f"the {self.name} family has no viewer hook")
+        return _load(self.viewer)(con, options)
 
     def warm(self) -> None:
         """Runs the family's warm-up (nothing when it has none)."""

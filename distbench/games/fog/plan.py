@@ -278,4 +278,5 @@ FAMILY = register(Family(
     command="distbench.games.fog.command:command",
     options="distbench.games.fog.command:OPTIONS",
     section="distbench.games.fog.command:section",
+    viewer="distbench.games.fog.viewer:view",
 ))

@@ -327,4 +327,5 @@ FAMILY = register(Family(
     sweep_key="sweep",
     options="distbench.games.matrix.command:OPTIONS",
     modes=MODES,
+    viewer="distbench.games.matrix.viewer:view",
 ))

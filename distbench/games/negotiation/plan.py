@@ -258,4 +258,5 @@ FAMILY = register(Family(
     options="distbench.games.negotiation.command:OPTIONS",
     section="distbench.games.negotiation.command:section",
     modes=MODES,
+    viewer="distbench.games.negotiation.viewer:view",
 ))

@@ -1,0 +1,51 @@
+"""``distbench view``: a self-contained HTML page to browse samples of what the models said."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from distbench.cli.errors import UserError
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--out", "out_file", type=click.Path(path_type=Path), default=None,
+              help="The HTML file to write.  [default: RUN_DIR/report/view.html]")
+@click.option("--sample", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Items at most per stratum (model × group × parse status).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the sample (the same seed picks the same items).")
+def view(run_dir: Path, out_file: Path | None, sample: int, seed: int) -> None:
+    """Write a transcript viewer of RUN_DIR: one HTML file, no network needed.
+
+    For every family in the run, a seeded sample of up to --sample items per stratum (model,
+    bucket / mode / language, parse status), every parse status included, with the full
+    counts of the run in the filter menus: matrix trials with prompt, raw answer, parsing and
+    scores; negotiation dialogues with proposals and scores; fog-of-war games turn by turn
+    (orders, beliefs, events). The file stays under 5 MB whatever the run's size. Open it at
+    view.html#status=no_answer to start filtered.
+    """
+    from distbench.store.catalog import NotARunError, check_run_dir
+
+    try:
+        check_run_dir(run_dir)
+    except NotARunError as exc:
+        raise UserError(str(exc)) from None
+    out = out_file or run_dir / "report" / "view.html"
+    if out.exists() and out.is_dir():
+        raise UserError(f"--out: {out} is a folder; pass a file path such as {out / 'view.html'}")
+    from distbench.games.registry import families
+    from distbench.report.viewer import ViewOptions, ViewSource, build_view
+
+    sources = [ViewSource(f.name, f.main_table, f.view_part if f.viewer else None)
+               for f in families().values()]
+    try:
+        result = build_view(run_dir, out, sources, ViewOptions(sample=sample, seed=seed))
+    except OSError as exc:
+        raise UserError(f"cannot write the viewer to {out}: {exc.strerror or exc}") from None
+    click.echo(str(result.path))
+    shown = ", ".join(f"{fam} {n:,} items ({result.strata[fam]:,} strata)"
+                      for fam, n in result.items.items())
+    click.echo(f"{shown}; {result.bytes / 1e6:.2f} MB in {result.seconds:.2f} s", err=True)
