@@ -27,7 +27,8 @@ def _check_out_dir(out_dir: Path) -> None:
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="Output folder.  [default: RUN_DIR/report]")
 def report(run_dir: Path, out_dir: Path | None) -> None:
-    """Write RUN_DIR's report: report.html (self-contained) and report.md with PNG plots.
+    """Write RUN_DIR's report: report.html (self-contained), report.md, figures/*.svg|pdf,
+    tables/*.csv|tex, and the transcript viewer view.html.
 
     Sections for each family in the run (matrix, negotiation, fog of war) plus cost and speed,
     with bootstrap confidence intervals and paired model comparisons; on a sweep run also the
@@ -46,13 +47,18 @@ def report(run_dir: Path, out_dir: Path | None) -> None:
     out = out_dir or run_dir / "report"
     _check_out_dir(out)
     try:
-        from distbench.games.registry import report_parts
+        from distbench.games.registry import report_parts, view_sources
+        from distbench.report.viewer import ViewOptions, build_view
 
-        result = build_report(run_dir, out, report_parts())
+        out.mkdir(parents=True, exist_ok=True)
+        viewer = build_view(run_dir, out / "view.html", view_sources(), ViewOptions())
+        result = build_report(run_dir, out, report_parts(), links=[(
+            "Transcripts: what the models said, sampled (distbench view)", viewer.path.name)])
     except OSError as exc:
         raise UserError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
     click.echo(str(result.html))
     click.echo(str(result.markdown))
+    click.echo(str(viewer.path))
     for path in result.extra:
         click.echo(str(path))
     click.echo(f"{len(result.figures)} figures, {len(result.tables)} tables", err=True)

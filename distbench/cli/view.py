@@ -36,13 +36,11 @@ def view(run_dir: Path, out_file: Path | None, sample: int, seed: int) -> None:
     out = out_file or run_dir / "report" / "view.html"
     if out.exists() and out.is_dir():
         raise UserError(f"--out: {out} is a folder; pass a file path such as {out / 'view.html'}")
-    from distbench.games.registry import families
-    from distbench.report.viewer import ViewOptions, ViewSource, build_view
+    from distbench.games.registry import view_sources
+    from distbench.report.viewer import ViewOptions, build_view
 
-    sources = [ViewSource(f.name, f.main_table, f.view_part if f.viewer else None)
-               for f in families().values()]
     try:
-        result = build_view(run_dir, out, sources, ViewOptions(sample=sample, seed=seed))
+        result = build_view(run_dir, out, view_sources(), ViewOptions(sample=sample, seed=seed))
     except OSError as exc:
         raise UserError(f"cannot write the viewer to {out}: {exc.strerror or exc}") from None
     click.echo(str(result.path))

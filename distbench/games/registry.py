@@ -77,6 +77,14 @@ def report_parts() -> list[Any]:
             for f in families().values() if f.report]
 
 
+def view_sources() -> list[Any]:
+    """Every family's part of ``distbench view`` (for :func:`distbench.report.viewer.build_view`)."""
+    from distbench.report.viewer import ViewSource
+
+    return [ViewSource(f.name, f.main_table, f.view_part if f.viewer else None)
+            for f in families().values()]
+
+
 def get_family(name: str) -> Family:
     """The family called ``name``; raises UnknownFamilyError with a hint otherwise."""
     if name not in _FAMILIES:

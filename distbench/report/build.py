@@ -204,7 +204,8 @@ def is_sweep(run_dir: Path) -> bool:
 
 
 def build_report(run_dir: Path, out_dir: Path,
-                 sections: Sequence[ReportPart] = ()) -> ReportResult:
+                 sections: Sequence[ReportPart] = (),
+                 links: Sequence[tuple[str, str]] = ()) -> ReportResult:
     """Builds the report of ``run_dir`` into ``out_dir`` (created if needed).
 
     Args:
@@ -213,6 +214,7 @@ def build_report(run_dir: Path, out_dir: Path,
         sections: The families' report parts (``distbench.games.registry.report_parts()``):
             each family with rows in the run writes its own section; the frame adds the
             cost and speed of the model calls.
+        links: (text, relative URL) pairs shown under the header (the transcript viewer).
 
     Raises:
         distbench.store.catalog.NotARunError: ``run_dir`` is not a run folder.
@@ -228,6 +230,7 @@ def build_report(run_dir: Path, out_dir: Path,
         calls = con.execute("select count(*) from calls").fetchone()[0]
         doc = Document(f"distbench report: {run_dir.name}")
         doc.meta = run_metadata(run_dir, con)
+        doc.links = list(links)
         found = ", ".join(f"{n} {part.unit} ({part.family})" for part, n in counts if n)
         doc.intro.append(
             f"Run {run_dir.name}: {found or 'no rows'}, {calls} model calls. Built from DuckDB "

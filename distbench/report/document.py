@@ -161,6 +161,7 @@ class Document:
     intro: list[str] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
     meta: list[tuple[str, str]] = field(default_factory=list)
+    links: list[tuple[str, str]] = field(default_factory=list)
 
     def section(self, title: str) -> Section:
         s = Section(title)
@@ -205,6 +206,8 @@ def render_html(doc: Document) -> str:
         parts.append('<table class="meta" id="tab-meta"><tbody>' + "".join(
             f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
             for k, v in doc.meta) + "</tbody></table>")
+    parts += [f'<p><a href="{html.escape(url)}">{html.escape(text)}</a></p>'
+              for text, url in doc.links]
     if doc.sections:
         parts.append("<ul>" + "".join(
             f'<li><a href="#sec-{i}">{html.escape(s.title)}</a></li>'
@@ -245,6 +248,7 @@ def write_markdown(doc: Document, out_dir: Path) -> Path:
     """Writes ``report.md`` and one ``fig-<id>.png`` per figure into ``out_dir``."""
     parts = [f"# {doc.title}", ""]
     parts += [p + "\n" for p in doc.intro]
+    parts += [f"[{_md_escape(text)}]({url})\n" for text, url in doc.links]
     if doc.meta:
         parts += ["| | |", "|---|---|"] + [f"| {_md_escape(k)} | {_md_escape(v)} |"
                                            for k, v in doc.meta] + [""]
