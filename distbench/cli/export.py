@@ -72,12 +72,40 @@ def export_json(run_dir: Path, out_dir: Path) -> list[Path]:
     return written
 
 
+def _family(run_dir: Path) -> str | None:
+    from distbench.store.writer import read_json
+
+    path = run_dir / "manifest.json"
+    return read_json(path).get("family") if path.is_file() else None
+
+
+def export_run(run_dir: Path, out_dir: Path) -> list[Path]:
+    """The export of any run: the seed tool's files for matrix and sweep runs, per-episode
+    records for negotiation runs (``distbench.games.negotiation.export``); one line saying
+    it does not apply for the other families."""
+    family = _family(run_dir)
+    if family == "negotiation":
+        from distbench.games.negotiation.export import export_json as negotiation_json
+        from distbench.store.catalog import open_run
+
+        con = open_run(run_dir)
+        try:
+            return negotiation_json(con, out_dir, run_dir.name)
+        finally:
+            con.close()
+    if family not in (None, "matrix", "sweep"):
+        raise UserError(f"distbench export does not apply to {family} runs yet (matrix, sweep "
+                        f"and negotiation runs only); read them with distbench query {run_dir}")
+    return export_json(run_dir, out_dir)
+
+
 @click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["json"]), default="json", show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder.  [default: RUN_DIR/export]")
 def export(run_dir: Path, fmt: str, out_dir: Path | None) -> None:
-    """Write RUN_DIR's games, trials and summary as JSON files (the seed tool's format)."""
-    for path in export_json(run_dir, out_dir or run_dir / "export"):
+    """Write RUN_DIR's games, trials and summary as JSON files (the seed tool's format); for a
+    negotiation run, one record per episode (dialogue, proposals, scores) and the summary."""
+    for path in export_run(run_dir, out_dir or run_dir / "export"):
         click.echo(str(path))
