@@ -72,6 +72,33 @@ def export_json(run_dir: Path, out_dir: Path) -> list[Path]:
     return written
 
 
+def _family(run_dir: Path) -> str | None:
+    from distbench.store.writer import read_json
+
+    path = run_dir / "manifest.json"
+    return read_json(path).get("family") if path.is_file() else None
+
+
+def export_run(run_dir: Path, out_dir: Path) -> list[Path]:
+    """The export of any run: the seed tool's files for matrix and sweep runs, per-episode
+    records for negotiation runs (``distbench.games.negotiation.export``); one line saying
+    it does not apply for the other families."""
+    family = _family(run_dir)
+    if family == "negotiation":
+        from distbench.games.negotiation.export import export_json as negotiation_json
+        from distbench.store.catalog import open_run
+
+        con = open_run(run_dir)
+        try:
+            return negotiation_json(con, out_dir, run_dir.name)
+        finally:
+            con.close()
+    if family not in (None, "matrix", "sweep"):
+        raise UserError(f"distbench export does not apply to {family} runs yet (matrix, sweep "
+                        f"and negotiation runs only); read them with distbench query {run_dir}")
+    return export_json(run_dir, out_dir)
+
+
 @click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["json", "seed"]), default="json",
@@ -81,7 +108,9 @@ def export_json(run_dir: Path, out_dir: Path) -> list[Path]:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder.  [default: RUN_DIR/export]")
 def export(run_dir: Path, fmt: str, out_dir: Path | None) -> None:
-    """Write RUN_DIR's games, trials and summary as JSON files (the seed tool's format)."""
+    """Write RUN_DIR's games, trials and summary as JSON files: distbench's keys (``json``) or
+    the seed tool's (``seed``); for a negotiation run, one record per episode (dialogue,
+    proposals, scores) and the summary."""
     if fmt == "seed":
         from distbench.report.seed_format import NotMatrixError, resolve_run, write_seed_files
         from distbench.store.catalog import NotARunError
@@ -91,6 +120,6 @@ def export(run_dir: Path, fmt: str, out_dir: Path | None) -> None:
         except (NotARunError, NotMatrixError) as exc:
             raise UserError(str(exc)) from None
     else:
-        paths = export_json(run_dir, out_dir or run_dir / "export")
+        paths = export_run(run_dir, out_dir or run_dir / "export")
     for path in paths:
         click.echo(str(path))

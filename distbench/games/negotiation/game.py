@@ -16,6 +16,9 @@ Rules (GAMES.md section 2; the choices it leaves open are fixed here):
   ``no_proposal`` (no proposal at the time-out), ``call_failed`` (the model call failed).
   The first abort decides; answers already asked for in the same round are still recorded as
   turns.
+- With clembench's prompts (``prompts``, an instance file's templates; see
+  :mod:`.clembench`) the texts are the file's and messages are relayed verbatim; the turn order
+  and everything above stay the same.
 - Outcome: compatible when the two proposals together ask, per type, for at most the count;
   then each scores the value of what it asked for, else both score 0 (``lose``).
 """
@@ -25,8 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from distbench.games.negotiation import parse as P
+from distbench.games.negotiation.clembench import NO_RESPONSE, ClemPrompts
 from distbench.games.negotiation.instances import Instance
-from distbench.games.negotiation.items import item_words
 from distbench.games.negotiation.players import Ask, Reply
 from distbench.games.negotiation.prompts import example_proposal, intro, text
 
@@ -69,6 +72,7 @@ class Episode:
     lang: str
     max_messages: int
     seed_of: object  # callable (episode_id, turn, seat) -> int
+    prompts: ClemPrompts | None = None
     turns: list[Turn] = field(default_factory=list)
     phase: str = "talk"  # talk | respond | timeout | done
     abort_reason: str | None = None
@@ -80,10 +84,9 @@ class Episode:
     _pending: list[tuple[str, str]] = field(default_factory=list)  # (seat, kind) asked now
 
     def __post_init__(self) -> None:
-        words = item_words(self.lang)
-        self._forms = [words[i] for i in self.instance.items]
+        self._forms = list(self.instance.forms(self.lang))
         self._example = example_proposal(self.instance, self.lang)
-        self._tell("a", text(self.lang, "start"))
+        self._tell("a", self._text("start"))
         self._pending = [("a", "message")]
 
     @property
@@ -94,11 +97,22 @@ class Episode:
     def aborted(self) -> bool:
         return self.abort_reason is not None
 
-    def _tell(self, seat: str, message: str) -> None:
+    def _text(self, key: str, **fields: str) -> str | None:
+        """The game master's text ``key`` (start, relay, must, timeout); None: nothing."""
+        if self.prompts is None:
+            return text(self.lang, key, example=self._example, **fields)
+        if key == "relay":
+            return fields["text"] or NO_RESPONSE
+        return {"start": None, "must": self.prompts.early, "timeout": self.prompts.timeout}[key]
+
+    def _tell(self, seat: str, message: str | None) -> None:
         convo = self._transcripts[seat]
         if not convo:
-            first = intro(self.instance, seat, self.mode, self.lang, self.max_messages)
-            convo.append(("user", f"{first}\n\n{message}"))
+            if self.prompts is None:
+                first = intro(self.instance, seat, self.mode, self.lang, self.max_messages)
+            else:
+                first = self.prompts.first(self.instance, seat, self.lang, self.max_messages)
+            convo.append(("user", first if message is None else f"{first}\n\n{message}"))
         elif convo[-1][0] == "user":
             convo[-1] = ("user", f"{convo[-1][1]}\n\n{message}")
         else:
@@ -151,14 +165,14 @@ class Episode:
             if parsed.status == P.PROPOSAL:
                 self.proposals[seat] = parsed.amounts
                 self.phase = "respond"
-                self._tell(other, text(self.lang, "must", example=self._example))
+                self._tell(other, self._text("must"))
                 self._pending = [(other, "must_propose")]
             else:
-                self._tell(other, text(self.lang, "relay", text=reply.text.strip()))
+                self._tell(other, self._text("relay", text=reply.text.strip()))
                 if all(n >= self.max_messages for n in self._used.values()):
                     self.phase = "timeout"
                     for s in SEATS:
-                        self._tell(s, text(self.lang, "timeout", example=self._example))
+                        self._tell(s, self._text("timeout"))
                     self._pending = [(s, "timeout_prompt") for s in SEATS]
                 else:
                     self._next = other if self._used[other] < self.max_messages else seat

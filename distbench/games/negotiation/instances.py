@@ -25,7 +25,7 @@ from functools import cache
 
 import numpy as np
 
-from distbench.games.negotiation.items import NUM_ITEMS
+from distbench.games.negotiation.items import NUM_ITEMS, item_words
 
 MIN_TYPES, MAX_TYPES = 3, 5
 MIN_ITEMS, MAX_ITEMS = 5, 8
@@ -46,6 +46,10 @@ class Instance:
         counts: (T,) number of items of each type (each >= 1).
         values_a: (T,) value of one item of each type to the player in seat a.
         values_b: (T,) the same for seat b.
+        words: (T,) ``(singular, plural)`` of each type, for an instance read from a file with
+            its own item words (:mod:`.clembench`); then ``items`` is empty and the words are
+            the same in every language. None for a generated instance (the words come from
+            the language's list).
     """
 
     instance_id: str
@@ -55,6 +59,7 @@ class Instance:
     counts: tuple[int, ...]
     values_a: tuple[int, ...]
     values_b: tuple[int, ...]
+    words: tuple[tuple[str, str], ...] | None = None
 
     @property
     def num_types(self) -> int:
@@ -63,6 +68,18 @@ class Instance:
     def values(self, seat: str) -> tuple[int, ...]:
         """The values of seat ``"a"`` or ``"b"``."""
         return self.values_a if seat == "a" else self.values_b
+
+    def forms(self, lang: str) -> tuple[tuple[str, str], ...]:
+        """``(singular, plural)`` of each type, as the players of a ``lang`` game read them."""
+        if self.words is not None:
+            return self.words
+        words = item_words(lang)
+        return tuple(words[i] for i in self.items)
+
+    def name(self, lang: str, k: int, amount: int) -> str:
+        """The word for ``amount`` items of type ``k``: singular for exactly 1, plural otherwise."""
+        singular, plural = self.forms(lang)[k]
+        return singular if amount == 1 else plural
 
 
 @cache

@@ -3,9 +3,15 @@
 Rules (GAMES.md leaves these details open; they are fixed here):
 
 - The keyword is the language's (:data:`KEYWORDS`: ``Proposal``, ``Vorschlag``,
-  ``Proposta``); the English ``Proposal`` is accepted in every language too. Case-insensitive;
+  ``Proposta``, ``Javaslat``); the English ``Proposal`` is accepted in every language too. Case-insensitive;
   white space is allowed around the keyword and the colon. A message without ``[<keyword>:``
-  is free text.
+  is free text, unless it holds a near miss.
+- A near miss is ``[`` followed by any of the keywords (any case, also as the start of a
+  longer word) that is not a valid opening: the colon is missing (``[Proposal 1 hat]``,
+  ``[Proposals: 1 hat]``) or the keyword is another language's (``[Vorschlag: 1 Hut]`` in an
+  English game). It is ``near_miss_proposal`` (the episode aborts; it is never relayed as talk,
+  since it was meant as a secret proposal). A near miss beside a valid opening makes
+  ``multiple_proposals``.
 - A message holding two or more proposals is rejected (``multiple_proposals``); an opening
   ``[<keyword>:`` without its closing ``]`` is ``malformed``. Text around the proposal is
   allowed (and never relayed: proposals are secret).
@@ -32,7 +38,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-KEYWORDS: dict[str, str] = {"en": "Proposal", "de": "Vorschlag", "it": "Proposta"}
+KEYWORDS: dict[str, str] = {"en": "Proposal", "de": "Vorschlag", "it": "Proposta", "hu": "Javaslat"}
+"""The proposal keyword per language (``hu`` only for clembench's instance files, which bring
+their own prompts)."""
 
 MESSAGE = "message"
 PROPOSAL = "proposal"
@@ -43,13 +51,20 @@ UNKNOWN_ITEM = "unknown_item"
 AMBIGUOUS_ITEM = "ambiguous_item"
 REPEATED_ITEM = "repeated_item"
 TOO_MANY = "too_many_items"
+NEAR_MISS = "near_miss_proposal"
 
 REJECTIONS: tuple[str, ...] = (MALFORMED, MULTIPLE, BAD_NUMBER, UNKNOWN_ITEM, AMBIGUOUS_ITEM,
-                               REPEATED_ITEM, TOO_MANY)
+                               REPEATED_ITEM, TOO_MANY, NEAR_MISS)
 """Statuses of a proposal that was attempted and rejected (each aborts the episode)."""
 
 _ASCII_NUMBER = re.compile(r"[0-9]+")
 _ENTRY = re.compile(r"(?P<num>\S+)\s+(?P<name>\S.*)", re.DOTALL)
+_ANY_KEYWORD = re.compile(
+    r"\[\s*(?P<word>(?:" + "|".join(re.escape(w) for w in sorted(set(KEYWORDS.values())))
+    + r")\w*)(?P<colon>\s*:)?",
+    re.IGNORECASE,
+)
+_LANG_NAMES = {"en": "English", "de": "German", "it": "Italian", "hu": "Hungarian"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +87,15 @@ def _opening(lang: str) -> re.Pattern[str]:
     words = {KEYWORDS.get(lang, "Proposal"), "Proposal"}
     alternatives = "|".join(sorted(re.escape(w) for w in words))
     return re.compile(rf"\[\s*(?:{alternatives})\s*:", re.IGNORECASE)
+
+
+def _near_miss_detail(miss: re.Match[str], lang: str) -> str:
+    word = miss.group("word")
+    accepted = " or ".join(sorted({KEYWORDS.get(lang, "Proposal"), "Proposal"}))
+    if miss.group("colon") is None:
+        return f"'[{word}' without ':' (write [{accepted}: ...])"
+    return (f"'[{word}:' is not a keyword of this {_LANG_NAMES.get(lang, lang)} game "
+            f"(write [{accepted}: ...])")
 
 
 def normalize_name(name: str) -> str:
@@ -97,10 +121,14 @@ def parse_message(
         The :class:`Parsed` message (see the module docstring for the rules).
     """
     openings = list(_opening(lang).finditer(text))
+    valid_starts = {m.start() for m in openings}
+    misses = [m for m in _ANY_KEYWORD.finditer(text) if m.start() not in valid_starts]
+    if len(openings) + len(misses) > 1:
+        return Parsed(MULTIPLE, detail=f"{len(openings) + len(misses)} proposals in one message")
+    if misses:
+        return Parsed(NEAR_MISS, detail=_near_miss_detail(misses[0], lang))
     if not openings:
         return Parsed(MESSAGE)
-    if len(openings) > 1:
-        return Parsed(MULTIPLE, detail=f"{len(openings)} proposals in one message")
     start = openings[0].end()
     close = text.find("]", start)
     if close < 0:

@@ -4,6 +4,10 @@ A shard is a range of instances of one seed, played in every configured mode, la
 seat order by the configured pairing. Its id hashes everything that decides its rows.
 Every pairing is played in both seat orders when ``both_seat_orders`` (also a model against
 itself: the two orders then differ only by their sampling seeds).
+
+With ``instances`` (clembench's instance files, :mod:`.clembench`) the shards hold the file's
+instances themselves, each played in its own mode and language; ``seeds``, ``num_games``,
+``modes`` and ``langs`` are then not used for planning.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from distbench.games.base import Family, RunPlan, check_config, derive_seed, stable_hash
+from distbench.games.negotiation.clembench import FileInstance, load_instances, select
 from distbench.games.negotiation.items import LANGS
+from distbench.games.negotiation.parse import KEYWORDS
 from distbench.games.negotiation.players import SCRIPTED, spec_label
 from distbench.games.negotiation.prompts import MODES
 from distbench.games.negotiation.schema import TABLES
@@ -63,6 +69,8 @@ class NegotiationRunConfig:
         max_tokens: Completion budget per answer.
         both_seat_orders: Also play every episode with the players' seats swapped.
         shard_episodes: Target number of episodes per shard (shards hold whole instances).
+        instances: Instances of clembench files to play instead of generated ones (each in
+            its own mode and language); empty: the generator's.
     """
 
     seeds: tuple[int, ...]
@@ -77,25 +85,33 @@ class NegotiationRunConfig:
     max_tokens: int = 256
     both_seat_orders: bool = True
     shard_episodes: int = 200
+    instances: tuple[FileInstance, ...] = ()
 
     def __post_init__(self) -> None:
         if self.player_b is None:
             object.__setattr__(self, "player_b", self.player_a)
-        for name in ("seeds", "modes", "langs"):
+        for name in ("seeds", "modes", "langs", "instances"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         check_config(self)
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError(f"seeds must be distinct, got {list(self.seeds)}")
-        for name, allowed in (("modes", MODES), ("langs", LANGS)):
+        langs = tuple(KEYWORDS) if self.instances else LANGS  # files may bring other prompts
+        for name, allowed in (("modes", MODES), ("langs", langs)):
             values = getattr(self, name)
             if not values or any(v not in allowed for v in values) or len(set(values)) != len(values):
                 raise ValueError(f"{name} must be distinct values among {', '.join(allowed)}, got {list(values)}")
         _check_player("player_a", self.player_a)
         _check_player("player_b", self.player_b)
+        if any(not isinstance(fi, FileInstance) for fi in self.instances):
+            raise ValueError("instances must be FileInstance values (clembench.load_instances)")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-shaped (lists, not tuples), so it compares equal to a manifest's copy."""
-        return json.loads(json.dumps(asdict(self)))
+        """JSON-shaped (lists, not tuples), so it compares equal to a manifest's copy;
+        ``instances`` only when there are some."""
+        out = json.loads(json.dumps(asdict(self)))
+        if not self.instances:
+            del out["instances"]
+        return out
 
     def plan(self, run_id: str) -> RunPlan:
         """The :class:`RunPlan` of this configuration."""
@@ -141,6 +157,8 @@ class NegotiationShard:
         specs: The models it calls (empty for scripted-only shards).
         family: ``"negotiation"``.
         run_id: The run the rows belong to.
+        instances: Instances of clembench files (then ``seed`` is -1 and ``start`` /
+            ``stop`` index the run's list of them); empty: generated instances.
     """
 
     shard_id: str
@@ -159,10 +177,13 @@ class NegotiationShard:
     specs: tuple[BackendSpec, ...] = ()
     family: str = NAME
     run_id: str = field(default="", compare=False)
+    instances: tuple[FileInstance, ...] = ()
 
     @property
     def num_units(self) -> int:
         """Episodes of this shard."""
+        if self.instances:
+            return len(self.instances) * len(self.seat_orders)
         return (self.stop - self.start) * len(self.modes) * len(self.langs) * len(self.seat_orders)
 
     def pairing_id(self) -> str:
@@ -181,6 +202,8 @@ def turn_seed(llm_seed: int, episode_id: str, turn: int, seat: str) -> int:
 
 def plan_shards(config: NegotiationRunConfig, run_id: str = "") -> list[NegotiationShard]:
     """Expands ``config`` into shards, in a stable order (seed, instance range)."""
+    if config.instances:
+        return _file_shards(config, run_id)
     per_instance = len(config.modes) * len(config.langs) * len(config.seat_orders())
     size = max(1, config.shard_episodes // per_instance)
     shards = []
@@ -207,6 +230,31 @@ def plan_shards(config: NegotiationRunConfig, run_id: str = "") -> list[Negotiat
     return shards
 
 
+def _file_shards(config: NegotiationRunConfig, run_id: str) -> list[NegotiationShard]:
+    """Shards of a run of clembench instances: consecutive runs of the list."""
+    size = max(1, config.shard_episodes // len(config.seat_orders()))
+    shards = []
+    for start in range(0, len(config.instances), size):
+        chunk = config.instances[start:start + size]
+        modes = tuple(dict.fromkeys(fi.mode for fi in chunk))
+        langs = tuple(dict.fromkeys(fi.lang for fi in chunk))
+        key = {
+            "family": NAME, "instances": json.loads(json.dumps([asdict(fi) for fi in chunk])),
+            "player_a": player_identity(config.player_a),
+            "player_b": player_identity(config.player_b),
+            "seat_orders": list(config.seat_orders()), "llm_seed": config.llm_seed,
+            "temperature": config.temperature, "max_tokens": config.max_tokens,
+        }
+        shards.append(NegotiationShard(
+            shard_id=f"n-{stable_hash(key)}", seed=-1, start=start, stop=start + len(chunk),
+            modes=modes, langs=langs, player_a=config.player_a, player_b=config.player_b,
+            seat_orders=config.seat_orders(), max_messages=max(fi.max_messages for fi in chunk),
+            llm_seed=config.llm_seed, temperature=config.temperature,
+            max_tokens=config.max_tokens, specs=config.specs(), run_id=run_id, instances=chunk,
+        ))
+    return shards
+
+
 def plan_negotiation(config: NegotiationRunConfig, run_id: str) -> RunPlan:
     """The :class:`distbench.games.base.RunPlan` of a negotiation configuration."""
     from distbench.games.negotiation.summary import negotiation_summary
@@ -222,12 +270,40 @@ def plan_negotiation(config: NegotiationRunConfig, run_id: str) -> RunPlan:
     )
 
 
+def file_config(path: str, modes: tuple[str, ...], langs: tuple[str, ...],
+                **kw: Any) -> NegotiationRunConfig:
+    """The configuration playing clembench's instance files at ``path`` (only experiments in
+    ``modes`` and ``langs`` when given), each instance once, in clembench's seat order.
+
+    Raises:
+        ValueError: the files cannot be read, or nothing is left after the filter.
+    """
+    every = load_instances(path)
+    chosen = select(every, modes, langs)
+    if not chosen:
+        have = sorted({f"{fi.mode}/{fi.lang}" for fi in every})
+        raise ValueError(f"--instances {path}: no experiment in mode {'/'.join(modes) or 'any'} "
+                         f"and language {'/'.join(langs) or 'any'} (the files have "
+                         f"{', '.join(have)})")
+    return NegotiationRunConfig(
+        seeds=(0,), num_games=len(chosen), modes=tuple(dict.fromkeys(fi.mode for fi in chosen)),
+        langs=tuple(dict.fromkeys(fi.lang for fi in chosen)), instances=chosen,
+        both_seat_orders=False, **kw)
+
+
 def sweep_configs(spec: Any, entry: Any) -> list[NegotiationRunConfig]:
     """The negotiation configurations of one model entry of a sweep spec (one per opponent;
     none for the dummy, which cannot negotiate, or without a ``[negotiation]`` section)."""
     neg = spec.section("negotiation")
     if not neg or entry.spec.provider == "dummy":
         return []
+    if neg.get("instances"):
+        return [file_config(
+            neg["instances"], tuple(neg["modes"]), tuple(neg["langs"]),
+            player_a=entry.spec, player_b=None if opponent == "self" else opponent,
+            llm_seed=spec.llm_seed, temperature=spec.temperature,
+            max_tokens=neg.get("max_tokens", 256),
+        ) for opponent in neg["opponents"]]
     return [NegotiationRunConfig(
         seeds=spec.seeds, num_games=neg["games"], modes=tuple(neg["modes"]),
         langs=tuple(neg["langs"]), player_a=entry.spec,

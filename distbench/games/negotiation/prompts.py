@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from distbench.games.negotiation.instances import Instance
-from distbench.games.negotiation.items import LANGS, item_name
+from distbench.games.negotiation.items import LANGS
 from distbench.games.negotiation.parse import KEYWORDS
 
 MODES: tuple[str, ...] = ("semi", "coop", "comp")
@@ -98,6 +98,13 @@ _TEXT: dict[str, dict[str, str]] = {
         "greedy": "Vorrei gli oggetti che valgono qualcosa per me.",
         "random": "Ecco la mia offerta.",
     },
+    # Hungarian: only the scripted players' sentences (clembench's instance files bring the
+    # prompts).
+    "hu": {
+        "fair": "Osszunk el mindent nagyjából egyenlően.",
+        "greedy": "Azokat a tárgyakat szeretném, amelyek nekem értékesek.",
+        "random": "Íme az ajánlatom.",
+    },
 }
 
 
@@ -110,8 +117,8 @@ def format_proposal(instance: Instance, amounts: Sequence[int], lang: str,
                     *, skip_zero: bool = False) -> str:
     """``[Proposal: 2 hats, 1 ball]`` in ``lang`` (singular for 1, plural otherwise)."""
     parts = [
-        f"{n} {item_name(lang, item, n)}"
-        for item, n in zip(instance.items, amounts, strict=True)
+        f"{n} {instance.name(lang, k, n)}"
+        for k, n in enumerate(amounts)
         if n or not skip_zero
     ]
     return f"[{KEYWORDS[lang]}: {', '.join(parts)}]"
@@ -129,12 +136,10 @@ def intro(instance: Instance, seat: str, mode: str, lang: str, max_messages: int
     """The first prompt of the player in ``seat`` (``"a"`` or ``"b"``)."""
     if lang not in LANGS or mode not in MODES:
         raise ValueError(f"unknown language {lang!r} or mode {mode!r}")
-    items = ", ".join(
-        f"{c} {item_name(lang, i, c)}" for i, c in zip(instance.items, instance.counts, strict=True)
-    )
+    items = ", ".join(f"{c} {instance.name(lang, k, c)}" for k, c in enumerate(instance.counts))
     values = "; ".join(
-        text(lang, "value", name=item_name(lang, i, 2), points=v)
-        for i, v in zip(instance.items, instance.values(seat), strict=True)
+        text(lang, "value", name=instance.name(lang, k, 2), points=v)
+        for k, v in enumerate(instance.values(seat))
     )
     return "\n".join([
         text(lang, "intro", items=items),

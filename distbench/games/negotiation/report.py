@@ -34,6 +34,15 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
     columns = [*(out[0] if out else []), "main_score_ci95_low", "main_score_ci95_high"]
     sec.table(Table("negotiation_outcomes", "Outcomes per player x mode x lang", columns, rows,
                     note="CI: percentile bootstrap resampling instances (seeded)."))
+    clem = records(con, "negotiation_clembench")
+    sec.table(Table(
+        "negotiation_clembench", "clembench's aggregates per player x mode x lang (and 'all')",
+        list(clem[0]) if clem else [], [tuple(r.values()) for r in clem],
+        note="As clembench defines them: pct_played = 100 x share not aborted; quality_score = "
+             "mean episode score over played episodes (coop: 100 x sum / max sum; semi: 100 x "
+             "(1 - Pareto improvement / the larger player's total), 0 on lose; comp: 100); "
+             "clemscore = pct_played / 100 x quality_score. mean_main_score and "
+             "mean_comp_score are distbench's own."))
     cats = [f"{r['player']}\n{r['mode']}/{r['lang']}" for r in out]
     ns = [r["episodes"] for r in out]
     sec.figure(Figure("negotiation_outcomes", "Outcome shares", figures.grouped_bars(

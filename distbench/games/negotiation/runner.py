@@ -17,11 +17,10 @@ import pyarrow as pa
 from distbench.games.base import ShardResult
 from distbench.games.negotiation.game import Episode
 from distbench.games.negotiation.instances import generate_instances
-from distbench.games.negotiation.items import item_name
 from distbench.games.negotiation.pareto import pareto_batch
 from distbench.games.negotiation.plan import NAME, NegotiationShard, player_label, turn_seed
 from distbench.games.negotiation.players import ModelPlayer, Player, Reply, scripted_player
-from distbench.games.negotiation.schema import EPISODES, TURNS
+from distbench.games.negotiation.schema import STORED_EPISODES, TURNS
 from distbench.llm.base import Backend, BackendSpec
 from distbench.llm.calls import calls_table
 from distbench.store.fields import Rows
@@ -46,6 +45,18 @@ def make_episodes(shard: NegotiationShard) -> tuple[list[Episode], list[tuple[st
     """The shard's episodes, in a stable order, and (label a, label b, seat order) of each."""
     pairing = shard.pairing_id()
     episodes, seats = [], []
+    for fi in shard.instances:
+        for order in shard.seat_orders:
+            a, b = shard.seats(order)
+            episodes.append(Episode(
+                episode_id=f"{fi.instance.instance_id}/{fi.mode}/{fi.lang}/p{pairing}/o{order}",
+                instance=fi.instance, mode=fi.mode, lang=fi.lang, max_messages=fi.max_messages,
+                seed_of=lambda eid, turn, seat: turn_seed(shard.llm_seed, eid, turn, seat),
+                prompts=fi.prompts,
+            ))
+            seats.append((player_label(a), player_label(b), order))
+    if shard.instances:
+        return episodes, seats
     for inst in generate_instances(shard.seed, shard.start, shard.stop):
         for mode in shard.modes:
             for lang in shard.langs:
@@ -116,7 +127,7 @@ def run_shard(shard: NegotiationShard, backends: Mapping[BackendSpec, Backend]) 
     par = pareto_batch([i.counts for i in insts], [i.values_a for i in insts],
                        [i.values_b for i in insts], score_a, score_b)
 
-    ep_rows, turn_rows = Rows(EPISODES), Rows(TURNS)
+    ep_rows, turn_rows = Rows(STORED_EPISODES), Rows(TURNS)
     for e, ep in enumerate(episodes):
         inst = ep.instance
         compatible, sa, sb = outcomes[e]
@@ -130,7 +141,7 @@ def run_shard(shard: NegotiationShard, backends: Mapping[BackendSpec, Backend]) 
             "episode_id": ep.episode_id, "instance_id": inst.instance_id, "seed": inst.seed,
             "instance_index": inst.index, "mode": ep.mode, "lang": ep.lang,
             "player_a": seats[e][0], "player_b": seats[e][1], "seat_order": seats[e][2],
-            "item_types": [item_name(ep.lang, i, 2) for i in inst.items],
+            "item_types": [inst.name(ep.lang, k, 2) for k in range(inst.num_types)],
             "counts": list(inst.counts), "values_a": list(inst.values_a),
             "values_b": list(inst.values_b),
             "proposal_a": _nullable_list([ep.proposals["a"]])[0],

@@ -5,6 +5,23 @@ from __future__ import annotations
 import pyarrow as pa
 
 from distbench.store.fields import column as _f
+from distbench.store.fields import derived_expression
+
+# clembench's per-episode quantities (its dond game master and scorer), computed by the view
+# from the stored columns; the summary SQL (queries/negotiation_summary.sql) repeats them.
+CLEM_MAX_PARETO_IMPROVEMENT = (
+    "CASE mode WHEN 'coop' THEN max_sum_score "
+    "WHEN 'semi' THEN greatest(max_score_a, max_score_b) ELSE 0 END"
+)
+CLEM_PARETO_IMPROVEMENT = (
+    "CASE mode WHEN 'coop' THEN max_sum_score - (CASE WHEN success THEN score_a + score_b ELSE 0 END) "
+    "WHEN 'semi' THEN (CASE WHEN success THEN max_pareto_improvement "
+    "ELSE greatest(max_score_a, max_score_b) END) ELSE 0 END"
+)
+CLEM_QUALITY = (
+    f"CASE WHEN aborted THEN NULL WHEN mode = 'comp' THEN 100.0 "
+    f"ELSE 100.0 * (1 - ({CLEM_PARETO_IMPROVEMENT}) / nullif({CLEM_MAX_PARETO_IMPROVEMENT}, 0)) END"
+)
 
 _LIST_I = pa.list_(pa.int32())
 _F64 = pa.float64()
@@ -15,18 +32,18 @@ EPISODES = pa.schema(
         _f("shard_id", pa.string(), "Shard that produced the row.", False),
         _f("family", pa.string(), "Game family: 'negotiation'.", False),
         _f("episode_id", pa.string(), "Stable episode id '<instance_id>/<mode>/<lang>/p<pairing hash>/o<seat_order>'.", False),
-        _f("instance_id", pa.string(), "Instance id 'neg/s<seed>/i<index>' (the same in every mode and language).", False),
-        _f("seed", pa.int64(), "Seed of the instance stream.", False),
-        _f("instance_index", pa.int64(), "Index of the instance in its stream.", False),
+        _f("instance_id", pa.string(), "Instance id 'neg/s<seed>/i<index>' (the same in every mode and language); for a clembench instance file (--instances) '<file stem>/<experiment name>/<game_id>'.", False),
+        _f("seed", pa.int64(), "Seed of the instance stream; -1 for an instance of a clembench file.", False),
+        _f("instance_index", pa.int64(), "Index of the instance in its stream; the file's game_id for a clembench instance.", False),
         _f("mode", pa.string(), "'semi' (own score), 'coop' (sum of scores) or 'comp' (score difference).", False),
-        _f("lang", pa.string(), "Language of the prompts and item names: 'en', 'de' or 'it'.", False),
+        _f("lang", pa.string(), "Language of the prompts and item names: 'en', 'de' or 'it' (also 'hu' from a clembench file).", False),
         _f("player_a", pa.string(), "Player in seat a (speaks first): '<provider>:<model>' or 'scripted:<name>'.", False),
         _f("player_b", pa.string(), "Player in seat b.", False),
         _f("seat_order", pa.int32(), "0: the configured player_a sits in seat a; 1: the seats are swapped.", False),
-        _f("item_types", pa.list_(pa.string()), "Item type names as the players saw them (plural, in the episode's language), per type.", False),
+        _f("item_types", pa.list_(pa.string()), "Item type names as the players saw them (plural, in the episode's language; a clembench file's item_types_plural), per type.", False),
         _f("counts", _LIST_I, "Number of items per type.", False),
-        _f("values_a", _LIST_I, "Seat a's value of one item, per type (total value 10).", False),
-        _f("values_b", _LIST_I, "Seat b's value of one item, per type (total value 10).", False),
+        _f("values_a", _LIST_I, "Seat a's value of one item, per type (total value 10; a clembench file's player_a_values).", False),
+        _f("values_b", _LIST_I, "Seat b's value of one item, per type (total value 10; a clembench file's player_b_values).", False),
         _f("proposal_a", _LIST_I, "Amounts seat a asked for, per type; NULL when it made no valid proposal."),
         _f("proposal_b", _LIST_I, "Amounts seat b asked for, per type; NULL when none."),
         _f("score_a", pa.int32(), "Seat a's score (0 on lose); NULL when aborted."),
@@ -37,7 +54,7 @@ EPISODES = pa.schema(
         _f("abort_reason", pa.string(), "Why it was aborted (malformed, unknown_item, too_many_items, free_text_after_proposal, no_proposal, call_failed, ...); NULL otherwise."),
         _f("abort_player", pa.string(), "Seat ('a' or 'b') whose answer aborted the episode; NULL otherwise."),
         _f("pareto_optimal", pa.bool_(), "No split improves one player without hurting the other; NULL when aborted."),
-        _f("max_pareto_improvement", pa.int32(), "Over splits where both do at least as well, the largest gain of either player; NULL when aborted."),
+        _f("max_pareto_improvement", pa.int32(), "distbench's: this episode's gap to the Pareto frontier: over splits where both do at least as well, the largest gain of either player; NULL when aborted. Not clembench's column of the same name (its normaliser, here clem_max_pareto_improvement); clembench's pareto_improvement is clem_pareto_improvement."),
         _f("main_score", _F64, "100 - 100 * max_pareto_improvement / 10 on success, 0 on lose, NULL when aborted."),
         _f("sum_score_ratio", _F64, "(score_a + score_b) / max_sum_score; NULL when aborted."),
         _f("comp_score", _F64, "(score_a - score_b) / 10, in [-1, 1], seat a's view (the comp mode's score); NULL when aborted."),
@@ -48,6 +65,9 @@ EPISODES = pa.schema(
         _f("max_messages", pa.int32(), "Free messages allowed per player.", False),
         _f("num_turns", pa.int32(), "Answers recorded (rows of turns).", False),
         _f("num_calls", pa.int32(), "Model calls made.", False),
+        _f("clem_pareto_improvement", pa.int32(), "clembench's pareto_improvement: coop: max_sum_score - the sum of scores (0 unless success); semi: max_pareto_improvement on success, else the larger of max_score_a and max_score_b; comp: 0 (computed by the view, not stored).", False, derived=CLEM_PARETO_IMPROVEMENT),
+        _f("clem_max_pareto_improvement", pa.int32(), "clembench's max_pareto_improvement, the normaliser of its quality score: coop: max_sum_score; semi: the larger of max_score_a and max_score_b; comp: 0 (computed by the view, not stored).", False, derived=CLEM_MAX_PARETO_IMPROVEMENT),
+        _f("clem_quality", _F64, "clembench's episode score (its main score, 0-100): 100 * (1 - clem_pareto_improvement / clem_max_pareto_improvement) in coop (= 100 * sum of scores / max_sum_score) and semi, 100 in comp (any completed episode); NULL when aborted (computed by the view, not stored).", derived=CLEM_QUALITY),
     ]
 )
 
@@ -70,3 +90,6 @@ TURNS = pa.schema(
 )
 
 TABLES: dict[str, pa.Schema] = {"episodes": EPISODES, "turns": TURNS}
+
+STORED_EPISODES = pa.schema([f for f in EPISODES if derived_expression(f) is None])
+"""The columns of ``episodes`` written to the files (the view computes the others)."""

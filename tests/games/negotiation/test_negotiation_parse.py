@@ -59,7 +59,13 @@ REJECTED = [
     ("it", "[Proposta: 1 palla, 1 palle]", P.REPEATED_ITEM),
     ("it", "[Proposta: 4 libri]", P.TOO_MANY),
     ("it", "[Proposta: due cappelli]", P.BAD_NUMBER),
-    ("it", "[Proposta 2 cappelli]", P.MESSAGE),  # no colon: not a proposal, free text
+    # Near misses (issue 16): meant as a proposal, so never relayed as talk; they abort.
+    ("it", "[Proposta 2 cappelli]", P.NEAR_MISS),  # no colon
+    ("en", "[Proposal 1 hat]", P.NEAR_MISS),
+    ("en", "I think [proposals: 1 hat] works", P.NEAR_MISS),
+    ("en", "[Vorschlag: 1 hat]", P.NEAR_MISS),  # the German keyword in an English game
+    ("de", "[Proposta: 1 Hut]", P.NEAR_MISS),
+    ("en", "[Proposal 1 hat] [Proposal: 1 hat]", P.MULTIPLE),
 ]
 
 MESSAGES = [
