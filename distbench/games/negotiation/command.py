@@ -14,6 +14,7 @@ from distbench.games.negotiation.items import LANGS
 from distbench.games.negotiation.plan import NegotiationRunConfig, file_config, plan_negotiation
 from distbench.games.negotiation.players import SCRIPTED
 from distbench.games.negotiation.prompts import MODES
+from distbench.games.negotiation.summary import format_summary
 from distbench.games.section import Section, SectionError
 from distbench.llm.base import BackendSpec
 
@@ -54,7 +55,7 @@ def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
     label = (f"negotiation | {'+'.join(modes)} | {'+'.join(langs)} | "
              f"{config.num_games} instances per seed")
     return CommandRun(plan=lambda run_id: plan_negotiation(config, run_id), label=label,
-                      folder="negotiation")
+                      folder="negotiation", format_summary=format_summary)
 
 
 def _instances_command(options: Mapping[str, Any], first: Any, other: Any) -> CommandRun:
@@ -67,7 +68,7 @@ def _instances_command(options: Mapping[str, Any], first: Any, other: Any) -> Co
     label = (f"negotiation | clembench instances {path} | {'+'.join(config.modes)} | "
              f"{'+'.join(config.langs)} | {len(config.instances)} instances")
     return CommandRun(plan=lambda run_id: plan_negotiation(config, run_id), label=label,
-                      folder="negotiation")
+                      folder="negotiation", format_summary=format_summary)
 
 
 def section(table: Any) -> dict[str, Any]:
