@@ -44,12 +44,14 @@ class Progress:
     def __init__(self, unit: str, planned: int, clock=time.monotonic,
                  expected_calls: int | None = None, stream: TextIO | None = None,
                  tty: bool | None = None,
-                 expected_tokens: tuple[int, int] | None = None) -> None:
+                 expected_tokens: tuple[int, int] | None = None,
+                 expected_cost: float | None = None) -> None:
         self.unit = unit
         self.planned = planned
         self.clock = clock
         self.expected_calls = expected_calls
         self.expected_tokens = expected_tokens
+        self.expected_cost = expected_cost
         self.stream = stream if stream is not None else sys.stderr
         self.tty = self.stream.isatty() if tty is None else tty
         self.started = False
@@ -89,7 +91,9 @@ class Progress:
         calls = f", about {self.expected_calls:,} model calls" if self.expected_calls else ""
         if self.expected_calls and self.expected_tokens:
             calls += (f" (~{self.expected_tokens[0]:,} prompt tokens, at most "
-                      f"{self.expected_tokens[1]:,} completion tokens)")
+                      f"{self.expected_tokens[1]:,} completion tokens"
+                      + (f"; at most ${self.expected_cost:,.2f}" if self.expected_cost is not None
+                         else "; no price given (--price)") + ")")
         click.echo(f"running {shards} shard(s), {units:,} {self.unit}{calls}{note}",
                    file=self.stream)
         self.todo_units, self.todo_shards = units, shards
@@ -188,7 +192,7 @@ def run_with_progress(plan: Any, run_dir: Any, **kwargs: Any) -> Any:
     from distbench.engine.driver import run_plan
 
     progress = Progress(plan.unit, planned=len(plan.shards), expected_calls=plan.expected_calls,
-                        expected_tokens=plan.expected_tokens)
+                        expected_tokens=plan.expected_tokens, expected_cost=plan.expected_cost)
     try:
         return run_plan(plan, run_dir, progress=progress.update, on_start=progress.start,
                         on_stage=progress.stage, on_calls=progress.live, **kwargs)

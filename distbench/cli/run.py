@@ -93,6 +93,9 @@ def _resolve_run_dir(
 @click.option("--max-retries", type=click.IntRange(min=0), default=None,
               help="Retries after the first attempt.  [default: 5]")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
+@click.option("--price", default=None, metavar="IN,OUT",
+              help="The model's price in USD per million prompt and completion tokens, e.g. "
+                   "2.5,10, for the cost estimate and the cost of the run (no price is assumed).")
 @click.option("--style", type=click.Choice(["chat", "completion"]), default=None,
               help="Prompt style: chat (instruction models) or completion (raw base models).")
 @click.option("--temperature", type=click.FloatRange(min=0), default=1.0, show_default=True)
@@ -109,7 +112,7 @@ def _resolve_run_dir(
 def run(family: str, llm_type: str | None, llm_model: str | None, style: str | None,
         base_url: str | None, rpm: float | None, tpm: float | None,
         max_concurrency: int | None, timeout: float | None, max_retries: int | None,
-        no_cache: bool, output_dir: Path, run_id: str | None, overwrite: bool, parallel: bool | None,
+        no_cache: bool, price: str | None, output_dir: Path, run_id: str | None, overwrite: bool, parallel: bool | None,
         num_workers: int | None, address: str | None, keep_warm: float,
         retry_failed: bool, limit: int | None, yes: bool,
         **options: object) -> None:
@@ -145,7 +148,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
             spec = resolve_spec(make_spec(
                 llm_type, llm_model, style, base_url=base_url, rpm=rpm, tpm=tpm,
                 max_concurrency=max_concurrency, timeout=timeout, max_retries=max_retries,
-                cache=False if no_cache else None,
+                cache=False if no_cache else None, **_price(price),
             ))
         command = chosen.command_run(options, spec)
     except (UnknownBucketError, UnknownProviderError, BackendUnavailable,
@@ -198,6 +201,20 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
     check_calls(outcome.calls)
 
 
+def _price(text: str | None) -> dict[str, float]:
+    """``--price IN,OUT`` as backend options (ValueError: one line)."""
+    if text is None:
+        return {}
+    try:
+        pin, pout = (float(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError(f"--price: expected IN,OUT in USD per million tokens such as 2.5,10, "
+                         f"got {text!r}") from None
+    if pin < 0 or pout < 0:
+        raise ValueError(f"--price: prices cannot be negative, got {text!r}")
+    return {"price_in": pin, "price_out": pout}
+
+
 class RunFailed(UserError):
     """The run finished, its rows are written, and every model call failed: exit status 1
     (bad input is 2)."""
@@ -209,6 +226,13 @@ def check_calls(health: dict | None) -> None:
     """Says when a run's model calls failed: every call failed is an error (exit 1, one line
     naming the cause), most of them a warning; a model's numbers then measure the failures,
     not the model."""
+    if health and health.get("prompt_tokens") is not None:
+        cost = health.get("cost_usd")
+        click.echo(f"tokens (as the endpoints reported them, cache hits not counted): "
+                   f"{health['prompt_tokens']:,} prompt, {health['completion_tokens']:,} "
+                   f"completion; cost: "
+                   + (f"${cost:,.4f}" if cost is not None else "unknown (no --price given)"),
+                   err=True)
     if not health or not health.get("failed"):
         return
     top = health.get("top_failure") or {}

@@ -216,6 +216,11 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
     click.echo(f"  cells {info['cells']:,} | shards {info['shards']:,} | calls {info['calls']:,}")
     click.echo(f"  tokens: about {info['prompt_tokens_est']:,} prompt, at most "
                f"{info['completion_tokens_max']:,} completion (matrix cells)")
+    cost, unpriced = info["cost_usd_max"], info["unpriced_models"]
+    click.echo("  cost: " + (f"at most ${cost:,.2f} (matrix cells of the models with a price)"
+                             if cost is not None else "unknown")
+               + (f"; no price for {', '.join(unpriced)} (price_in, price_out in its "
+                  "provider or model table)" if unpriced else ""))
     for name, figures in info["families"].items():
         if name != "matrix" and any(figures.values()):
             click.echo(f"  {name}: " + " | ".join(f"{k.replace('_', ' ')} {v:,}"

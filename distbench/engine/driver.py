@@ -29,7 +29,7 @@ from distbench.engine.worker import (
 )
 from distbench.games.base import RunPlan
 from distbench.games.registry import load_families
-from distbench.llm.base import BackendSpec
+from distbench.llm.base import BackendSpec, cost_usd
 from distbench.store.catalog import open_run
 from distbench.store.writer import (
     RunDirectoryError,
@@ -75,9 +75,11 @@ def check_visible_to_workers(specs: list[BackendSpec]) -> None:
                 "'distbench.providers', see the README) or run with --no-parallel")
 
 
-def call_health(con: Any) -> dict[str, Any] | None:
-    """How the run's model calls went, from its ``calls`` table: counts, failures, and the
-    most common failure explained (None when the run made no calls)."""
+def call_health(con: Any, specs: list[BackendSpec] | None = None) -> dict[str, Any] | None:
+    """How the run's model calls went, from its ``calls`` table: counts, failures, the most
+    common failure explained, the tokens the endpoints reported and, for models with a price
+    (``specs``' ``price_in``/``price_out``), what they cost (None when the run made no
+    calls)."""
     from distbench.llm.http import explain_failure
 
     try:
@@ -99,6 +101,18 @@ def call_health(con: Any) -> dict[str, Any] | None:
         out["top_failure"] = {"http_status": status, "error": error, "count": count,
                               "explained": explain_failure(status, error or "",
                                                            endpoint.partition(":")[2])}
+    by_model = con.execute(
+        "select provider, model, coalesce(sum(prompt_tokens), 0), "
+        "coalesce(sum(completion_tokens), 0) from calls where not cache_hit "
+        "group by all order by all").fetchall()
+    out["prompt_tokens"] = int(sum(r[2] for r in by_model))
+    out["completion_tokens"] = int(sum(r[3] for r in by_model))
+    priced = {(s.provider, s.model): s for s in specs or []}
+    costs = [cost_usd(priced[(p, m)], pt, ct) if (p, m) in priced else None
+             for p, m, pt, ct in by_model]
+    out["cost_usd"] = round(sum(costs), 6) if costs and None not in costs else None
+    out["cost_by_model"] = {f"{p}:{m}": None if c is None else round(c, 6)
+                            for (p, m, _, _), c in zip(by_model, costs, strict=True)}
     return out
 
 
@@ -310,7 +324,8 @@ def _run_plan(
         "identity": plan.identity,
         "versions": dict(versions()),
         "models": [{"provider": sp.provider, "model": sp.model, "style": sp.style,
-                    "base_url": sp.option("base_url")} for sp in specs],
+                    "base_url": sp.option("base_url"), "price_in": sp.option("price_in"),
+                    "price_out": sp.option("price_out")} for sp in specs],
         "seeds": plan.seeds,
         "execution": {"parallel": parallel, "num_workers": num_workers, "address": address,
                       "keep_warm": keep_warm if address else None},
@@ -406,7 +421,7 @@ def _run_plan(
     if any(not in_process(spec) for spec in specs):
         con = open_run(run_dir, tables=("calls",))
         try:
-            health = call_health(con)
+            health = call_health(con, specs)
         finally:
             con.close()
     record = {"run_id": run_id, "family": plan.family, "groups": summary}

@@ -14,6 +14,7 @@ from typing import Any
 
 from distbench.games.base import RunPlan
 from distbench.games.registry import families
+from distbench.llm.base import price_of
 from distbench.spec import SweepSpec
 
 
@@ -48,6 +49,7 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
     shards: list[Any] = []
     styles: dict[str, None] = {}
     calls = prompt = completion = 0
+    cost: float | None = None
     for configs in sweep_configs(spec).values():
         for config in configs:
             plan = config.plan(run_id)
@@ -56,6 +58,8 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
             calls += plan.expected_calls or 0
             prompt += (plan.expected_tokens or (0, 0))[0]
             completion += (plan.expected_tokens or (0, 0))[1]
+            if plan.expected_cost is not None:
+                cost = (cost or 0.0) + plan.expected_cost
     return RunPlan(
         family="sweep",
         config={"sweep": spec.to_dict()},
@@ -67,6 +71,7 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
         extra_styles=tuple(styles),
         expected_calls=calls or None,  # the calls the families can count (at least)
         expected_tokens=(prompt, completion) if prompt else None,
+        expected_cost=cost,
     )
 
 
@@ -74,7 +79,12 @@ def describe_plan(spec: SweepSpec) -> dict[str, Any]:
     """Shards, and each family's figures (cells, calls, token estimates, episodes...), for
     ``distbench sweep plan``: all in one mapping, and by family under ``"families"``."""
     plan = plan_sweep(spec, run_id="plan")
-    out: dict[str, Any] = {"shards": len(plan.shards), "families": {}}
+    out: dict[str, Any] = {"shards": len(plan.shards), "families": {},
+                           "cost_usd_max": plan.expected_cost,
+                           "unpriced_models": sorted({f"{m.spec.provider}:{m.spec.model}"
+                                                      for m in spec.models
+                                                      if price_of(m.spec) is None
+                                                      and m.spec.provider != "dummy"})}
     for name, family in families().items():
         figures = family.describe(spec, [s for s in plan.shards if s.family == name])
         out.update(figures)

@@ -100,6 +100,8 @@ class RunPlan:
             tell, for the estimate before a run and the progress line's ETA; None: unknown.
         expected_tokens: (prompt tokens, about; completion tokens, at most) of those calls,
             when the family can tell.
+        expected_cost: What those tokens cost at most, in USD, for the models with a price
+            (None: no price given).
     """
 
     family: str
@@ -114,6 +116,7 @@ class RunPlan:
     extra_styles: tuple[str, ...] = ()
     expected_calls: int | None = None
     expected_tokens: tuple[int, int] | None = None
+    expected_cost: float | None = None
 
     def specs(self) -> list[BackendSpec]:
         """Every model the plan calls, once each, in a stable order."""

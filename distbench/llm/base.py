@@ -136,9 +136,26 @@ class BackendSpec:
 
 EXECUTION_OPTIONS = frozenset(
     {"rpm", "tpm", "max_concurrency", "timeout", "max_retries", "cache", "cache_path",
-     "key_env", "key_required"}
+     "key_env", "key_required", "price_in", "price_out"}
 )
-"""Backend options that change how calls are made, never what they answer."""
+"""Backend options that change how calls are made (or what they are said to cost: prices in
+USD per million prompt / completion tokens), never what they answer."""
+
+
+def price_of(spec: BackendSpec) -> tuple[float, float] | None:
+    """(USD per million prompt tokens, per million completion tokens) of ``spec``, when the
+    user gave both (``--price`` or ``price_in``/``price_out`` in a spec); None: unknown (no
+    price is ever assumed)."""
+    pin, pout = spec.option("price_in"), spec.option("price_out")
+    return (float(pin), float(pout)) if pin is not None and pout is not None else None
+
+
+def cost_usd(spec: BackendSpec, prompt_tokens: float, completion_tokens: float) -> float | None:
+    """What ``prompt_tokens`` and ``completion_tokens`` cost at ``spec``'s price (None: no price)."""
+    price = price_of(spec)
+    if price is None:
+        return None
+    return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1e6
 
 
 class BackendUnavailable(RuntimeError):

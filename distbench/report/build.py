@@ -115,10 +115,18 @@ def paired(sec: Any, tid: str, diffs: list[tuple[str, PairedDifference]], unit: 
                               xlabel)))
 
 
-def _cost(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
+def _cost(doc: Document, con: duckdb.DuckDBPyConnection,
+          health: dict[str, Any] | None = None) -> None:
     from distbench.report import figures
 
     sec = doc.section("Cost and speed")
+    if health is not None and health.get("prompt_tokens") is not None:
+        cost = health.get("cost_usd")
+        sec.text(f"Tokens billed (as the endpoints reported them; cache hits not counted): "
+                 f"{health['prompt_tokens']:,} prompt, {health['completion_tokens']:,} "
+                 "completion. Cost: " + (f"${cost:,.4f} at the prices given for the run." if
+                                         cost is not None else "unknown (no price was given; "
+                                         "distbench assumes none)."))
     rows = records(con, "cost_endpoints")
     sec.table(Table("cost_endpoints", "Calls per endpoint and model", list(rows[0]),
                     [tuple(r.values()) for r in rows],
@@ -239,7 +247,10 @@ def build_report(run_dir: Path, out_dir: Path,
             if n:
                 part.write(doc, con)
         if calls:
-            _cost(doc, con)
+            summary = run_dir / "summary.json"
+            health = (json.loads(summary.read_text(encoding="utf-8")).get("calls")
+                      if summary.exists() else None)
+            _cost(doc, con, health)
         if not doc.sections:
             doc.intro.append("The run has no committed results yet.")
     finally:

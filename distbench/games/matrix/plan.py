@@ -18,7 +18,7 @@ from distbench.games.matrix.buckets import get_bucket
 from distbench.games.matrix.generate import BLOCK
 from distbench.games.matrix.schema import TABLES
 from distbench.games.registry import register
-from distbench.llm.base import BackendSpec
+from distbench.llm.base import BackendSpec, cost_usd
 
 MODES: tuple[str, ...] = ("pure", "mixed", "logprob")
 
@@ -242,6 +242,7 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
 
     shards = plan_matrix(config, run_id=run_id)
     free = _free(config.llm)
+    tokens = token_estimate(shards)
     return RunPlan(
         family="matrix",
         config=config.to_dict(),
@@ -253,7 +254,8 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
         summary_tables=("game_scores", "trials", "games"),
         extra_styles=("completion",) if "logprob" in config.modes else (),
         expected_calls=None if free else sum(s.num_trials_total for s in shards),
-        expected_tokens=None if free else token_estimate(shards),
+        expected_tokens=None if free else tokens,
+        expected_cost=None if free else cost_usd(config.llm, *tokens),
     )
 
 
