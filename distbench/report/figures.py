@@ -295,3 +295,59 @@ def forest(
     ax.set_xlabel(xlabel)
     ax.grid(axis="x", alpha=0.3)
     return _render(fig)
+
+
+def dot_intervals(
+    rows: Sequence[tuple[str, str, float | None, float | None, float | None, int]],
+    *,
+    title: str,
+    xlabel: str,
+) -> Drawing | None:
+    """A dot plot with intervals: one line per group (the first field), one marker per
+    series (the second: e.g. the model), at (value, low, high), with its n."""
+    rows = [r for r in rows if r[2] is not None and np.isfinite(float(r[2]))]
+    if not rows:
+        return None
+    groups = list(dict.fromkeys(r[0] for r in rows))
+    series = list(dict.fromkeys(r[1] for r in rows))
+    fig = _new(8.0, 0.5 * len(groups) * max(1, len(series)) ** 0.5 + 1.8, title)
+    ax = fig.subplots()
+    y_of = {g: len(groups) - 1 - i for i, g in enumerate(groups)}
+    step = 0.6 / max(1, len(series))
+    for k, name in enumerate(series):
+        pts = [r for r in rows if r[1] == name]
+        ys = np.array([y_of[r[0]] + 0.3 - step * (k + 0.5) for r in pts])
+        xs = np.array([float(r[2]) for r in pts])
+        lo = np.array([float(r[3]) if r[3] is not None else x for r, x in zip(pts, xs, strict=True)])
+        hi = np.array([float(r[4]) if r[4] is not None else x for r, x in zip(pts, xs, strict=True)])
+        ax.errorbar(xs, ys, xerr=np.vstack([np.clip(xs - lo, 0, None), np.clip(hi - xs, 0, None)]),
+                    fmt="o", capsize=3, color=_CYCLE[k % len(_CYCLE)],
+                    label=f"{name} (n={sum(r[5] for r in pts)})")
+    ax.set_yticks(range(len(groups)), groups[::-1], fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    return _render(fig)
+
+
+def pareto_positions(
+    points: dict[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    title: str,
+) -> Drawing | None:
+    """Where deals land: per series, each deal's share of the best score each seat could get
+    (x: seat a, y: seat b); the top right corner is the joint best, points on a frontier
+    marked by the series."""
+    if all(len(x) == 0 for x, _ in points.values()):
+        return None
+    fig = _new(6.0, 5.6, title)
+    ax = fig.subplots()
+    for i, (name, (x, y)) in enumerate(points.items()):
+        ax.scatter(x, y, s=18, alpha=0.6, color=_colour(name, i), label=f"{name} (n={len(x)})")
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("seat a's score / its best possible score")
+    ax.set_ylabel("seat b's score / its best possible score")
+    ax.legend(fontsize=8, loc="lower left")
+    ax.grid(alpha=0.3)
+    return _render(fig)

@@ -25,11 +25,12 @@ from distbench.report.build import build_report  # noqa: E402
 from distbench.spec import parse_spec  # noqa: E402
 from distbench.store.catalog import open_run  # noqa: E402
 
-MATRIX_FIGURES = {"matrix_nash_gap", "matrix_exploitability", "matrix_degenerate",
+MATRIX_FIGURES = {"matrix_headline", "matrix_nash_gap", "matrix_exploitability", "matrix_degenerate",
                   "matrix_tier_gradient", "matrix_valid_rate", "matrix_stated_vs_read",
                   "matrix_paired", "matrix_paired_exploitability", "matrix_paired_valid_rate",
                   "cost_latency", "cost_tokens"}
-NEGOTIATION_FIGURES = {"negotiation_outcomes", "negotiation_scores", "negotiation_paired"}
+NEGOTIATION_FIGURES = {"negotiation_outcomes", "negotiation_scores", "negotiation_pareto",
+                       "negotiation_paired"}
 FOG_FIGURES = {"fog_win_rates", "fog_belief_scores", "fog_reliability", "fog_info_gain",
                "fog_paired"}
 

@@ -67,5 +67,5 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
     diffs = [("all", d) for d in pairwise_differences(
         [r["agent"] for r in units], [(r["seed"], r["game_index"], r["scout_accuracy"], r["scouting"]) for r in units],
         [r["score_sum"] / r["games"] for r in units])]
-    paired(sec, "fog_paired", diffs, "game seeds", "win rate",
+    paired(sec, "fog_paired", diffs, "game seeds", "score rate",
             "Paired difference in score rate (win 1, draw 0.5)")

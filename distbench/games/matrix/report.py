@@ -42,6 +42,7 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
     groups = records(con, "matrix_groups")
     sec.table(Table("matrix_groups", "Per bucket x model x mode",
                     list(groups[0]) if groups else [], [tuple(r.values()) for r in groups]))
+    _headline_figure(sec, con)
 
     trials = records(con, "matrix_trials")
     for metric, fid, unit in (("nash_gap", "matrix_nash_gap", "Nash gap (payoff units)"),
@@ -151,3 +152,24 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
                 [label(r) for r in units], [(r["game_id"], r["mode"]) for r in units],
                 [r[column] for r in units])]
         paired(sec, tid, diffs, "games", what, xlabel)
+
+
+def _headline_figure(sec, con: duckdb.DuckDBPyConnection) -> None:
+    """Per bucket x mode, each model's headline (honest) metric with its 95% bootstrap CI
+    (the run summary's figures: the same numbers as summary.json)."""
+    from distbench.games.matrix.summary import matrix_summary
+    from distbench.report import figures
+
+    rows = []
+    for r in matrix_summary(con):
+        key = ("honest_exploitability" if r.get("headline_metric") == "exploitability"
+               else "honest_nash_gap")
+        ci = r.get(f"{key}_ci95") or [None, None]
+        name = "exploitability" if key == "honest_exploitability" else "Nash gap"
+        rows.append((f"{r['bucket']} {r['mode']} ({name})", f"{r['provider']}:{r['model']}",
+                     r.get(key), ci[0], ci[1], r["total_trials"]))
+    sec.figure(Figure("matrix_headline", "Headline metric per bucket and model",
+                      figures.dot_intervals(
+                          rows, title="Honest headline per bucket x mode (95% bootstrap CI)",
+                          xlabel="payoff units, lower is better (an invalid answer scores as "
+                                 "chance)")))

@@ -57,6 +57,19 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
                                  "Pareto-optimal rate": [r["pareto_optimal_rate"] for r in out]},
                           title="Main score and Pareto-optimal rate per player x mode/lang",
                           ylabel="score / 100, rate (0-1)", ns=ns)))
+    deals = con.execute(
+        "SELECT mode, success, score_a::DOUBLE / nullif(max_score_a, 0), "
+        "score_b::DOUBLE / nullif(max_score_b, 0) FROM episodes WHERE NOT aborted "
+        "ORDER BY episode_id").fetchall()
+    points: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for mode, success, x, y in deals:
+        if x is not None and y is not None:
+            key = f"{'success' if success else 'lose'} ({mode})"
+            points[key][0].append(x)
+            points[key][1].append(y)
+    sec.figure(Figure("negotiation_pareto", "Where the deals land", figures.pareto_positions(
+        {k: (np.array(v[0]), np.array(v[1])) for k, v in sorted(points.items())},
+        title="Pareto position: each episode's scores as shares of each seat's best")))
     diffs = []
     for key in sorted({(r["mode"], r["lang"]) for r in units}):
         sub = [r for r in units if (r["mode"], r["lang"]) == key and r["scored"]]
