@@ -89,7 +89,7 @@ def log_loss_index(probs: np.ndarray, outcome: np.ndarray) -> float:
     if p.size == 0:
         return math.nan
     q = np.take_along_axis(p, np.asarray(outcome, dtype=np.int64)[:, None], axis=1)[:, 0]
-    return float(-np.log(np.clip(q, EPS, 1.0)).mean())
+    return float(-np.log(np.clip(q, EPS, 1.0)).mean()) + 0.0  # + 0.0: no -0.0
 
 
 def calibration_error(probs: np.ndarray, outcomes: np.ndarray, num_bins: int = 10) -> float:
