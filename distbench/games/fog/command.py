@@ -43,7 +43,7 @@ def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
         pairings=((first, other),), seeds=tuple(dict.fromkeys(options["seeds"])),
         num_games=options["num_games"], scout_accuracy=options["scout_accuracy"],
         scouting=not options["no_scouting"], llm_seed=options["llm_seed"],
-        temperature=options["temperature"], max_tokens=options["max_tokens"] or 256,
+        temperature=options["temperature"], max_tokens=options["max_tokens"] or 512,
     )
     return CommandRun(plan=lambda run_id: plan_fog(config, run_id),
                       label=f"fog | {config.num_games} games per seat order", folder="fog",
@@ -75,7 +75,7 @@ def section(table: Any) -> dict[str, Any]:
     out["opponents"] = s.names("opponents", ["tier1"], TIERS)
     out["scout_accuracy"] = s.number("scout_accuracy", 0.7, 0, 1)
     out["scouting"] = s.bool("scouting", True)
-    for key, default in (("max_tokens", 256), ("max_turns", 20)):
+    for key, default in (("max_tokens", 512), ("max_turns", 20)):
         if key in out:
             s.int(key, default)
     return out

@@ -78,7 +78,7 @@ class FogRunConfig:
     scout_range: int = 3
     llm_seed: int = 0
     temperature: float = 1.0
-    max_tokens: int = 256
+    max_tokens: int = 512
     both_seat_orders: bool = True
     shard_games: int = 200
 
@@ -267,7 +267,7 @@ def sweep_configs(spec: Any, entry: Any) -> list[FogRunConfig]:
         pairings=tuple((entry.spec, o) for o in fog["opponents"]), seeds=spec.seeds,
         num_games=fog["games"], scout_accuracy=fog["scout_accuracy"],
         scouting=fog["scouting"], llm_seed=spec.llm_seed, temperature=spec.temperature,
-        max_tokens=fog.get("max_tokens", 256), max_turns=fog.get("max_turns", 20),
+        max_tokens=fog.get("max_tokens", 512), max_turns=fog.get("max_turns", 20),
     )]
 
 
