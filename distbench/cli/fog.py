@@ -1,4 +1,5 @@
-"""``distbench fog``: commands of the fog-of-war family (``tournament``: round robin of tiers)."""
+"""``distbench fog``: commands of the fog-of-war family (``tournament``: round robin of tiers
+and users' agent classes; ``study``: the benchmark metrics)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ def format_gradient(gradient: list[dict], verdict: str) -> str:
     Wilson intervals of the adjacent tiers, never from the point estimates) as text."""
     from distbench.games.fog.metrics import adjacent_pairs
 
-    lines = [f"{'pairing':<18} {'games':>6} {'higher-tier score':>18} {'95% CI':>16}"]
+    width = max([18] + [len(f"{g['higher']} vs {g['lower']}") for g in gradient])
+    lines = [f"{'pairing':<{width}} {'games':>6} {'higher-tier score':>18} {'95% CI':>16}"]
     for g in gradient:
         pair = f"{g['higher']} vs {g['lower']}"
         ci = "[{:.3f}, {:.3f}]".format(g["ci_low"], g["ci_high"])
-        lines.append(f"{pair:<18} {g['games']:>6} {g['score_rate']:>18.3f} {ci:>16}")
+        lines.append(f"{pair:<{width}} {g['games']:>6} {g['score_rate']:>18.3f} {ci:>16}")
 
     def pairs(keep) -> str:
         return "; ".join(f"{g['higher']} vs {g['lower']} [{g['ci_low']:.3f}, {g['ci_high']:.3f}]"
@@ -55,9 +57,17 @@ def fog() -> None:
               help="Folder of run folders.")
 @click.option("--parallel/--no-parallel", default=None,
               help="Run shards as Ray tasks, or one by one in this process.")
+@click.option("--agents", default="tier1,tier2,tier3,tier4", show_default=True,
+              help="Who plays the round robin (comma list): tiers, and agent classes as "
+                   "module:Class.")
+@click.option("--agent", "extra", multiple=True, metavar="MODULE:CLASS",
+              help="Your agent class, added to --agents (repeatable); its module must be "
+                   "importable (on PYTHONPATH), here and on every worker.")
 def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scouting: bool,
-               run_id: str, output_dir: Path, parallel: bool | None) -> None:
-    """Round robin of the four scripted tiers (both seat orders) with the tier gradient."""
+               run_id: str, output_dir: Path, parallel: bool | None, agents: str,
+               extra: tuple[str, ...]) -> None:
+    """Round robin (both seat orders) of the four scripted tiers, or of the agents given
+    (tiers and your own agent classes), with the tier gradient."""
     from distbench.cli.progress import run_with_progress
     from distbench.engine.driver import RunDirectoryError
     from distbench.games.fog.metrics import gradient_verdict, tier_gradient
@@ -72,9 +82,13 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
         raise UserError(f"--scout-accuracy must be in [0, 1], got {scout_accuracy}")
     if not run_id or "/" in run_id or run_id in (".", ".."):
         raise UserError(f"--run-id must be a plain folder name, got {run_id!r}")
+    players = tuple(dict.fromkeys([a.strip() for a in agents.split(",") if a.strip()]
+                                  + [a.strip() for a in extra]))
+    if len(players) < 2:
+        raise UserError(f"a round robin needs at least two agents, got {', '.join(players) or 'none'}")
     try:
         config = tournament_config(games_per_pairing, seed=seed, scout_accuracy=scout_accuracy,
-                                   scouting=not no_scouting)
+                                   scouting=not no_scouting, tiers=players)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     run_dir = output_dir / run_id

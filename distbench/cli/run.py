@@ -71,8 +71,8 @@ def _resolve_run_dir(
                    "from next-token probabilities, one call per game).")
 @click.option("--opponent", default=None,
               help="The other seat: scripted:fair|greedy|random (negotiation), tier1..tier4 "
-                   "(fog), or a model as PROVIDER[:MODEL]. Default: the same model "
-                   "(negotiation), tier1 (fog).")
+                   "or an agent class as module:Class (fog), or a model as PROVIDER[:MODEL]. "
+                   "Default: the same model (negotiation), tier1 (fog).")
 @click.option("--seed", "seeds", type=click.IntRange(min=0), multiple=True, default=(42,),
               show_default=True, help="Seed of the games (repeatable).")
 @click.option("--llm-seed", type=click.IntRange(min=0), default=0, show_default=True,

@@ -1,14 +1,32 @@
 """Agents of the fog-of-war skirmish: the interface, the scripted tiers and the exact posterior.
 
 Every agent deploys, then each turn returns one order per force and an :class:`AgentReport`:
-its beliefs over each enemy force's power (K x 5, rows sum to 1), a predicted order kind per
-enemy force, a predicted objective and a confidence (mean of the top belief over the living
+its beliefs over each enemy force's power (K x 5, rows sum to 1), a distribution over the
+order kinds of each enemy force (K x 6 over :data:`ACTION_KINDS`: the design's five actions
+plus ``hold``, which this game has), a distribution over the enemy's objective (over
+:data:`OBJECTIVES`), its own objective of the turn (what the opponent's prediction is scored
+against), point predictions (labels) and a confidence (mean of the top belief over the living
 enemy forces, for the scripted tiers).
 
+Objectives (the design's three; the rules of ``rules.py`` give three ways to win):
+    - ``hunt_sovereign``: go for the enemy sovereign (its death wins at once);
+    - ``dominate``: destroy enemy forces whichever they are (annihilation, or more surviving
+      power at the turn limit);
+    - ``defend``: keep one's own sovereign out of reach.
+The scripted tiers' behaviour is not changed by objectives; each states the objective its rules
+pursue that turn: Tier 1 none (``""``: it plays at random, so the opponent's objective
+prediction is not scored); Tier 2 ``dominate`` (it attacks the nearest enemy, whichever it is);
+Tiers 3-4 ``defend`` when an enemy is within 2 steps of their sovereign (which then evades),
+else ``dominate`` (they hunt the weakest expected enemy). No scripted tier pursues
+``hunt_sovereign`` (the enemy sovereign is hidden and they do not infer it); a model or a
+user's agent may.
+
 Tiers:
-    1. ``tier1`` random: a uniformly random legal order per force; flat beliefs.
+    1. ``tier1`` random: a uniformly random legal order per force; flat beliefs, uniform action
+       and objective distributions (its point predictions are draws from them).
     2. ``tier2`` greedy: every force but the sovereign walks to the nearest enemy and attacks
-       it; beliefs read from its scout reports only.
+       it; beliefs read from its scout reports only; it expects the enemy to play like itself
+       (``move`` 0.5, every other kind 0.1; ``dominate`` 0.6, the others 0.2).
     3. ``tier3`` ``bayesian_hunter``: the exact posterior over the enemy power vector (uniform
        prior over the vectors the power rule allows, i.e. how scripted agents deploy,
        conditioned on every reveal and every fight); attacks when its win probability beats
@@ -20,12 +38,20 @@ Tiers:
        counting material won and lost, the sovereign's safety and the noose.
 
 Predicted opponent actions of Tiers 3-4 repeat each enemy force's last observed displacement
-(2 cells: charge, 1: move, 0: hold); Tier 2 predicts ``move``; Tier 1 guesses at random.
+(2 cells: charge, 1: move, 0: hold) with probability 0.6 + 0.4/6, every other kind 0.4/6.
+Their objective prediction reads the enemy's last moves (:func:`objective_from_moves`).
+
+The design's names of the strategies (:data:`STRATEGIES`: ``random``, ``greedy``,
+``bayesian_hunter``, ``lookahead``) are accepted wherever a tier name is. A user's own agent
+class, named ``module:Class``, plays like a tier (:func:`load_agent_class`, :class:`UserAgent`).
 """
 
 from __future__ import annotations
 
 import abc
+import importlib
+import inspect
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,7 +71,16 @@ from distbench.games.fog.rules import (
 )
 
 TIERS: tuple[str, ...] = ("tier1", "tier2", "tier3", "tier4")
-OBJECTIVES = ("attack", "defend", "hunt_sovereign", "scout")
+OBJECTIVES: tuple[str, ...] = ("hunt_sovereign", "dominate", "defend")
+"""The objectives an objective distribution is over, in this order."""
+ACTION_KINDS: tuple[str, ...] = ORDER_KINDS
+"""The order kinds an action distribution is over, in this order (hold, move, charge, scout,
+fortify, ambush)."""
+STRATEGIES: dict[str, str] = {"random": "tier1", "greedy": "tier2", "bayesian_hunter": "tier3",
+                              "lookahead": "tier4"}
+"""The design's strategy names of the tiers."""
+TOLERANCE = 0.05
+"""How far from 1 a stated distribution may sum (it is then renormalised)."""
 
 
 @dataclass(slots=True)
@@ -55,11 +90,20 @@ class AgentReport:
     Attributes:
         beliefs: (K, 5) probabilities of enemy force k having power 1..5; None if invalid.
         predicted_actions: Predicted order kind per enemy force (``""`` for a dead force).
-        predicted_objective: One of :data:`OBJECTIVES` (free text for an LLM).
+        predicted_objective: The predicted enemy objective, one of :data:`OBJECTIVES`
+            (``""`` when none).
         orders: The orders chosen, one per own force.
         confidence: Stated confidence in [0, 1], None when not given.
         status: ``ok`` or why the answer was invalid.
         raw_text: The model's answer (LLM agents only).
+        extra: Free-form extras (not stored).
+        action_probs: (K, 6) probability of each enemy force's order kind over
+            :data:`ACTION_KINDS` (NaN rows: no prediction, e.g. a dead force); None when not
+            given or invalid.
+        objective_probs: (3,) probability of each enemy objective over :data:`OBJECTIVES`;
+            None when not given or invalid.
+        objective: The agent's own objective this turn (one of :data:`OBJECTIVES`, ``""`` when
+            it states none); the opponent's objective prediction is scored against it.
     """
 
     beliefs: np.ndarray | None
@@ -70,6 +114,29 @@ class AgentReport:
     status: str = "ok"
     raw_text: str | None = None
     extra: dict = field(default_factory=dict)
+    action_probs: np.ndarray | None = None
+    objective_probs: np.ndarray | None = None
+    objective: str = ""
+
+    # The design's names (``docs/v10``: action_predictions, objective_prediction, chosen_orders).
+    @property
+    def action_predictions(self) -> dict[str, dict[str, float]]:
+        """``{"E0": {"move": 0.4, ...}, ...}`` for the forces with a distribution."""
+        if self.action_probs is None:
+            return {}
+        return {f"E{j}": dict(zip(ACTION_KINDS, map(float, row), strict=True))
+                for j, row in enumerate(self.action_probs) if np.isfinite(row).all()}
+
+    @property
+    def objective_prediction(self) -> dict[str, float]:
+        """``{"hunt_sovereign": 0.6, "dominate": 0.2, "defend": 0.2}`` (empty when none)."""
+        if self.objective_probs is None:
+            return {}
+        return dict(zip(OBJECTIVES, map(float, self.objective_probs), strict=True))
+
+    @property
+    def chosen_orders(self) -> list[Order]:
+        return self.orders
 
 
 class Agent(abc.ABC):
@@ -155,6 +222,75 @@ def confidence_of(beliefs: np.ndarray, alive: tuple[bool, ...]) -> float:
     return float(beliefs[mask].max(axis=1).mean())
 
 
+def action_distribution(labels: tuple[str, ...], weight: float) -> np.ndarray:
+    """(K, 6): ``weight`` on each force's label plus (1 - weight) spread evenly over the six
+    kinds; NaN rows for forces without a label (dead)."""
+    n = len(ACTION_KINDS)
+    out = np.full((len(labels), n), np.nan)
+    for j, label in enumerate(labels):
+        if label:
+            out[j] = (1.0 - weight) / n
+            out[j, ACTION_KINDS.index(label)] += weight
+    return out
+
+
+def uniform_actions(alive: tuple[bool, ...]) -> np.ndarray:
+    return action_distribution(tuple("hold" if a else "" for a in alive), 0.0)
+
+
+def _mode(probs: np.ndarray, names: tuple[str, ...]) -> str:
+    return names[int(np.argmax(probs))] if np.isfinite(probs).all() else ""
+
+
+def labels_of(action_probs: np.ndarray) -> tuple[str, ...]:
+    """The most likely kind per force (``""`` for a NaN row); ties: the first kind."""
+    return tuple(_mode(row, ACTION_KINDS) for row in action_probs)
+
+
+def objective_label(objective_probs: np.ndarray | None) -> str:
+    return "" if objective_probs is None else _mode(objective_probs, OBJECTIVES)
+
+
+def objective_from_moves(obs: Observation) -> np.ndarray:
+    """Tiers 3-4's objective prediction, read from the enemy's last moves.
+
+    ``a``: share of living enemy forces whose last move brought them closer to our nearest
+    force; ``h``: share of those that came closer to our sovereign and have it as (one of) our
+    nearest forces. Then p = 0.1 + 0.7 * (a h, a (1 - h), 1 - a) over (hunt_sovereign,
+    dominate, defend). On turn 1 (no move seen yet): (0.25, 0.5, 0.25).
+    """
+    if obs.turn == 1 or not obs.enemy_moved:
+        return np.array([0.25, 0.5, 0.25])
+    own = [p for p, alive in zip(obs.own_pos, obs.own_alive, strict=True) if alive]
+    enemies = [j for j, alive in enumerate(obs.enemy_alive) if alive]
+    if not own or not enemies:
+        return np.full(len(OBJECTIVES), 1.0 / len(OBJECTIVES))
+    sov = obs.own_pos[obs.sovereign] if obs.own_alive[obs.sovereign] else None
+    advancing = toward_sov = 0
+    for j in enemies:
+        now = obs.enemy_pos[j]
+        d = obs.enemy_moved[j]
+        prev = (now[0] - d[0], now[1] - d[1])
+        near_now = min(_manhattan(now, f) for f in own)
+        if near_now < min(_manhattan(prev, f) for f in own):
+            advancing += 1
+            if sov is not None and _manhattan(now, sov) < _manhattan(prev, sov) \
+                    and _manhattan(now, sov) == near_now:
+                toward_sov += 1
+    a = advancing / len(enemies)
+    h = toward_sov / advancing if advancing else 0.0
+    return 0.1 + 0.7 * np.array([a * h, a * (1.0 - h), 1.0 - a])
+
+
+def sovereign_threatened(obs: Observation, reach: int = 2) -> bool:
+    """An enemy force stands within ``reach`` steps (Manhattan) of our living sovereign."""
+    if not obs.own_alive[obs.sovereign]:
+        return False
+    sov = obs.own_pos[obs.sovereign]
+    return any(_manhattan(sov, obs.enemy_pos[j]) <= reach
+               for j, alive in enumerate(obs.enemy_alive) if alive)
+
+
 # -- geometry helpers ------------------------------------------------------------------------
 def _dest(pos: tuple[int, int], d: str, n: int, steps: int = 1) -> tuple[int, int] | None:
     r, c = pos
@@ -225,8 +361,11 @@ class RandomAgent(Agent):
         beliefs = flat_beliefs(k)
         preds = tuple(ORDER_KINDS[int(rng.integers(len(ORDER_KINDS)))] if a else ""
                       for a in obs.enemy_alive)
-        return orders, AgentReport(beliefs, preds, OBJECTIVES[int(rng.integers(4))], orders,
-                                   confidence_of(beliefs, obs.enemy_alive))
+        objective = OBJECTIVES[int(rng.integers(len(OBJECTIVES)))]
+        return orders, AgentReport(
+            beliefs, preds, objective, orders, confidence_of(beliefs, obs.enemy_alive),
+            action_probs=uniform_actions(obs.enemy_alive),
+            objective_probs=np.full(len(OBJECTIVES), 1.0 / len(OBJECTIVES)), objective="")
 
 
 class GreedyAgent(Agent):
@@ -245,8 +384,10 @@ class GreedyAgent(Agent):
             orders.append(self._order(obs, i, n) if obs.own_alive[i] else HOLD)
         beliefs = self.beliefs(obs)
         preds = tuple("move" if a else "" for a in obs.enemy_alive)
-        return orders, AgentReport(beliefs, preds, "attack", orders,
-                                   confidence_of(beliefs, obs.enemy_alive))
+        return orders, AgentReport(
+            beliefs, preds, "dominate", orders, confidence_of(beliefs, obs.enemy_alive),
+            action_probs=action_distribution(preds, 0.4),
+            objective_probs=np.array([0.2, 0.6, 0.2]), objective="dominate")
 
     def _order(self, obs: Observation, i: int, n: int) -> Order:
         pos = obs.own_pos[i]
@@ -312,9 +453,12 @@ class BayesianHunter(Agent):
         beliefs = self.beliefs(obs)
         orders = self.plan(obs, beliefs, rng)
         preds = persistence_predictions(obs)
-        objective = "scout" if any(o[0] == "scout" for o in orders) else "hunt_sovereign"
-        return orders, AgentReport(beliefs, preds, objective, orders,
-                                   confidence_of(beliefs, obs.enemy_alive))
+        objective_probs = objective_from_moves(obs)
+        return orders, AgentReport(
+            beliefs, preds, objective_label(objective_probs), orders,
+            confidence_of(beliefs, obs.enemy_alive),
+            action_probs=action_distribution(preds, 0.6), objective_probs=objective_probs,
+            objective="defend" if sovereign_threatened(obs) else "dominate")
 
     def plan(self, obs: Observation, beliefs: np.ndarray, rng) -> list[Order]:
         n = obs.rules.board_size
@@ -467,10 +611,224 @@ AGENTS: dict[str, type[Agent]] = {
     "tier1": RandomAgent, "tier2": GreedyAgent, "tier3": BayesianHunter, "tier4": LookaheadAgent,
 }
 
+_REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
+
+
+def is_agent_ref(text: object) -> bool:
+    """Whether ``text`` names an agent class as ``module:Class`` (``mypkg.agents:MyAgent``)."""
+    return isinstance(text, str) and _REF.match(text) is not None
+
+
+def load_agent_class(ref: str) -> type:
+    """Imports the agent class ``module:Class`` and checks its API.
+
+    The class needs ``observe_and_plan(player_id, observation, rng) -> (orders,
+    AgentReport)`` (``deploy(player_id, rules, rng) -> Deployment`` is optional) and must be
+    constructible without arguments; subclassing :class:`Agent` gives both.
+
+    Raises:
+        ValueError: one line naming what is wrong (not ``module:Class``, module not
+            importable, no such class, not an agent class).
+    """
+    if not is_agent_ref(ref):
+        raise ValueError(f"agent {ref!r}: name an agent class as module:Class "
+                         "(such as mypkg.agents:MyAgent)")
+    module_name, _, attr = ref.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - any import failure is the user's to fix
+        raise ValueError(f"agent {ref!r}: cannot import module {module_name!r} "
+                         f"({type(exc).__name__}: {exc}); is it on PYTHONPATH?") from None
+    cls = getattr(module, attr, None)
+    if cls is None:
+        raise ValueError(f"agent {ref!r}: module {module_name!r} has no {attr!r}")
+    api = ("it needs observe_and_plan(player_id, observation, rng) -> (orders, AgentReport); "
+           "subclass distbench.games.fog.agents.Agent")
+    if not isinstance(cls, type) or not callable(getattr(cls, "observe_and_plan", None)):
+        raise ValueError(f"agent {ref!r}: not an agent class ({api})")
+    if inspect.isabstract(cls):
+        missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+        raise ValueError(f"agent {ref!r}: abstract class (implement {missing})")
+    try:
+        inspect.signature(cls).bind()
+    except TypeError:
+        raise ValueError(f"agent {ref!r}: the class must be constructible without "
+                         "arguments") from None
+    except ValueError:  # no signature to read: constructed at play time
+        pass
+    return cls
+
+
+def check_agent(name: str) -> str:
+    """The canonical name of a scripted agent (a tier or a :data:`STRATEGIES` name: its tier)
+    or a checked ``module:Class`` (ValueError: one line)."""
+    if name in AGENTS:
+        return name
+    if name in STRATEGIES:
+        return STRATEGIES[name]
+    if is_agent_ref(name):
+        load_agent_class(name)
+        return name
+    raise ValueError(f"unknown agent {name!r}; use one of {', '.join(AGENTS)} "
+                     f"({', '.join(STRATEGIES)}) or an agent class as module:Class")
+
 
 def make_agent(name: str) -> Agent:
-    """A fresh scripted agent by tier name."""
+    """A fresh agent: a tier (``tier1``..``tier4``), a strategy name of the design
+    (:data:`STRATEGIES`) or a user's class ``module:Class`` (wrapped in :class:`UserAgent`)."""
+    if name in AGENTS or name in STRATEGIES:
+        return AGENTS[STRATEGIES.get(name, name)]()
+    if is_agent_ref(name):
+        return UserAgent(name, load_agent_class(name)())
+    raise ValueError(f"unknown scripted agent {name!r}; known: {', '.join(AGENTS)} "
+                     f"({', '.join(STRATEGIES)}) or module:Class")
+
+
+# -- checking what an agent states -----------------------------------------------------------
+def check_distribution(values: object, size: int) -> np.ndarray | None:
+    """``size`` non-negative finite numbers summing to 1 within :data:`TOLERANCE`,
+    renormalised; None otherwise."""
     try:
-        return AGENTS[name]()
-    except KeyError:
-        raise ValueError(f"unknown scripted agent {name!r}; known: {', '.join(AGENTS)}") from None
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if arr.shape != (size,) or not np.isfinite(arr).all() or (arr < 0).any() \
+            or abs(arr.sum() - 1.0) > TOLERANCE:
+        return None
+    return arr / arr.sum()
+
+
+def check_rows(values: object, alive: tuple[bool, ...], size: int,
+               missing_ok: bool) -> np.ndarray | None:
+    """(K, size) distributions, one per enemy force; a dead force's row (and a living force's
+    when ``missing_ok``) may be None or NaN (stored as NaN). None when any row is invalid."""
+    k = len(alive)
+    out = np.full((k, size), np.nan)
+    if values is None or isinstance(values, str | bytes) or not hasattr(values, "__len__") \
+            or len(values) != k:
+        return None
+    for j in range(k):
+        row = values[j]
+        if _blank(row):
+            if alive[j] and not missing_ok:
+                return None
+            continue
+        arr = check_distribution(row, size)
+        if arr is None:
+            return None
+        out[j] = arr
+    return out
+
+
+def _blank(row: object) -> bool:
+    """None, or a row of NaNs (no distribution)."""
+    if row is None:
+        return True
+    try:
+        arr = np.asarray(row, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return arr.ndim == 1 and arr.size > 0 and bool(np.isnan(arr).all())
+
+
+def _check_orders(orders: object, k: int) -> list[Order] | None:
+    if not isinstance(orders, list | tuple) or len(orders) > k:
+        return None
+    out: list[Order] = []
+    for o in orders:
+        if not isinstance(o, tuple) or len(o) != 2 or o[0] not in ORDER_KINDS:
+            return None
+        kind, arg = o
+        ok = (arg in DIRS if kind in ("move", "charge") and isinstance(arg, str)
+              else isinstance(arg, int | np.integer) and not isinstance(arg, bool)
+              if kind == "scout" else arg is None)
+        if not ok:
+            return None
+        out.append((kind, int(arg)) if kind == "scout" else (kind, arg))
+    return out + [HOLD] * (k - len(out))
+
+
+class UserAgent(Agent):
+    """A user's agent class (``module:Class``) behind the checks every answer gets.
+
+    Whatever the class returns is checked like a model's answer (text.py): orders that are not
+    ``(kind, arg)`` pairs of known kinds -> ``bad_orders`` (every force holds); beliefs that are
+    not K rows of 5 probabilities -> ``bad_beliefs`` (stored NULL); an action or objective
+    distribution given but invalid -> ``bad_predictions`` / ``bad_objective`` (stored NULL);
+    not a pair ``(orders, AgentReport)`` -> ``bad_report``; an exception -> ``agent_error``
+    (every force holds, the exception kept as ``raw_text``). The status is the first problem
+    found. Missing point predictions are read from the distributions (their most likely kind
+    or objective); an own objective outside :data:`OBJECTIVES` counts as none.
+    """
+
+    def __init__(self, name: str, inner: object) -> None:
+        self.name = name
+        self.inner = inner
+
+    def deploy(self, player_id: int, rules: Rules, rng: np.random.Generator) -> Deployment:
+        deploy = getattr(self.inner, "deploy", None)
+        if deploy is None:
+            return super().deploy(player_id, rules, rng)
+        dep = deploy(player_id, rules, rng)
+        if not isinstance(dep, Deployment):
+            raise ValueError(f"agent {self.name!r}: deploy returned {type(dep).__name__}, "
+                             "not a Deployment")
+        return dep
+
+    def observe_and_plan(self, player_id, observation, rng):
+        k = observation.rules.num_forces
+        hold = [HOLD] * k
+        try:
+            out = self.inner.observe_and_plan(player_id, observation, rng)
+        except Exception as exc:  # noqa: BLE001 - failures are data
+            return hold, AgentReport(None, ("",) * k, "", hold, None, "agent_error",
+                                     f"{type(exc).__name__}: {exc}")
+        if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], AgentReport)):
+            return hold, AgentReport(None, ("",) * k, "", hold, None, "bad_report",
+                                     repr(out)[:500])
+        return check_report(out[0], out[1], observation)
+
+
+def check_report(orders: object, report: AgentReport,
+                 obs: Observation) -> tuple[list[Order], AgentReport]:
+    """A user's (orders, report) checked as :class:`UserAgent` says; returns new objects."""
+    k = obs.rules.num_forces
+    alive = obs.enemy_alive
+    problems: list[str] = []
+    checked = _check_orders(orders, k)
+    if checked is None:
+        problems.append("bad_orders")
+        checked = [HOLD] * k
+    beliefs = check_rows(report.beliefs, alive, len(POWERS), missing_ok=False)
+    if beliefs is not None:  # a dead force's omitted beliefs: flat, as for a model
+        beliefs[~np.isfinite(beliefs).all(axis=1)] = 1.0 / len(POWERS)
+    else:
+        problems.append("bad_beliefs")
+    actions = None
+    if report.action_probs is not None:
+        actions = check_rows(report.action_probs, alive, len(ACTION_KINDS), missing_ok=True)
+        if actions is None:
+            problems.append("bad_predictions")
+        else:
+            actions[~np.asarray(alive, dtype=bool)] = np.nan
+    objective_probs = None
+    if report.objective_probs is not None:
+        objective_probs = check_distribution(report.objective_probs, len(OBJECTIVES))
+        if objective_probs is None:
+            problems.append("bad_objective")
+    given = tuple(report.predicted_actions or ())
+    derived = labels_of(actions) if actions is not None else ("",) * k
+    preds = tuple(
+        (str(given[j]) if j < len(given) and str(given[j]) in ORDER_KINDS else derived[j])
+        if alive[j] else "" for j in range(k))
+    predicted_objective = (report.predicted_objective
+                           if report.predicted_objective in OBJECTIVES
+                           else objective_label(objective_probs))
+    conf = report.confidence
+    confidence = (float(conf) if isinstance(conf, int | float) and not isinstance(conf, bool)
+                  and 0 <= conf <= 1 else None)
+    own = report.objective if report.objective in OBJECTIVES else ""
+    return checked, AgentReport(
+        beliefs, preds, predicted_objective, checked, confidence,
+        problems[0] if problems else "ok", report.raw_text, dict(report.extra or {}),
+        actions, objective_probs, own)

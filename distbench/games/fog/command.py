@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from distbench.games.base import CommandRun, parse_player
-from distbench.games.fog.agents import TIERS
+from distbench.games.fog.agents import STRATEGIES, TIERS, check_agent, is_agent_ref
 from distbench.games.fog.plan import FogRunConfig, plan_fog
 from distbench.games.fog.summary import format_summary
 from distbench.games.section import Section
@@ -17,7 +17,8 @@ from distbench.llm.base import BackendSpec
 
 OPTIONS = [
     click.Option(["--agent"], default=None,
-                 help="The first seat: tier1..tier4.  [default: the model of --llm-type]"),
+                 help="The first seat: tier1..tier4, or your agent class as module:Class "
+                      "(importable: on PYTHONPATH).  [default: the model of --llm-type]"),
     click.Option(["--scout-accuracy"], type=click.FloatRange(0, 1), default=0.7,
                  show_default=True, help="Probability a scout reveals the exact power."),
     click.Option(["--no-scouting"], is_flag=True, help="Forbid Scout orders."),
@@ -33,20 +34,36 @@ def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
         raise ValueError("scripted players (--llm-type scripted:NAME) play negotiation only; "
                          "fog tiers are chosen with --agent tier1..tier4")
     agent, opponent = options["agent"], options["opponent"]
-    first = parse_player(agent, spec, tiers=tuple(TIERS)) if agent else spec
+    first = player(agent, spec) if agent else spec
     if first == spec and spec.provider == "dummy":
         raise ValueError("the dummy model cannot play fog of war; use --agent tier1..tier4, "
                          "--llm-type local or a real model")
-    other = parse_player(opponent, spec, tiers=tuple(TIERS)) if opponent else "tier1"
+    other = player(opponent, spec) if opponent else "tier1"
     config = FogRunConfig(
         pairings=((first, other),), seeds=tuple(dict.fromkeys(options["seeds"])),
         num_games=options["num_games"], scout_accuracy=options["scout_accuracy"],
         scouting=not options["no_scouting"], llm_seed=options["llm_seed"],
-        temperature=options["temperature"], max_tokens=options["max_tokens"] or 256,
+        temperature=options["temperature"], max_tokens=options["max_tokens"] or 512,
     )
     return CommandRun(plan=lambda run_id: plan_fog(config, run_id),
                       label=f"fog | {config.num_games} games per seat order", folder="fog",
                       format_summary=format_summary)
+
+
+def player(text: str, spec: BackendSpec) -> BackendSpec | str:
+    """An ``--agent`` / ``--opponent`` value: a tier (or the design's strategy name of one), a
+    model ``PROVIDER[:MODEL]`` (a known provider's prefix wins), or a user's agent class
+    ``module:Class``, imported here to check it (ValueError: one line)."""
+    from distbench.llm.registry import providers
+
+    if text in TIERS or text in STRATEGIES:
+        return check_agent(text)
+    if is_agent_ref(text) and text.partition(":")[0] not in providers():
+        try:
+            return check_agent(text)
+        except ValueError as exc:
+            raise ValueError(f"--agent/--opponent: {exc}") from None
+    return parse_player(text, spec, tiers=tuple(TIERS))
 
 
 def section(table: Any) -> dict[str, Any]:
@@ -58,7 +75,7 @@ def section(table: Any) -> dict[str, Any]:
     out["opponents"] = s.names("opponents", ["tier1"], TIERS)
     out["scout_accuracy"] = s.number("scout_accuracy", 0.7, 0, 1)
     out["scouting"] = s.bool("scouting", True)
-    for key, default in (("max_tokens", 256), ("max_turns", 20)):
+    for key, default in (("max_tokens", 512), ("max_turns", 20)):
         if key in out:
             s.int(key, default)
     return out

@@ -2,6 +2,9 @@
 
 Per turn: belief entropy (bits, mean over enemy forces), prediction confidence (mean top
 probability), information gain of a reveal (entropy before minus after).
+Prediction confidence (the design's "max p"): the top probability of an action or objective
+distribution. Action and objective distributions are scored like the power beliefs, by
+:func:`brier_index` and :func:`log_loss_index` against the index of what happened.
 Per game (over one player's valid reports, every enemy force, every turn):
     - Brier score: mean over (turn, force) of sum_v (p_v - [v = true])^2, in [0, 2];
     - log loss: mean of -ln p_true (p clipped at 1e-12);
@@ -66,6 +69,27 @@ def log_loss(beliefs: np.ndarray, truth: np.ndarray) -> float:
         return math.nan
     p = np.take_along_axis(b, np.asarray(truth, dtype=np.int64)[:, None] - 1, axis=1)[:, 0]
     return float(-np.log(np.clip(p, EPS, 1.0)).mean())
+
+
+def brier_index(probs: np.ndarray, outcome: np.ndarray) -> float:
+    """Mean multi-class Brier score of distributions ``probs`` (N, C) against the outcomes'
+    0-based indices ``outcome`` (N,): mean of sum_c (p_c - [c = outcome])^2, in [0, 2];
+    NaN when N = 0."""
+    p = np.asarray(probs, dtype=np.float64)
+    if p.size == 0:
+        return math.nan
+    y = np.asarray(outcome, dtype=np.int64)[:, None] == np.arange(p.shape[-1])
+    return float(((p - y) ** 2).sum(axis=-1).mean())
+
+
+def log_loss_index(probs: np.ndarray, outcome: np.ndarray) -> float:
+    """Mean -ln p(outcome) (nats, p clipped at 1e-12) of distributions ``probs`` (N, C)
+    against 0-based outcome indices (N,); NaN when N = 0."""
+    p = np.asarray(probs, dtype=np.float64)
+    if p.size == 0:
+        return math.nan
+    q = np.take_along_axis(p, np.asarray(outcome, dtype=np.int64)[:, None], axis=1)[:, 0]
+    return float(-np.log(np.clip(q, EPS, 1.0)).mean()) + 0.0  # + 0.0: no -0.0
 
 
 def calibration_error(probs: np.ndarray, outcomes: np.ndarray, num_bins: int = 10) -> float:

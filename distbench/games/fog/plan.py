@@ -14,18 +14,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from distbench.games.base import Family, RunPlan, check_config, stable_hash
-from distbench.games.fog.agents import TIERS
+from distbench.games.fog.agents import TIERS, check_agent
 from distbench.games.fog.rules import Rules
 from distbench.games.fog.schema import TABLES
 from distbench.games.registry import register
 from distbench.llm.base import BackendSpec
 
 AgentSpec = str | BackendSpec
-"""A scripted tier name (``tier1``..``tier4``) or the spec of a model."""
+"""A scripted tier name (``tier1``..``tier4``), a user's agent class ``module:Class`` (imported
+where the shard plays, see :func:`distbench.games.fog.agents.load_agent_class`) or the spec of
+a model."""
 
 
 def agent_label(agent: AgentSpec) -> str:
-    """``tier3`` or ``provider:model``."""
+    """``tier3``, ``mypkg.agents:MyAgent`` or ``provider:model``."""
     return agent if isinstance(agent, str) else f"{agent.provider}:{agent.model}"
 
 
@@ -43,7 +45,9 @@ class FogRunConfig:
     """What a fog-of-war run plays.
 
     Attributes:
-        pairings: (agent a, agent b) pairs; an agent is a tier name or a BackendSpec.
+        pairings: (agent a, agent b) pairs; an agent is a tier name (or the design's strategy
+            name of a tier, stored as the tier), a user's agent class ``module:Class`` (checked
+            here: its module must import and the class have the agent API) or a BackendSpec.
         seeds: Game-stream seeds.
         num_games: Games per (ordered pairing, seed).
         scout_accuracy: Probability that a scout reveals the exact power.
@@ -74,23 +78,30 @@ class FogRunConfig:
     scout_range: int = 3
     llm_seed: int = 0
     temperature: float = 1.0
-    max_tokens: int = 256
+    max_tokens: int = 512
     both_seat_orders: bool = True
     shard_games: int = 200
 
     def __post_init__(self) -> None:
         if not self.pairings:
             raise ValueError("pairings: at least one pairing is needed")
+        pairings = []
         for pair in self.pairings:
             if len(pair) != 2:
                 raise ValueError(f"pairings: each pairing is (agent_a, agent_b), got {pair!r}")
+            names = []
             for agent in pair:
                 if isinstance(agent, str):
-                    if agent not in TIERS:
-                        raise ValueError(f"pairings: unknown agent {agent!r}; use one of "
-                                         f"{', '.join(TIERS)} or a model spec")
+                    try:
+                        agent = check_agent(agent)
+                    except ValueError as exc:
+                        raise ValueError(f"pairings: {exc}") from None
                 elif not isinstance(agent, BackendSpec):
-                    raise ValueError(f"pairings: an agent is a tier name or a BackendSpec, got {agent!r}")
+                    raise ValueError("pairings: an agent is a tier name, module:Class or a "
+                                     f"BackendSpec, got {agent!r}")
+                names.append(agent)
+            pairings.append(tuple(names))
+        object.__setattr__(self, "pairings", tuple(pairings))
         check_config(self)
         try:
             self.rules()
@@ -213,15 +224,17 @@ def _rules_json(rules: Rules) -> dict:
 
 
 def round_robin(tiers: tuple[str, ...] = TIERS) -> tuple[tuple[str, str], ...]:
-    """Every unordered pair of tiers (higher tier in seat a); play with both_seat_orders."""
+    """Every unordered pair of ``tiers`` (the later one in seat a: the higher tier when they are
+    listed in order); play with both_seat_orders. Any agent names work (``module:Class`` too)."""
     return tuple((hi, lo) for lo, hi in itertools.combinations(tiers, 2))
 
 
 def tournament_config(games_per_pairing: int, seed: int = 0, scout_accuracy: float = 0.7,
                       scouting: bool = True, tiers: tuple[str, ...] = TIERS,
                       **kwargs: Any) -> FogRunConfig:
-    """A round robin of tiers: every pair, both seat orders, ``games_per_pairing`` games per
-    pair in total (half in each seat order, rounded up)."""
+    """A round robin of ``tiers`` (tier names or user classes ``module:Class``): every pair,
+    both seat orders, ``games_per_pairing`` games per pair in total (half in each seat order,
+    rounded up)."""
     if games_per_pairing < 1:
         raise ValueError("games_per_pairing must be at least 1")
     return FogRunConfig(pairings=round_robin(tiers), seeds=(seed,),
@@ -254,7 +267,7 @@ def sweep_configs(spec: Any, entry: Any) -> list[FogRunConfig]:
         pairings=tuple((entry.spec, o) for o in fog["opponents"]), seeds=spec.seeds,
         num_games=fog["games"], scout_accuracy=fog["scout_accuracy"],
         scouting=fog["scouting"], llm_seed=spec.llm_seed, temperature=spec.temperature,
-        max_tokens=fog.get("max_tokens", 256), max_turns=fog.get("max_turns", 20),
+        max_tokens=fog.get("max_tokens", 512), max_turns=fog.get("max_turns", 20),
     )]
 
 

@@ -39,6 +39,14 @@ Rules chosen where GAMES.md section 3 leaves a choice (each one is pinned by a t
 - **Win.** After each turn: a player whose sovereign died loses (both: a draw,
   ``mutual_sovereign_kill``); otherwise a player without forces loses. After ``max_turns``
   turns the higher total surviving power wins, equal totals draw.
+- **Events** (``fog_events.details``, JSON): a fight (``combat``, ``ambush``) names both forces
+  (``force_a``, ``force_b``), the ``cell``, the effective powers (``eff_a``, ``eff_b``), the
+  ``winner`` (``a``, ``b``, ``tie``) and the roles: ``attacker`` is the player whose force moved
+  into the fight (the ambusher for an ambush), ``both`` when both forces moved (head-on, or both
+  entering the cell); ``defender`` is the other player (null for ``both``); ``result`` is
+  ``attacker_wins``, ``defender_wins`` or ``tie`` (null for ``both``: read ``winner``). A
+  ``scout_reveal`` holds what the scout saw (``kind``, ``low``, ``high``) and the
+  ``actual_power``; a ``noose_kill`` its ``cell`` and ``was_sovereign``.
 """
 
 from __future__ import annotations
@@ -341,7 +349,8 @@ class Game:
                     rev = Reveal(t, j, name, *BANDS[name])
                 self.reveals[p].append(rev)
                 events.append(Event(t, "scout_reveal", p, i, {
-                    "enemy": j, "kind": rev.kind, "low": rev.low, "high": rev.high}))
+                    "enemy": j, "kind": rev.kind, "low": rev.low, "high": rev.high,
+                    "actual_power": true}))
         # 2. movement
         paths = [[self._path(p, i, ords[p][i]) for i in range(k)] for p in (0, 1)]
         for p in (0, 1):
@@ -379,7 +388,7 @@ class Game:
                 win = mine >= theirs
                 deaths.add((e, j) if win else (p, i))
                 self._record_fight(t, events, p, i, mine, e, j, theirs, 0, 0,
-                                   "win" if win else "loss", ambusher=p)
+                                   "win" if win else "loss", ambusher=p, attacker=p)
         self._kill(deaths)
         # 4. head-on collisions
         deaths = set()
@@ -389,14 +398,16 @@ class Game:
                     continue
                 pa, pb = paths[0][i], paths[1][j]
                 if pa[-1] in pb[:-1] and pb[-1] in pa[:-1]:
-                    self._fight(t, events, deaths, i, j, bonus(0, i), bonus(1, j), "head_on")
+                    self._fight(t, events, deaths, i, j, bonus(0, i), bonus(1, j), "head_on",
+                                _attacker(moved[0][i], moved[1][j]))
         self._kill(deaths)
         # 5. cell fights
         deaths = set()
         for i in range(k):
             for j in range(k):
                 if self.alive[0][i] and self.alive[1][j] and self.pos[0][i] == self.pos[1][j]:
-                    self._fight(t, events, deaths, i, j, bonus(0, i), bonus(1, j), "cell")
+                    self._fight(t, events, deaths, i, j, bonus(0, i), bonus(1, j), "cell",
+                                _attacker(moved[0][i], moved[1][j]))
         self._kill(deaths)
         # noose
         if self.rules.noose_turn(t):
@@ -404,7 +415,9 @@ class Game:
                 for i in range(k):
                     if self.alive[p][i] and self.rules.on_ring(*self.pos[p][i]):
                         self.alive[p][i] = False
-                        events.append(Event(t, "noose_kill", p, i, {"cell": list(self.pos[p][i])}))
+                        events.append(Event(t, "noose_kill", p, i, {
+                            "cell": list(self.pos[p][i]),
+                            "was_sovereign": i == self.sovereign[p]}))
         self._check_end(events)
         return events
 
@@ -429,7 +442,7 @@ class Game:
                 return
 
     def _record_fight(self, t, events, p, i, eff_p, e, j, eff_e, bonus_p, bonus_e, outcome,
-                      ambusher=None, how="ambush") -> None:
+                      ambusher=None, how="ambush", attacker=None) -> None:
         other = {"win": "loss", "loss": "win", "tie": "tie"}[outcome]
         amb_p = "" if ambusher is None else ("own" if ambusher == p else "enemy")
         amb_e = "" if ambusher is None else ("own" if ambusher == e else "enemy")
@@ -441,16 +454,17 @@ class Game:
         events.append(Event(t, "ambush" if ambusher is not None else "combat", ambusher, None, {
             "how": how, "force_a": a_i, "force_b": b_i, "cell": list(self.pos[0][a_i]),
             "eff_a": eff_p if p == 0 else eff_e, "eff_b": eff_e if p == 0 else eff_p,
-            "winner": winner}))
+            "winner": winner, **_roles(attacker, winner)}))
 
-    def _fight(self, t, events, deaths, i, j, bonus_a, bonus_b, how) -> None:
+    def _fight(self, t, events, deaths, i, j, bonus_a, bonus_b, how, attacker=None) -> None:
         ea, eb = self.power[0][i] + bonus_a, self.power[1][j] + bonus_b
         outcome = "win" if ea > eb else "loss" if ea < eb else "tie"
         if outcome != "win":
             deaths.add((0, i))
         if outcome != "loss":
             deaths.add((1, j))
-        self._record_fight(t, events, 0, i, ea, 1, j, eb, bonus_a, bonus_b, outcome, how=how)
+        self._record_fight(t, events, 0, i, ea, 1, j, eb, bonus_a, bonus_b, outcome, how=how,
+                           attacker=attacker)
 
     def _kill(self, deaths: set[tuple[int, int]]) -> None:
         for p, i in deaths:
@@ -478,6 +492,24 @@ class Game:
 
     def total_power(self, player: int) -> int:
         return sum(p for p, a in zip(self.power[player], self.alive[player], strict=True) if a)
+
+
+def _attacker(moved_a: bool, moved_b: bool) -> int | None:
+    """The attacking player of a fight: the one whose force moved into it (None: both did)."""
+    if moved_a and not moved_b:
+        return 0
+    if moved_b and not moved_a:
+        return 1
+    return None
+
+
+def _roles(attacker: int | None, winner: str) -> dict:
+    """The ``attacker`` / ``defender`` / ``result`` fields of a fight event."""
+    if attacker is None:
+        return {"attacker": "both", "defender": None, "result": None}
+    side, other = "ab"[attacker], "ab"[1 - attacker]
+    result = "tie" if winner == "tie" else "attacker_wins" if winner == side else "defender_wins"
+    return {"attacker": side, "defender": other, "result": result}
 
 
 def _fmt(order: Order) -> str:

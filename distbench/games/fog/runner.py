@@ -17,8 +17,14 @@ import numpy as np
 import pyarrow as pa
 
 from distbench.games.base import ShardResult
-from distbench.games.fog.agents import Agent, make_agent
-from distbench.games.fog.metrics import brier, entropy_bits, game_metrics
+from distbench.games.fog.agents import ACTION_KINDS, OBJECTIVES, Agent, make_agent
+from distbench.games.fog.metrics import (
+    brier,
+    brier_index,
+    entropy_bits,
+    game_metrics,
+    log_loss_index,
+)
 from distbench.games.fog.plan import FogShard
 from distbench.games.fog.play import GameSession
 from distbench.games.fog.rules import Event, format_order
@@ -109,8 +115,13 @@ def _tables(shard: FogShard, sessions: list[GameSession]) -> tuple[pa.Table, pa.
             if ev.kind == "scout_reveal":
                 revealed.setdefault((ev.player, ev.turn), set()).add(ev.details["enemy"])
         per_side: dict[int, dict] = {}
+        own_objective = {(r.turn, r.player): r.report.objective or "" for r in s.records}
         for p in (0, 1):
             recs = [r for r in s.records if r.player == p]
+            act_probs: list[np.ndarray] = []
+            act_idx: list[int] = []
+            obj_probs: list[np.ndarray] = []
+            obj_idx: list[int] = []
             truth = np.asarray(s.true_powers[1 - p], dtype=np.int64)
             valid = np.array([r.report.beliefs is not None for r in recs], dtype=bool)
             bel = np.full((len(recs), k, 5), np.nan)
@@ -153,11 +164,17 @@ def _tables(shard: FogShard, sessions: list[GameSession]) -> tuple[pa.Table, pa.
                 reports["raw_text"].append(r.report.raw_text)
                 reports["call_id"].append(r.call_id)
                 reports["game_id"].append(s.game_id)
+                scored = _prediction_columns(reports, r, own_objective.get((r.turn, 1 - p), ""))
+                act_probs += scored[0]
+                act_idx += scored[1]
+                obj_probs += scored[2]
+                obj_idx += scored[3]
                 if valid[t]:
                     prev_t = t
             per_side[p] = game_metrics(bel, truth, valid, mean_ent, np.array(pred, dtype=object),
                                        np.array(act, dtype=object))
             per_side[p]["reports"] = len(recs)
+            per_side[p].update(_prediction_scores(act_probs, act_idx, obj_probs, obj_idx))
         for name, value in {
             "game_id": s.game_id, "seed": shard.seed, "game_index": s.index,
             "agent_a": shard.agent_a, "agent_b": shard.agent_b,
@@ -181,12 +198,64 @@ def _tables(shard: FogShard, sessions: list[GameSession]) -> tuple[pa.Table, pa.
                 games[f"{metric}_{side}"].append(_nan_none(m[metric]))
             games[f"valid_reports_{side}"].append(m["valid_reports"])
             games[f"reports_{side}"].append(m["reports"])
+            for metric in PREDICTION_METRICS:
+                games[f"{metric}_{side}"].append(_nan_none(m[metric]))
     for cols in (games, reports):
         n = len(cols["game_id"])
         cols["run_id"] = [shard.run_id] * n
         cols["shard_id"] = [shard.shard_id] * n
     return (pa.table(games, schema=FOG_GAMES), pa.table(reports, schema=FOG_REPORTS),
             pa.table(events, schema=FOG_EVENTS))
+
+
+PREDICTION_METRICS = ("action_brier", "action_log_loss", "objective_brier", "objective_log_loss")
+
+
+def _prediction_columns(reports: dict[str, list], rec, actual_objective: str):
+    """Appends one report's action and objective prediction columns; returns what it scored:
+    (action rows, their outcome indices, objective rows, their outcome indices)."""
+    rep = rec.report
+    alive = np.asarray(rec.enemy_alive, dtype=bool)
+    rows: list[np.ndarray] = []
+    idx: list[int] = []
+    if rep.action_probs is None:
+        reports["action_probs"].append(None)
+    else:
+        probs = np.asarray(rep.action_probs, dtype=np.float64)
+        reports["action_probs"].append(
+            [row.tolist() if np.isfinite(row).all() else None for row in probs])
+        for j in np.flatnonzero(alive):
+            if j < len(probs) and np.isfinite(probs[j]).all():
+                rows.append(probs[j])
+                idx.append(ACTION_KINDS.index(rec.enemy_kinds[j]))
+    reports["action_confidence"].append(
+        float(np.mean([row.max() for row in rows])) if rows else None)
+    reports["action_brier"].append(_nan_none(brier_index(np.array(rows), np.array(idx)))
+                                   if rows else None)
+    reports["action_log_loss"].append(_nan_none(log_loss_index(np.array(rows), np.array(idx)))
+                                      if rows else None)
+    obj = None if rep.objective_probs is None else np.asarray(rep.objective_probs, np.float64)
+    reports["objective_probs"].append(None if obj is None else obj.tolist())
+    reports["actual_objective"].append(actual_objective)
+    reports["objective_confidence"].append(None if obj is None else float(obj.max()))
+    scored = obj is not None and actual_objective in OBJECTIVES
+    k = OBJECTIVES.index(actual_objective) if scored else 0
+    reports["objective_brier"].append(
+        _nan_none(brier_index(obj[None], np.array([k]))) if scored else None)
+    reports["objective_log_loss"].append(
+        _nan_none(log_loss_index(obj[None], np.array([k]))) if scored else None)
+    return rows, idx, ([obj] if scored else []), ([k] if scored else [])
+
+
+def _prediction_scores(act_probs, act_idx, obj_probs, obj_idx) -> dict[str, float]:
+    """One player's per-game prediction scores over every scored (turn, force) / turn."""
+    def score(fn, probs, idx):
+        return fn(np.array(probs), np.array(idx)) if probs else math.nan
+
+    return {"action_brier": score(brier_index, act_probs, act_idx),
+            "action_log_loss": score(log_loss_index, act_probs, act_idx),
+            "objective_brier": score(brier_index, obj_probs, obj_idx),
+            "objective_log_loss": score(log_loss_index, obj_probs, obj_idx)}
 
 
 def _event_row(cols: dict[str, list], common: dict, gid: str, seq: int, ev: Event) -> None:

@@ -33,6 +33,20 @@ for _side in ("a", "b"):
         _f(f"reports_{_side}", _I32, f"Player {_side}: turns reported.", False),
     ]
 
+for _side in ("a", "b"):
+    _PER_AGENT += [
+        _f(f"action_brier_{_side}", _F64, f"Player {_side}: mean multi-class Brier score (0 to 2) "
+           "of its distributions over the enemy forces' order kinds, over every (turn, living "
+           "enemy force) it gave one for; NULL when none."),
+        _f(f"action_log_loss_{_side}", _F64, f"Player {_side}: mean -ln p(actual order kind) "
+           "of those distributions (p clipped at 1e-12)."),
+        _f(f"objective_brier_{_side}", _F64, f"Player {_side}: mean Brier score (0 to 2) of its "
+           "distributions over the enemy's objective, over the turns the enemy stated one; "
+           "NULL when none."),
+        _f(f"objective_log_loss_{_side}", _F64,
+           f"Player {_side}: mean -ln p(the enemy's stated objective) of those distributions."),
+    ]
+
 FOG_GAMES = pa.schema(
     _COMMON
     + [
@@ -74,10 +88,12 @@ FOG_REPORTS = pa.schema(
         _f("true_powers", pa.list_(_I32), "The enemy's true powers (for scoring).", False),
         _f("enemy_alive", pa.list_(pa.bool_()), "Which enemy forces were alive.", False),
         _f("predicted_actions", pa.list_(pa.string()),
-           "Predicted order kind per enemy force ('' for dead or not given).", False),
+           "Predicted order kind per enemy force ('' for dead or not given): the most likely "
+           "in action_probs (Tier 1: a draw from it; Tier 2: move).", False),
         _f("actual_actions", pa.list_(pa.string()),
            "The enemy's actual order kinds this turn (illegal orders count as hold).", False),
-        _f("predicted_objective", pa.string(), "Predicted enemy objective (free text for an LLM).", False),
+        _f("predicted_objective", pa.string(), "Predicted enemy objective: hunt_sovereign, "
+           "dominate or defend (the most likely in objective_probs), '' when none.", False),
         _f("orders", pa.list_(pa.string()), "Orders applied, per own force ('hold' if invalid).", False),
         _f("confidence", _F64, "Stated confidence in [0, 1]; NULL when not given."),
         _f("belief_entropy", _F64, "Mean entropy (bits) of the beliefs over enemy forces."),
@@ -87,9 +103,30 @@ FOG_REPORTS = pa.schema(
            "turn; 0 without a reveal, NULL without two valid reports."),
         _f("brier", _F64, "Brier score of this report's beliefs."),
         _f("report_status", pa.string(),
-           "'ok' or why the answer was invalid: no_json, bad_orders, bad_beliefs, call_failed.", False),
+           "'ok' or why the answer was invalid (the first problem): no_json, bad_orders, "
+           "bad_beliefs, bad_predictions, bad_objective, call_failed; a user's agent class also "
+           "bad_report, agent_error.", False),
         _f("raw_text", pa.string(), "The model's answer verbatim (LLM agents), else NULL."),
         _f("call_id", pa.string(), "Row of the calls table (LLM agents), else NULL."),
+        _f("action_probs", pa.list_(pa.list_(_F64)),
+           "Distribution per enemy force over the order kinds hold, move, charge, scout, "
+           "fortify, ambush (K x 6, rows sum to 1; a NULL row: none given, e.g. a dead force); "
+           "NULL when not given or invalid."),
+        _f("action_confidence", _F64, "Prediction confidence: mean over the living enemy "
+           "forces with a distribution of its top probability (max p); NULL when none."),
+        _f("action_brier", _F64, "Mean Brier score (0 to 2) of this report's action "
+           "distributions against actual_actions, over the living enemy forces with one."),
+        _f("action_log_loss", _F64, "Mean -ln p(actual order kind) of this report's action "
+           "distributions (p clipped at 1e-12)."),
+        _f("objective_probs", pa.list_(_F64), "Distribution over the enemy's objective: "
+           "hunt_sovereign, dominate, defend (sums to 1); NULL when not given or invalid."),
+        _f("actual_objective", pa.string(), "The objective the enemy stated for itself this "
+           "turn (hunt_sovereign, dominate, defend), '' when it stated none (Tier 1).", False),
+        _f("objective_confidence", _F64, "Top probability (max p) of objective_probs."),
+        _f("objective_brier", _F64, "Brier score (0 to 2) of objective_probs against "
+           "actual_objective; NULL when either is missing."),
+        _f("objective_log_loss", _F64, "-ln p(actual_objective) of objective_probs (p clipped "
+           "at 1e-12); NULL when either is missing."),
     ]
 )
 
@@ -102,7 +139,11 @@ FOG_EVENTS = pa.schema(
            "invalid_order or game_end.", False),
         _f("player", pa.string(), "Acting player 'a' / 'b' (scout, ambusher, victim); NULL when both."),
         _f("force", _I32, "Acting force index, NULL when none."),
-        _f("details", pa.string(), "Event details as JSON (cells, effective powers, winner, ...).", False),
+        _f("details", pa.string(), "Event details as JSON: fights (combat, ambush) force_a, "
+           "force_b, cell, eff_a, eff_b, winner, attacker ('a', 'b' or 'both': whose force "
+           "moved into the fight, the ambusher), defender, result (attacker_wins, "
+           "defender_wins, tie; null for 'both'); scout_reveal enemy, kind, low, high, "
+           "actual_power; noose_kill cell, was_sovereign; ...", False),
     ]
 )
 

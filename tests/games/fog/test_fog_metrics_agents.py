@@ -153,7 +153,7 @@ def test_quick_invalid_answers_hold_or_drop_beliefs_with_the_reason(text, status
 def test_quick_valid_answer_parses_orders_beliefs_and_predictions():
     answer = {"orders": {"F0": "charge S", "F1": "scout E3", "F2": "fortify"},
               "beliefs": {f"E{j}": [0.2, 0.2, 0.2, 0.2, 0.2] for j in range(5)},
-              "predictions": {"E0": "move"}, "objective": "attack", "confidence": 0.4}
+              "predictions": {"E0": "move"}, "objective": "dominate", "confidence": 0.4}
     orders, report = parse_answer("sure: " + json.dumps(answer) + " done", _obs())
     assert report.status == "ok"
     assert orders[:4] == [("charge", "S"), ("scout", 3), ("fortify", None), ("hold", None)]
