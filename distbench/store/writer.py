@@ -172,11 +172,52 @@ def encode_parquet(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+MAX_TEXT_CHARS = 65_536
+"""Longest model answer stored: a longer one in a :data:`TEXT_COLUMNS` column keeps its first
+``MAX_TEXT_CHARS`` characters followed by :data:`CLIP_MARK` and its full length (a 10 MB answer
+would otherwise be stored whole, in every row that quotes it)."""
+
+TEXT_COLUMNS = ("raw_text", "response_text")
+"""Columns holding a model's answer verbatim (every family's ``raw_text``, the calls table's
+``response_text``): the ones :func:`clip_text` bounds."""
+
+CLIP_MARK = " [distbench: clipped at "
+"""What follows a clipped answer's kept part: ``... [distbench: clipped at 65,536 of N
+characters]``; ``raw_text LIKE '%[distbench: clipped at%'`` finds them."""
+
+
+def clip_text(table: pa.Table, limit: int = MAX_TEXT_CHARS) -> pa.Table:
+    """``table`` with every :data:`TEXT_COLUMNS` value longer than ``limit`` characters
+    clipped (see :data:`MAX_TEXT_CHARS`); unchanged, at the cost of one length pass per
+    column, when none is."""
+    import pyarrow.compute as pc
+
+    for name in TEXT_COLUMNS:
+        if name not in table.column_names:
+            continue
+        col = table[name]
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+        if not pa.types.is_string(col.type):
+            continue
+        lengths = pc.utf8_length(col)
+        if not pc.any(pc.greater(lengths, limit)).as_py():
+            continue
+        mark = pa.scalar(f"{CLIP_MARK}{limit:,} of ")
+        clipped = pc.binary_join_element_wise(
+            pc.utf8_slice_codeunits(col, 0, limit), mark,
+            pc.cast(lengths, pa.string()), pa.scalar(" characters]"), "")
+        col = pc.if_else(pc.greater(lengths, limit), clipped, col)
+        table = table.set_column(table.column_names.index(name), name, col)
+    return table
+
+
 def encode_table(name: str, table: pa.Table | EncodedTable) -> EncodedTable:
-    """Table ``name``'s rows conformed to its schema and encoded (idempotent)."""
+    """Table ``name``'s rows conformed to its schema, long answers clipped
+    (:func:`clip_text`), and encoded (idempotent)."""
     if isinstance(table, EncodedTable):
         return table
-    table = conform(table, schema_for(name))
+    table = clip_text(conform(table, schema_for(name)))
     return EncodedTable(encode_parquet(table), table.num_rows)
 
 
