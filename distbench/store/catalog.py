@@ -28,6 +28,7 @@ runs with a memory limit, a thread count and a temporary folder of ours
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import tempfile
@@ -59,6 +60,7 @@ def escape_glob(path: str) -> str:
 
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
+_CONNECTIONS = itertools.count()
 
 MEMORY_ENV = "DISTBENCH_DUCKDB_MEMORY"
 """Environment variable: DuckDB's memory limit for reading runs (e.g. ``4GB``; default: half
@@ -71,7 +73,8 @@ def resource_settings(threads: int | None = None) -> dict[str, Any]:
     Memory: ``$DISTBENCH_DUCKDB_MEMORY``, else half the physical memory (DuckDB's own default
     is 80 %, next to Ray's workers); threads: ``threads``, else the CPUs this process may use
     (not the machine's); temporary files (a query larger than memory spills) go to
-    ``<system temp>/distbench-duckdb-<uid>``, never to a ``.tmp`` in the current folder.
+    ``<system temp>/distbench-duckdb-<uid>-<pid>-<n>``, never to a ``.tmp`` in the current
+    folder.
     """
     memory = os.environ.get(MEMORY_ENV)
     if not memory:
@@ -84,7 +87,10 @@ def resource_settings(threads: int | None = None) -> dict[str, Any]:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
-    temp = Path(tempfile.gettempdir()) / f"distbench-duckdb-{os.getuid()}"
+    # one folder per connection: DuckDB's temporary file names are not unique across
+    # processes, and it removes the folder it created when the connection closes
+    temp = (Path(tempfile.gettempdir())
+            / f"distbench-duckdb-{os.getuid()}-{os.getpid()}-{next(_CONNECTIONS)}")
     out: dict[str, Any] = {"threads": int(threads) if threads else max(1, cpus),
                            "temp_directory": str(temp)}
     if memory:

@@ -253,3 +253,30 @@ def test_duckdb_gets_a_memory_limit_threads_and_a_temp_folder_of_ours(pristine, 
             "current_setting('temp_directory')").fetchone()
         assert threads == 1 and memory.endswith("MiB") and float(memory.split()[0]) < 300
         assert os.path.isabs(temp) and "distbench-duckdb" in temp
+
+
+def test_an_overlong_answer_is_clipped_with_a_mark_where_tables_are_encoded(tmp_path):
+    import pyarrow as pa
+
+    from distbench.store.writer import MAX_TEXT_CHARS, RunWriter, clip_text
+
+    long = "x" * (10 * MAX_TEXT_CHARS)
+    table = pa.table({"raw_text": [long, "short", None],
+                      "response_text": pa.array([long, "a", "b"]).dictionary_encode()})
+    clipped = clip_text(table).to_pydict()
+    assert clipped["raw_text"][1:] == ["short", None]
+    assert clipped["raw_text"][0] == ("x" * MAX_TEXT_CHARS
+                                      + f" [distbench: clipped at 65,536 of {len(long)} "
+                                        "characters]")
+    assert clipped["response_text"][0] == clipped["raw_text"][0]
+    assert clip_text(table.slice(1)) is not None and clip_text(table.slice(1)).equals(
+        table.slice(1))
+    # through the writer: the stored file holds the clipped answer
+    from tests.store.test_writer_catalog import _trials
+
+    rows = _trials("s1", 2)
+    rows = rows.set_column(rows.column_names.index("raw_text"), "raw_text",
+                           pa.array([long, "ok"]))
+    RunWriter(tmp_path).commit_shard("s1", {"trials": ("s1", rows)})
+    con = open_run(tmp_path)
+    assert con.execute("select max(length(raw_text)) from trials").fetchone()[0] < 70_000
