@@ -103,7 +103,8 @@ class Damage:
     reason: str
 
     def line(self) -> str:
-        return f"{self.what}: {self.reason} (shard {self.shard_id})"
+        shard = f" (shard {self.shard_id})" if self.shard_id != COMMITS else ""
+        return f"{self.what}: {self.reason}{shard}"
 
 
 def marker_paths(run_dir: Path) -> list[Path]:
@@ -210,6 +211,9 @@ def scan(run_dir: Path | str, *, full: bool = False
     root = Path(run_dir).resolve()
     files: dict[str, dict[str, CommittedFile]] = {}
     damages: list[Damage] = []
+    if (root / COMMITS).is_symlink():
+        return {}, [Damage(root / COMMITS, COMMITS, f"{COMMITS}/",
+                           "is a symlink, not the run's own folder of commit markers")]
     checked: dict[tuple[str, int | None, str | None], str | None] = {}
     for marker in marker_paths(root):
         listed, damage = read_marker(marker, root)

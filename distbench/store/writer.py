@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 from distbench.store.fields import derived_expression
 from distbench.store.integrity import (
     COMMITS,
+    DAMAGED_SUFFIX,
     HASH_NAME,
     TMP_PREFIX,
     RunDirectoryError,
@@ -301,6 +302,11 @@ class RunWriter:
         files: dict[str, dict[str, Any]] = {}
         for name, (stem, table) in tables.items():
             encoded = encode_table(name, table)
+            folder = self.run_dir / name
+            if folder.is_symlink():  # readers refuse it: write a real folder of the run
+                aside = folder.with_name(name + DAMAGED_SUFFIX)
+                log.warning("%s is a symlink; moved aside as %s", folder, aside.name)
+                folder.replace(aside)
             rel = f"{name}/{stem}.parquet"
             _atomic_write_bytes(self.run_dir / rel, encoded.data)
             files[name] = {"file": rel, "rows": encoded.rows, "bytes": len(encoded.data),

@@ -117,6 +117,18 @@ def test_a_table_folder_swapped_for_a_symlink_is_refused(run, tmp_path):
         run_sql(run, "select count(*) from trials")
 
 
+def test_a_commits_folder_swapped_for_a_symlink_is_refused_and_set_aside_on_resume(run,
+                                                                                   pristine,
+                                                                                   tmp_path):
+    shutil.move(run / COMMITS, tmp_path / "markers")
+    (run / COMMITS).symlink_to(tmp_path / "markers")
+    with pytest.raises(UserError, match=r"_commits/: is a symlink"):
+        run_sql(run, "select count(*) from trials")
+    outcome = run_config(_config(), run, parallel=False)
+    assert outcome.executed == outcome.shards and _rows(run) == _rows(pristine)
+    assert (run / f"{COMMITS}.damaged").is_symlink() and not (run / COMMITS).is_symlink()
+
+
 def test_a_run_folder_reached_through_a_symlink_is_read(run, tmp_path):
     (tmp_path / "latest").symlink_to(run)
     assert _rows(tmp_path / "latest") == _rows(run)
@@ -190,7 +202,7 @@ def test_verify_finds_a_same_size_change_by_its_hash(run):
 
 
 @pytest.mark.parametrize("damage", ["truncate", "missing", "flip", "marker", "games",
-                                    "symlink", "evil"])
+                                    "symlink", "evil", "folder"])
 def test_a_resume_replays_damaged_shards_and_rows_come_exactly_once(run, pristine, damage,
                                                                      tmp_path):
     marker, rel = _marker(run)
@@ -209,13 +221,18 @@ def test_a_resume_replays_damaged_shards_and_rows_come_exactly_once(run, pristin
         shutil.copy(run / rel, tmp_path / "copy.parquet")
         (run / rel).unlink()
         (run / rel).symlink_to(tmp_path / "copy.parquet")
+    elif damage == "folder":
+        shutil.copytree(run / "trials", tmp_path / "elsewhere")
+        shutil.rmtree(run / "trials")
+        (run / "trials").symlink_to(tmp_path / "elsewhere")
     elif damage == "evil":
         (run / COMMITS / "evil.json").write_text(json.dumps(
             {"files": {"x": {"file": "../../../../proc/self/environ"}}}))
     said: list[str] = []
     outcome = run_config(_config(), run, parallel=False, on_stage=said.append)
-    assert outcome.executed == (0 if damage == "evil" else 1)
-    assert len(said) == 1 and said[0].startswith("damaged: ")
+    assert outcome.executed == {"evil": 0, "folder": outcome.shards}.get(damage, 1)
+    assert all(line.startswith("damaged: ") for line in said)
+    assert len(said) == (outcome.shards if damage == "folder" else 1)  # one line per shard
     assert verify(run) == []
     assert _rows(run) == _rows(pristine)
     assert run_sql(run, "select count(*), count(distinct trial_id) from trials")[1] == [(12, 12)]
