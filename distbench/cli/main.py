@@ -35,10 +35,11 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from distbench.cli import compare, export, fog, query, report, run, serve, sweep, view
+    from distbench.cli import check, compare, export, fog, query, report, run, serve, sweep, view
 
     cli.add_command(run.run)
     cli.add_command(query.query)
+    cli.add_command(check.check)
     cli.add_command(compare.compare)
     cli.add_command(export.export)
     cli.add_command(serve.serve)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -82,6 +83,21 @@ def confirm_size(plan: Any, run_dir: Path, yes: bool) -> None:
         return
     raise UserError(f"{what} (more than {CONFIRM_CALLS:,}): add --yes to start it, or "
                     "--limit N to play at most N games per cell")
+
+
+RUN_ID_CHARS = "letters, digits and the characters . _ - + = @ ,"
+_RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+=@,-]{0,127}")
+
+
+def check_run_id(run_id: str, flag: str = "--run-id") -> str:
+    """``run_id`` when it is a safe folder name: at most 128 of :data:`RUN_ID_CHARS`,
+    starting with a letter, a digit or ``_`` (no path separator, no glob or shell character,
+    no white space or control character); else a one-line :class:`UserError`."""
+    if not _RUN_ID.fullmatch(run_id):
+        raise UserError(f"{flag} must be a folder name of 1 to 128 {RUN_ID_CHARS} (the "
+                        f"first a letter, digit or _), got {run_id[:60]!r}"
+                        + ("..." if len(run_id) > 60 else ""))
+    return run_id
 
 
 output_dir_option = click.option(

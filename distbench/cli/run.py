@@ -13,6 +13,7 @@ import click
 from distbench.cli.errors import UserError
 from distbench.cli.options import (
     FamilyCommand,
+    check_run_id,
     confirm_size,
     execution_options,
     output_dir_option,
@@ -30,9 +31,7 @@ def _resolve_run_dir(
     folder of the same name inside that one. With ``--overwrite`` an existing run folder is
     removed (unless ``check_only``: then it is only checked)."""
     if run_id is not None:
-        if not run_id or "/" in run_id or run_id in (".", ".."):
-            raise UserError(f"--run-id must be a plain folder name, got {run_id!r}")
-        name = run_id
+        name = check_run_id(run_id)
     elif overwrite:
         name = f"{label}_latest"
     else:

@@ -31,6 +31,7 @@ from distbench.games.base import RunPlan
 from distbench.games.registry import load_families
 from distbench.llm.base import BackendSpec, cost_usd
 from distbench.store.catalog import open_run
+from distbench.store.integrity import COMMITS, DAMAGED_SUFFIX, Damage, set_aside, verify
 from distbench.store.writer import (
     RunDirectoryError,
     RunWriter,
@@ -199,6 +200,31 @@ def _check_manifest(run_dir: Path, config_dict: dict[str, Any]) -> None:
         )
 
 
+def _repair(run_dir: Path, planned: set[str],
+            on_stage: Callable[[str], None] | None) -> list[Damage]:
+    """Before a resume: verifies every committed shard (:func:`verify`: paths, sizes,
+    hashes) and sets the damaged markers aside, so those shards are played again (their rows
+    exactly once: a replay overwrites its own files). One line per damaged shard, at most
+    three and then a count. A marker of no planned shard (placed by hand) is set aside too."""
+    damages = verify(run_dir)
+    for i, damage in enumerate(damages):
+        set_aside(damage)
+        if i < 3:
+            what = ("the shard is played again" if damage.shard_id in planned
+                    else "not a shard of this run")
+            message = (f"damaged: {damage.line()}; {what} (its marker is kept as "
+                       f"{COMMITS}/{damage.marker.name}{DAMAGED_SUFFIX})")
+        elif i == 3:
+            message = f"and {len(damages) - 3} more damaged shard(s), played again"
+        else:
+            continue
+        if on_stage:
+            on_stage(message)
+        else:
+            log.warning("%s", message)
+    return damages
+
+
 AUTO_FREE_UNITS = 20_000
 """With ``--parallel auto``: in-process models (the dummy) run here up to this many units."""
 
@@ -294,6 +320,7 @@ def _run_plan(
     specs = plan.specs()
     for spec in specs:
         preflight(spec, plan.extra_styles)
+    _repair(run_dir, {s.shard_id for s in plan.shards}, on_stage)
     if parallel is None:
         pending = [s for s in plan.shards if s.shard_id not in committed_ids(run_dir)]
         parallel, why = choose_parallel(pending, specs, address)

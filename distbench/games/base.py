@@ -36,6 +36,30 @@ __all__ = ["CommandRun", "Family", "RunPlan", "ShardResult", "check_config", "de
 POSITIVE_FIELDS = ("num_games", "num_trials", "num_opponents", "shard_trials", "shard_episodes",
                    "shard_games", "max_messages", "max_tokens", "max_turns")
 
+MAX_PLANNED_SHARDS = 50_000
+"""Shards a run may plan: planning builds every shard up front (about 20 µs each), so this
+bounds it to about a second; a larger run is refused in one line before any work."""
+
+MAX_SHARD_ROWS = 1_000_000
+"""Largest ``shard_trials`` / ``shard_episodes`` / ``shard_games``: a shard's rows are held in
+memory together, by its worker and by the driver that writes them."""
+
+SHARD_SIZE_FIELDS = ("shard_trials", "shard_episodes", "shard_games")
+
+
+def check_plan_size(shards: int, what: str) -> None:
+    """Refuses, in one line, a configuration that would plan more than
+    :data:`MAX_PLANNED_SHARDS` shards (``what``: how the count comes about, e.g. ``10 seeds x
+    1,000,000 games``), before any shard is built.
+
+    Raises:
+        ValueError: too many shards.
+    """
+    if shards > MAX_PLANNED_SHARDS:
+        raise ValueError(f"this run would plan {shards:,} shards ({what}), more than "
+                         f"{MAX_PLANNED_SHARDS:,}: play fewer games or seeds per run (split it "
+                         "into several runs)")
+
 
 def stable_hash(payload: object, size: int = 8) -> str:
     """Hex digest of a JSON-serialisable payload, stable across processes."""
@@ -181,6 +205,7 @@ def check_config(config: Any) -> None:
 
     - ``seeds``: at least one, each a non-negative integer;
     - the :data:`POSITIVE_FIELDS` it has: at least 1 (``max_tokens`` may be None: by mode);
+    - the :data:`SHARD_SIZE_FIELDS` it has: at most :data:`MAX_SHARD_ROWS`;
     - ``temperature``: a number >= 0.
 
     Raises:
@@ -196,6 +221,11 @@ def check_config(config: Any) -> None:
         value = getattr(config, name, None)
         if value is not None and value < 1:
             raise ValueError(f"{name} must be at least 1, got {value}")
+    for name in SHARD_SIZE_FIELDS:
+        value = getattr(config, name, None)
+        if value is not None and value > MAX_SHARD_ROWS:
+            raise ValueError(f"{name} must be at most {MAX_SHARD_ROWS:,} (a shard's rows are "
+                             f"held in memory together), got {value:,}")
     temperature = getattr(config, "temperature", None)
     if temperature is not None and not temperature >= 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")

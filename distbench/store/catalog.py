@@ -16,12 +16,25 @@ Parquet files of the run(s) and nothing else: external access is off except for 
 files (``allowed_paths``), extensions can be neither installed nor loaded, and the
 configuration is locked, so SQL cannot read other files, write any (``COPY ... TO``), attach
 databases, or undo the settings.
+
+Only what distbench wrote is read (:mod:`distbench.store.integrity`): a marker that lists a
+path outside ``<table>/<name>.parquet``, a file replaced by a symlink or of another size than
+its marker records, or a corrupt marker stops the connection with one line naming the file
+(:class:`~distbench.store.integrity.RunDamaged`). File paths reach DuckDB escaped
+(:func:`escape_glob`), so a folder named ``run*`` or ``br[1]`` reads its own files only. DuckDB
+runs with a memory limit, a thread count and a temporary folder of ours
+(:func:`resource_settings`).
 """
 
 from __future__ import annotations
 
+import itertools
+import os
+import re
+import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -37,6 +50,52 @@ class NotARunError(ValueError):
 
 def _sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+def escape_glob(path: str) -> str:
+    """``path`` as a DuckDB file pattern that matches exactly that file: DuckDB globs every
+    path it reads (``*``, ``?``, ``[...]``), so a run folder named ``run*`` would also read
+    ``runX``; each of those characters becomes a one-character class (``[*]``)."""
+    return _GLOB_CHARS.sub(r"[\g<0>]", path)
+
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+_CONNECTIONS = itertools.count()
+
+MEMORY_ENV = "DISTBENCH_DUCKDB_MEMORY"
+"""Environment variable: DuckDB's memory limit for reading runs (e.g. ``4GB``; default: half
+the machine's memory)."""
+
+
+def resource_settings(threads: int | None = None) -> dict[str, Any]:
+    """DuckDB's memory, thread and temporary-folder settings for reading runs.
+
+    Memory: ``$DISTBENCH_DUCKDB_MEMORY``, else half the physical memory (DuckDB's own default
+    is 80 %, next to Ray's workers); threads: ``threads``, else the CPUs this process may use
+    (not the machine's); temporary files (a query larger than memory spills) go to
+    ``<system temp>/distbench-duckdb-<uid>-<pid>-<n>``, never to a ``.tmp`` in the current
+    folder.
+    """
+    memory = os.environ.get(MEMORY_ENV)
+    if not memory:
+        try:
+            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+            memory = f"{max(256, total // 2 // (1 << 20))}MiB"
+        except (ValueError, OSError, AttributeError):
+            memory = None
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    # one folder per connection: DuckDB's temporary file names are not unique across
+    # processes, and it removes the folder it created when the connection closes
+    temp = (Path(tempfile.gettempdir())
+            / f"distbench-duckdb-{os.getuid()}-{os.getpid()}-{next(_CONNECTIONS)}")
+    out: dict[str, Any] = {"threads": int(threads) if threads else max(1, cpus),
+                           "temp_directory": str(temp)}
+    if memory:
+        out["memory_limit"] = memory
+    return out
 
 
 def is_run_dir(path: Path) -> bool:
@@ -137,7 +196,7 @@ def open_run(
 
     Args:
         run_dir: The run folder.
-        threads: DuckDB threads (default: DuckDB's choice).
+        threads: DuckDB threads (default: the CPUs this process may use).
         safe: Lock the connection to the run's committed files (see the module docstring).
         tables: Make views of these tables only (default: all; each view costs a few
             milliseconds to create).
@@ -157,7 +216,7 @@ def open_runs(
     Args:
         run_dirs: The run folders (each checked with :func:`check_run_dir`; expand folders of
             runs with :func:`find_runs` first).
-        threads: DuckDB threads (default: DuckDB's choice).
+        threads: DuckDB threads (default: the CPUs this process may use).
         safe: Lock the connection to the runs' committed files (see the module docstring).
         tables: Make views of these tables only (default: all).
     """
@@ -168,12 +227,15 @@ def open_runs(
         for name, paths in committed_files(check_run_dir(run_dir)).items():
             files.setdefault(name, []).extend(paths)
     files = {name: sorted(set(paths)) for name, paths in files.items()}
-    config = {"autoinstall_known_extensions": False, "autoload_known_extensions": False} if safe else {}
-    con = duckdb.connect(":memory:", config=config)
-    if threads:
-        con.execute(f"SET threads = {int(threads)}")
+    config: dict[str, Any] = resource_settings(threads)
     if safe:
-        allowed = sorted({p for paths in files.values() for p in paths})
+        config.update(autoinstall_known_extensions=False, autoload_known_extensions=False)
+    con = duckdb.connect(":memory:", config=config)
+    if safe:
+        # DuckDB checks both the path it is given (a pattern when escaped) and the files the
+        # pattern matches: exactly the committed files.
+        allowed = sorted({q for paths in files.values() for p in paths
+                          for q in (p, escape_glob(p))})
         con.execute("SET allowed_paths = ?", [allowed])
         con.execute("SET allowed_directories = ?", [[]])
         con.execute("SET enable_external_access = false")
@@ -182,7 +244,7 @@ def open_runs(
         schema_for(name)  # an unknown table name raises here
         paths = files.get(name)
         if paths:
-            listing = ", ".join(_sql_str(p) for p in paths)
+            listing = ", ".join(_sql_str(escape_glob(p)) for p in paths)
             statements.append(f"CREATE VIEW {name} AS SELECT {_select_list(name)} "
                               f"FROM read_parquet([{listing}], union_by_name=true)")
         else:

@@ -6,12 +6,14 @@ Layout of ``<output_dir>/<run_id>/``::
     summary.json             the summary, written at the end
     games/<chunk_id>.parquet one file per generated chunk of games
     trials/<shard_id>.parquet one file per shard
-    _commits/<shard_id>.json  commit marker: the files the shard owns, with row counts
+    _commits/<shard_id>.json  commit marker: the files the shard owns, with row counts, sizes
+                             and content hashes (:mod:`distbench.store.integrity`)
     .lock                    held by the driver writing the run (:func:`exclusive`)
 
 Every file is written to a hidden temporary name in its final folder and moved into place with
 an atomic rename. A shard's rows become visible only when its commit marker exists; readers
-(:mod:`distbench.store.catalog`) list files from the markers, never by globbing. A shard that is
+(:mod:`distbench.store.catalog`) list files from the markers, never by globbing, and take a
+file only when it is a regular file of the run with the size its marker records. A shard that is
 redone writes the same names again, so it overwrites and never duplicates.
 """
 
@@ -34,23 +36,27 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from distbench.store.fields import derived_expression
+from distbench.store.integrity import (
+    COMMITS,
+    DAMAGED_SUFFIX,
+    HASH_NAME,
+    TMP_PREFIX,
+    RunDirectoryError,
+    content_hash,
+    damage_error,
+    marker_paths,
+    read_marker,
+    scan,
+)
 from distbench.store.schema import schema_for
 
 log = logging.getLogger(__name__)
 
-COMMITS = "_commits"
 LOCK = ".lock"
-
-
-class RunDirectoryError(ValueError):
-    """The run directory cannot be used for this run (the message says why and what to do)."""
 
 
 class RunDirBusy(RunDirectoryError):
     """Another process is writing to the run directory."""
-
-
-TMP_PREFIX = ".tmp-"
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -167,11 +173,52 @@ def encode_parquet(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+MAX_TEXT_CHARS = 65_536
+"""Longest model answer stored: a longer one in a :data:`TEXT_COLUMNS` column keeps its first
+``MAX_TEXT_CHARS`` characters followed by :data:`CLIP_MARK` and its full length (a 10 MB answer
+would otherwise be stored whole, in every row that quotes it)."""
+
+TEXT_COLUMNS = ("raw_text", "response_text")
+"""Columns holding a model's answer verbatim (every family's ``raw_text``, the calls table's
+``response_text``): the ones :func:`clip_text` bounds."""
+
+CLIP_MARK = " [distbench: clipped at "
+"""What follows a clipped answer's kept part: ``... [distbench: clipped at 65,536 of N
+characters]``; ``raw_text LIKE '%[distbench: clipped at%'`` finds them."""
+
+
+def clip_text(table: pa.Table, limit: int = MAX_TEXT_CHARS) -> pa.Table:
+    """``table`` with every :data:`TEXT_COLUMNS` value longer than ``limit`` characters
+    clipped (see :data:`MAX_TEXT_CHARS`); unchanged, at the cost of one length pass per
+    column, when none is."""
+    import pyarrow.compute as pc
+
+    for name in TEXT_COLUMNS:
+        if name not in table.column_names:
+            continue
+        col = table[name]
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+        if not pa.types.is_string(col.type):
+            continue
+        lengths = pc.utf8_length(col)
+        if not pc.any(pc.greater(lengths, limit)).as_py():
+            continue
+        mark = pa.scalar(f"{CLIP_MARK}{limit:,} of ")
+        clipped = pc.binary_join_element_wise(
+            pc.utf8_slice_codeunits(col, 0, limit), mark,
+            pc.cast(lengths, pa.string()), pa.scalar(" characters]"), "")
+        col = pc.if_else(pc.greater(lengths, limit), clipped, col)
+        table = table.set_column(table.column_names.index(name), name, col)
+    return table
+
+
 def encode_table(name: str, table: pa.Table | EncodedTable) -> EncodedTable:
-    """Table ``name``'s rows conformed to its schema and encoded (idempotent)."""
+    """Table ``name``'s rows conformed to its schema, long answers clipped
+    (:func:`clip_text`), and encoded (idempotent)."""
     if isinstance(table, EncodedTable):
         return table
-    table = conform(table, schema_for(name))
+    table = clip_text(conform(table, schema_for(name)))
     return EncodedTable(encode_parquet(table), table.num_rows)
 
 
@@ -255,9 +302,15 @@ class RunWriter:
         files: dict[str, dict[str, Any]] = {}
         for name, (stem, table) in tables.items():
             encoded = encode_table(name, table)
+            folder = self.run_dir / name
+            if folder.is_symlink():  # readers refuse it: write a real folder of the run
+                aside = folder.with_name(name + DAMAGED_SUFFIX)
+                log.warning("%s is a symlink; moved aside as %s", folder, aside.name)
+                folder.replace(aside)
             rel = f"{name}/{stem}.parquet"
             _atomic_write_bytes(self.run_dir / rel, encoded.data)
-            files[name] = {"file": rel, "rows": encoded.rows}
+            files[name] = {"file": rel, "rows": encoded.rows, "bytes": len(encoded.data),
+                           HASH_NAME: content_hash(encoded.data)}
         marker = {"shard_id": shard_id, "files": files, **(extra or {})}
         write_json(self.run_dir / COMMITS / f"{shard_id}.json", marker)
         return marker
@@ -275,35 +328,41 @@ def committed_ids(run_dir: Path | str) -> set[str]:
 
 
 def failed_call_shards(run_dir: Path | str) -> dict[str, int]:
-    """Committed shards whose ``calls`` rows hold failed calls: shard id -> how many."""
+    """Committed shards whose ``calls`` rows hold failed calls: shard id -> how many (sound
+    markers only: a damaged one is a resume's to repair)."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    run_dir = Path(run_dir)
+
+    root = Path(run_dir).resolve()
     out: dict[str, int] = {}
-    for marker_path in sorted(_markers(run_dir)):
-        marker = read_json(marker_path)
-        entry = marker.get("files", {}).get("calls")
-        if not entry:
+    for marker_path in marker_paths(root):
+        listed, damage = read_marker(marker_path, root)
+        entry = next((f for f in listed if f.table == "calls"), None)
+        if damage is not None or entry is None:
             continue
-        status = pq.read_table(run_dir / entry["file"], columns=["status"]).column("status")
+        status = pq.read_table(entry.path, columns=["status"]).column("status")
         failed = int(pc.sum(pc.not_equal(status, "ok")).as_py() or 0)
         if failed:
-            out[marker.get("shard_id", marker_path.stem)] = failed
+            out[marker_path.stem] = failed
     return out
 
 
 def _markers(run_dir: Path) -> list[Path]:
     """The commit markers (a half-written temporary marker of a killed driver is not one)."""
-    return [p for p in (run_dir / COMMITS).glob("*.json") if not p.name.startswith(TMP_PREFIX)]
+    return marker_paths(run_dir)
 
 
 def committed_files(run_dir: Path | str) -> dict[str, list[str]]:
-    """Table name -> sorted list of committed files (absolute paths, deduplicated)."""
-    run_dir = Path(run_dir)
-    out: dict[str, set[str]] = {}
-    for marker_path in sorted(_markers(run_dir)):
-        marker = read_json(marker_path)
-        for name, entry in marker.get("files", {}).items():
-            out.setdefault(name, set()).add(str((run_dir / entry["file"]).resolve()))
-    return {name: sorted(paths) for name, paths in out.items()}
+    """Table name -> sorted list of committed files (absolute paths, each once).
+
+    Every marker and file is checked first (:func:`distbench.store.integrity.scan`: paths
+    inside the run, regular files, recorded sizes).
+
+    Raises:
+        RunDamaged: a marker or a file it lists is damaged or foreign (one line naming it).
+    """
+    files, damages = scan(run_dir)
+    if damages:
+        raise damage_error(run_dir, damages)
+    return {name: [str(f.path) for f in listed] for name, listed in files.items()}

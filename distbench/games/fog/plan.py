@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from distbench.games.base import Family, RunPlan, check_config, stable_hash
+from distbench.games.base import Family, RunPlan, check_config, check_plan_size, stable_hash
 from distbench.games.fog.agents import TIERS, check_agent
 from distbench.games.fog.rules import Rules
 from distbench.games.fog.schema import TABLES
@@ -107,6 +107,11 @@ class FogRunConfig:
             self.rules()
         except ValueError as exc:
             raise ValueError(str(exc)) from None
+        chunks = math.ceil(self.num_games / self.shard_games)
+        pairings = len(self.ordered_pairings())
+        check_plan_size(pairings * len(self.seeds) * chunks,
+                        f"{pairings} pairing(s) x {len(self.seeds)} seed(s) x {chunks:,} "
+                        f"shard(s) of {self.shard_games:,} games")
 
     def rules(self) -> Rules:
         return Rules(board_size=self.board_size, num_forces=self.num_forces,

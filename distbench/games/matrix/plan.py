@@ -13,7 +13,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from distbench.games.base import Family, RunPlan, check_config, stable_hash
+from distbench.games.base import Family, RunPlan, check_config, check_plan_size, stable_hash
 from distbench.games.matrix.buckets import get_bucket
 from distbench.games.matrix.generate import BLOCK
 from distbench.games.matrix.schema import TABLES
@@ -21,6 +21,10 @@ from distbench.games.registry import register
 from distbench.llm.base import BackendSpec, cost_usd
 
 MODES: tuple[str, ...] = ("pure", "mixed", "logprob")
+
+MAX_TRIALS_PER_GAME = 100_000
+"""Largest ``num_trials``: a game's trials are never split across shards, so they are one
+shard's rows (10⁸ trials of one game would be gigabytes in one worker)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,15 @@ class MatrixRunConfig:
             raise ValueError("the logprob cue must hold some text, e.g. 'Action:'")
         if not 0.0 <= self.min_label_mass <= 1.0:
             raise ValueError(f"min_label_mass must be in [0, 1], got {self.min_label_mass}")
+        if self.num_trials > MAX_TRIALS_PER_GAME:
+            raise ValueError(
+                f"num_trials must be at most {MAX_TRIALS_PER_GAME:,} (a game's trials are one "
+                f"shard's rows, held in memory together), got {self.num_trials:,}: play more "
+                "games or seeds instead")
+        chunks = math.ceil(self.num_games / games_per_shard(self))
+        check_plan_size(len(self.buckets) * len(self.seeds) * chunks,
+                        f"{len(self.buckets)} bucket(s) x {len(self.seeds)} seed(s) x "
+                        f"{chunks:,} shard(s) of {games_per_shard(self):,} games")
 
     def to_dict(self) -> dict:
         """JSON-shaped (lists, not tuples), so it compares equal to a manifest's copy. The

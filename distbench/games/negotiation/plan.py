@@ -17,7 +17,14 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from distbench.games.base import Family, RunPlan, check_config, derive_seed, stable_hash
+from distbench.games.base import (
+    Family,
+    RunPlan,
+    check_config,
+    check_plan_size,
+    derive_seed,
+    stable_hash,
+)
 from distbench.games.negotiation.clembench import FileInstance, load_instances, select
 from distbench.games.negotiation.items import LANGS
 from distbench.games.negotiation.parse import KEYWORDS
@@ -104,6 +111,12 @@ class NegotiationRunConfig:
         _check_player("player_b", self.player_b)
         if any(not isinstance(fi, FileInstance) for fi in self.instances):
             raise ValueError("instances must be FileInstance values (clembench.load_instances)")
+        if not self.instances:
+            per_instance = len(self.modes) * len(self.langs) * len(self.seat_orders())
+            size = max(1, self.shard_episodes // per_instance)
+            chunks = math.ceil(self.num_games / size)
+            check_plan_size(len(self.seeds) * chunks, f"{len(self.seeds)} seed(s) x {chunks:,} "
+                            f"shard(s) of {size:,} instances")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-shaped (lists, not tuples), so it compares equal to a manifest's copy;
