@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from distbench.cli.errors import UserError
+from distbench.cli.options import check_run_id
 
 
 def format_gradient(gradient: list[dict], verdict: str) -> str:
@@ -80,8 +81,7 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
         raise UserError(f"--seed must be non-negative, got {seed}")
     if not 0.0 <= scout_accuracy <= 1.0:
         raise UserError(f"--scout-accuracy must be in [0, 1], got {scout_accuracy}")
-    if not run_id or "/" in run_id or run_id in (".", ".."):
-        raise UserError(f"--run-id must be a plain folder name, got {run_id!r}")
+    check_run_id(run_id)
     players = tuple(dict.fromkeys([a.strip() for a in agents.split(",") if a.strip()]
                                   + [a.strip() for a in extra]))
     if len(players) < 2:
@@ -142,8 +142,7 @@ def study(games_per_pairing: int, accuracies: str, reference_accuracy: float | N
     reference = reference_accuracy if reference_accuracy is not None else sorted(accs)[len(accs) // 2]
     if reference not in accs:
         raise UserError(f"--reference-accuracy {reference:g} is not one of --accuracies")
-    if not run_id or "/" in run_id or run_id in (".", ".."):
-        raise UserError(f"--run-id must be a plain folder name, got {run_id!r}")
+    check_run_id(run_id)
     run_dir = output_dir / run_id
     try:
         outcome = run_with_progress(plan_study(games_per_pairing, seed, accs, run_id), run_dir,

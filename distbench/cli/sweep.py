@@ -15,6 +15,7 @@ import click
 
 from distbench.cli.errors import UserError
 from distbench.cli.options import (
+    check_run_id,
     confirm_size,
     execution_options,
     output_dir_option,
@@ -209,7 +210,10 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
 
     data, source = spec_data(spec, **overrides)
     parsed = _parse(data, source)
-    info = describe_plan(parsed)
+    try:
+        info = describe_plan(parsed)
+    except ValueError as exc:  # a plan over the size bounds
+        raise UserError(str(exc)) from None
     click.echo(f"sweep {parsed.name} ({source})")
     click.echo(f"  seeds {list(parsed.seeds)} | {len(parsed.buckets)} buckets | "
                f"{len(parsed.models)} models | modes {', '.join(parsed.modes)}")
@@ -283,13 +287,15 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
         data, source = spec_data(spec, **overrides)
         name = run_id or (f"tiered_suite_{time.strftime('%Y%m%d_%H%M%S')}" if seed
                           else f"sweep_{time.strftime('%Y%m%d-%H%M%S')}")
-        if "/" in name or name in ("", ".", ".."):
-            raise UserError(f"--run-id must be a plain folder name, got {name!r}")
+        check_run_id(name)
         run_dir = output_dir / name / name if seed else output_dir / name
     if limit is not None:
         data = limit_games(data, limit)
     parsed = _parse(data, source)
-    plan = plan_sweep(parsed, run_dir.name)
+    try:
+        plan = plan_sweep(parsed, run_dir.name)
+    except ValueError as exc:  # a plan over the size bounds
+        raise UserError(str(exc)) from None
     plan.config["spec_data"] = data
     confirm_size(plan, run_dir, yes)
     total = sum(s.num_units for s in plan.shards)
