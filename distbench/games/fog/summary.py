@@ -8,6 +8,10 @@ import numpy as np
 
 from distbench.games.fog.metrics import score_rate_ci, winner_scores
 
+PREDICTION_COLUMNS = ("action_brier_a", "action_brier_b", "objective_brier_a",
+                      "objective_brier_b")
+"""Mean Brier scores of the predicted enemy actions and objectives, per seat."""
+
 
 def fog_summary(con, offload: Any = None) -> list[dict[str, Any]]:
     """One record per (agent_a, agent_b, scout_accuracy, scouting): outcomes with the 95%
@@ -17,10 +21,14 @@ def fog_summary(con, offload: Any = None) -> list[dict[str, Any]]:
     tables = {r[0] for r in con.execute("select view_name from duckdb_views()").fetchall()}
     if "fog_games" not in tables:
         return []
+    columns = {d[0] for d in con.execute("select * from fog_games limit 0").description}
+    # the prediction scores (runs made before they existed lack them: NULL)
+    extra = [c if c in columns else f"NULL AS {c}" for c in PREDICTION_COLUMNS]
     rows = con.execute(
         "select agent_a, agent_b, scout_accuracy, scouting, winner, turns, brier_a, brier_b, "
         "log_loss_a, log_loss_b, calibration_error_a, calibration_error_b, valid_reports_a, "
-        "valid_reports_b, reports_a, reports_b from fog_games order by game_id").fetchall()
+        f"valid_reports_b, reports_a, reports_b, {', '.join(extra)} from fog_games "
+        "order by game_id").fetchall()
     groups: dict[tuple, list[tuple]] = {}
     for row in rows:
         groups.setdefault(tuple(row[:4]), []).append(row)
@@ -45,6 +53,7 @@ def fog_summary(con, offload: Any = None) -> list[dict[str, Any]]:
             "calibration_error_a": avg(arr[10]), "calibration_error_b": avg(arr[11]),
             "valid_report_rate_a": (sum(arr[12]) / sum(arr[14])) if sum(arr[14]) else None,
             "valid_report_rate_b": (sum(arr[13]) / sum(arr[15])) if sum(arr[15]) else None,
+            **{c: avg(arr[16 + i]) for i, c in enumerate(PREDICTION_COLUMNS)},
         })
     return out
 
@@ -64,11 +73,15 @@ def format_summary(records: list[dict[str, Any]]) -> str:
                      f"{r['wins_a']}-{r['draws']}-{r['wins_b']}", r["score_a"],
                      r["score_a_ci_low"], r["score_a_ci_high"], r["brier_a"], r["brier_b"],
                      r["log_loss_a"], r["log_loss_b"], r["valid_report_rate_a"],
-                     r["valid_report_rate_b"]))
+                     r["valid_report_rate_b"], r.get("action_brier_a"),
+                     r.get("action_brier_b"), r.get("objective_brier_a"),
+                     r.get("objective_brier_b")))
     return format_console(Table(
         "fog_summary", "Fog of war",
         ["agent a", "agent b", "scouting", "games", "W-D-L (a)", "score_a", "score_a_ci95_low",
          "score_a_ci95_high", "brier a", "brier b", "log loss a", "log loss b",
-         "valid reports a", "valid reports b"], rows,
+         "valid reports a", "valid reports b", "action brier a", "action brier b",
+         "objective brier a", "objective brier b"], rows,
         note="score_a: player a's score rate (win 1, draw 1/2), 95% Wilson interval; Brier "
-             "and log loss of the power beliefs (lower is better) over valid reports."))
+             "and log loss of the power beliefs, and Brier of the predicted enemy actions "
+             "and objectives (lower is better), over valid reports."))
