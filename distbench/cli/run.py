@@ -91,6 +91,10 @@ def _resolve_run_dir(
               help="Seconds before one attempt is abandoned.  [default: 60]")
 @click.option("--max-retries", type=click.IntRange(min=0), default=None,
               help="Retries after the first attempt.  [default: 5]")
+@click.option("--max-n", type=click.IntRange(min=1), default=None,
+              help="Most answers one request may ask for (OpenAI's n) when the trials of a game "
+                   "share their prompt; 1 sends one request per trial (default: the "
+                   "provider's).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--price", default=None, metavar="IN,OUT",
               help="The model's price in USD per million prompt and completion tokens, e.g. "
@@ -111,7 +115,8 @@ def _resolve_run_dir(
 def run(family: str, llm_type: str | None, llm_model: str | None, style: str | None,
         base_url: str | None, rpm: float | None, tpm: float | None,
         max_concurrency: int | None, timeout: float | None, max_retries: int | None,
-        no_cache: bool, price: str | None, output_dir: Path, run_id: str | None, overwrite: bool, parallel: bool | None,
+        max_n: int | None, no_cache: bool, price: str | None, output_dir: Path, run_id: str | None,
+        overwrite: bool, parallel: bool | None,
         num_workers: int | None, address: str | None, keep_warm: float,
         retry_failed: bool, limit: int | None, yes: bool,
         **options: object) -> None:
@@ -147,7 +152,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
             spec = resolve_spec(make_spec(
                 llm_type, llm_model, style, base_url=base_url, rpm=rpm, tpm=tpm,
                 max_concurrency=max_concurrency, timeout=timeout, max_retries=max_retries,
-                cache=False if no_cache else None, **_price(price),
+                max_n=max_n, cache=False if no_cache else None, **_price(price),
             ))
         command = chosen.command_run(options, spec)
     except (UnknownBucketError, UnknownProviderError, BackendUnavailable,

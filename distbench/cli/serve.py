@@ -65,6 +65,10 @@ def serve() -> None:
               help="Fraction answered 200 with an HTML page.")
 @click.option("--garbage", type=_FRACTION, default=0.0, show_default=True,
               help="Fraction answered 200 with a nonsense answer text.")
+@click.option("--n-mode", type=click.Choice(["serve", "ignore", "reject"]), default="serve",
+              show_default=True,
+              help="A request's n (several choices): answer n choices, answer one "
+                   "(llama-cpp-python's server) or answer 400 (llama-server).")
 def mock(host: str, port: int, **faults: Any) -> None:
     """Serve seeded dummy answers to matrix prompts, with injected faults.
 

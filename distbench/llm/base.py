@@ -8,6 +8,7 @@ parse path. A backend never raises for a failed call: it returns a :class:`Respo
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -33,6 +34,11 @@ class Request:
         style: ``"completion"`` to continue ``prompt`` as raw text whatever the backend's
             style (reading next-token probabilities after a cue needs it), or None for the
             backend's own style.
+        samples: For a request of several samples (OpenAI's ``n``): the seed of each sample,
+            which is the seed its trial's own one-sample request would carry; None for one
+            sample. ``seed`` is then what the request sends as its seed (the first sample's).
+            :meth:`split` gives the one-sample requests it stands for: a backend that cannot
+            answer several samples in one request answers those instead.
     """
 
     prompt: str
@@ -44,6 +50,18 @@ class Request:
     stop: tuple[str, ...] | None = None
     messages: tuple[tuple[str, str], ...] | None = None
     style: str | None = None
+    samples: tuple[int, ...] | None = None
+
+    @property
+    def n(self) -> int:
+        """How many samples the request asks for."""
+        return len(self.samples) if self.samples else 1
+
+    def split(self) -> list[Request]:
+        """The one-sample requests this request stands for (itself when it asks for one)."""
+        if not self.samples:
+            return [self]
+        return [dataclasses.replace(self, seed=int(s), samples=None) for s in self.samples]
 
     def style_for(self, spec_style: str) -> str:
         """The style this request is sent in by a backend whose own style is ``spec_style``."""
@@ -87,6 +105,11 @@ class Response:
         cache_hit: Answered from the response cache.
         logprobs: Top log-probabilities of the first generated token, as (token, logprob)
             pairs, when the request asked for them; None otherwise.
+        texts: The samples' texts of a request of several samples answered in one call
+            (``text`` is the first); the call's tokens and timings are the whole request's.
+        parts: The answers of a request of several samples that the endpoint answered one
+            sample per call (it does not take ``n``): one one-sample response per sample,
+            aligned with :meth:`Request.split`; ``status`` is then ``"ok"`` when all are.
     """
 
     text: str | None
@@ -100,6 +123,32 @@ class Response:
     completion_tokens: int | None = None
     cache_hit: bool = False
     logprobs: tuple[tuple[str, float], ...] | None = None
+    texts: tuple[str, ...] | None = None
+    parts: tuple[Response, ...] | None = None
+
+    def sample_responses(self, n: int) -> list[Response]:
+        """One response per sample of a request of ``n`` samples: the parts, or this
+        response's texts each as a response of its own (sharing its status, timings and
+        attempts; tokens stay with the request), or ``n`` copies of a failed response."""
+        if self.parts is not None:
+            return list(self.parts)
+        if self.status == "ok" and self.texts is not None and len(self.texts) == n:
+            return [dataclasses.replace(self, text=t, texts=None, prompt_tokens=None,
+                                        completion_tokens=None) for t in self.texts]
+        if self.status == "ok" and n == 1:
+            return [self]
+        failed = self if self.status != "ok" else dataclasses.replace(
+            self, text=None, status="failed",
+            error=f"asked for {n} samples, got {len(self.texts or ())}")
+        return [dataclasses.replace(failed, texts=None, prompt_tokens=None,
+                                    completion_tokens=None)] * n
+
+    @property
+    def answers(self) -> int:
+        """How many answers (samples) this response holds."""
+        if self.parts is not None:
+            return len(self.parts)
+        return len(self.texts) if self.texts is not None else 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +171,11 @@ class BackendSpec:
     def option(self, key: str, default: Any = None) -> Any:
         value = dict(self.options).get(key)
         return default if value is None else value
+
+    def max_samples(self) -> int:
+        """Most samples one request may ask for (the ``max_n`` option; 1, the default,
+        sends one request per answer)."""
+        return max(1, int(self.option("max_n", 1)))
 
     def identity(self) -> dict[str, Any]:
         """The fields that decide answers (not how fast or how they are fetched): used for

@@ -2,7 +2,10 @@
 
 Keys hash everything that decides an answer: provider, model, answer style, base URL and the
 request itself (prompt, budget, temperature, logprobs and the per-request seed, which encodes
-the trial). Only successful answers are stored. Nothing secret is stored: no key, no header.
+the trial). A request of several samples (``n``) is keyed with the seeds of all its samples, so
+its answer (the samples' texts, stored together) is never taken for a one-sample request's,
+nor the other way round; one-sample keys are what they always were. Only successful answers
+are stored. Nothing secret is stored: no key, no header.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ def cache_key(spec: BackendSpec, req: Request) -> str:
         "stop": list(req.stop) if req.stop else None,
         "messages": [list(m) for m in req.messages] if req.messages else None,
     }
+    if req.samples:
+        payload["samples"] = [int(x) for x in req.samples]
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -53,6 +58,9 @@ class ResponseCache:
             "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, text TEXT NOT NULL, "
             "prompt_tokens INTEGER, completion_tokens INTEGER, logprobs TEXT)"
         )
+        columns = {row[1] for row in self._con.execute("PRAGMA table_info(responses)")}
+        if "texts" not in columns:  # a cache written before requests of several samples
+            self._con.execute("ALTER TABLE responses ADD COLUMN texts TEXT")
         self._con.commit()
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
@@ -63,27 +71,31 @@ class ResponseCache:
                 chunk = list(keys[lo : lo + 500])
                 marks = ",".join("?" * len(chunk))
                 rows = self._con.execute(
-                    f"SELECT key, text, prompt_tokens, completion_tokens, logprobs "
+                    f"SELECT key, text, prompt_tokens, completion_tokens, logprobs, texts "
                     f"FROM responses WHERE key IN ({marks})", chunk
                 ).fetchall()
-                for key, text, p_tok, c_tok, lp in rows:
+                for key, text, p_tok, c_tok, lp, texts in rows:
                     logprobs = tuple(tuple(x) for x in json.loads(lp)) if lp else None
                     out[key] = Response(text=text, status="ok", attempts=0, latency_ms=0.0,
                                         prompt_tokens=p_tok, completion_tokens=c_tok,
-                                        cache_hit=True, logprobs=logprobs)
+                                        cache_hit=True, logprobs=logprobs,
+                                        texts=tuple(json.loads(texts)) if texts else None)
         return out
 
     def put_many(self, items: Sequence[tuple[str, Response]]) -> None:
         """Stores the successful responses among ``items``."""
         rows = [
             (key, r.text, r.prompt_tokens, r.completion_tokens,
-             json.dumps(r.logprobs) if r.logprobs is not None else None)
-            for key, r in items if r.status == "ok" and r.text is not None
+             json.dumps(r.logprobs) if r.logprobs is not None else None,
+             json.dumps(list(r.texts)) if r.texts is not None else None)
+            for key, r in items if r.status == "ok" and r.text is not None and r.parts is None
         ]
         if not rows:
             return
         with self._lock:
-            self._con.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)", rows)
+            self._con.executemany(
+                "INSERT OR REPLACE INTO responses (key, text, prompt_tokens, completion_tokens, "
+                "logprobs, texts) VALUES (?, ?, ?, ?, ?, ?)", rows)
             self._con.commit()
 
     def close(self) -> None:

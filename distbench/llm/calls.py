@@ -1,7 +1,13 @@
-"""The ``calls`` rows: one per model call, for every family. Never a key or a header."""
+"""The ``calls`` rows: one per model call, for every family. Never a key or a header.
+
+A request of several samples answered in one call is one row (``samples`` = k); one that the
+endpoint answered sample by sample is given to :func:`calls_table` as its one-sample requests
+and their answers (``samples`` = 1 each), exactly the rows of one request per trial.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import pyarrow as pa
@@ -47,7 +53,7 @@ def calls_table(
         "style": [spec.style] * n,
         "request_hash": [cache_key(spec, r) for r in requests],
         "prompt_text": [r.completion_prompt() for r in requests],
-        "response_text": [r.text for r in responses],
+        "response_text": [_response_text(r) for r in responses],
         "status": [r.status for r in responses],
         "error": [r.error for r in responses],
         "http_status": [r.http_status for r in responses],
@@ -57,5 +63,14 @@ def calls_table(
         "prompt_tokens": [r.prompt_tokens for r in responses],
         "completion_tokens": [r.completion_tokens for r in responses],
         "cache_hit": [r.cache_hit for r in responses],
+        "samples": [r.n for r in requests],
     }
     return pa.table(columns, schema=CALLS)
+
+
+def _response_text(response: Response) -> str | None:
+    """The stored answer text: the JSON list of the samples' texts for a request answered with
+    several samples (``n``), else the text."""
+    if response.texts is not None and response.status == "ok":
+        return json.dumps(list(response.texts), ensure_ascii=False)
+    return response.text

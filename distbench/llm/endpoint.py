@@ -50,22 +50,46 @@ class CachingBackend(Backend):
         self.reports_answers = inner.reports_answers
 
     async def generate(self, requests: Sequence[Request]) -> list[Response]:
+        """Cached answers, and the inner backend's for the rest.
+
+        A request of several samples hits under its own key (answered with ``n``), or, when
+        every sample is cached under its one-sample key (an endpoint without ``n`` answered
+        it sample by sample), as those ``parts``. Fresh answers are stored the way they came:
+        ``n`` answers under the request's key, parts under their samples' keys.
+        """
         if self.cache is None:
             return await self.inner.generate(requests)
         keys = [cache_key(self.spec, r) for r in requests]
-        hits = self.cache.get_many(keys)
-        missing = [i for i, k in enumerate(keys) if k not in hits]
-        if hits:
-            self.answered_hits([hits[k] for k in keys if k in hits])
+        singles = {i: [cache_key(self.spec, s) for s in r.split()]
+                   for i, r in enumerate(requests) if r.samples}
+        hits = self.cache.get_many(keys + [k for ks in singles.values() for k in ks])
+        found: dict[int, Response] = {}
+        for i, key in enumerate(keys):
+            if key in hits:
+                found[i] = hits[key]
+            elif i in singles and all(k in hits for k in singles[i]):
+                parts = tuple(hits[k] for k in singles[i])
+                found[i] = Response(text=parts[0].text, attempts=0, cache_hit=True,
+                                    parts=parts)
+        missing = [i for i in range(len(requests)) if i not in found]
+        if found:
+            self.answered_hits([found[i] for i in sorted(found)])
         answers = await self.inner.generate([requests[i] for i in missing]) if missing else []
-        self.cache.put_many([(keys[i], a) for i, a in zip(missing, answers, strict=True)])
-        fresh = dict(zip(missing, answers, strict=True))
-        return [hits[k] if k in hits else fresh[i] for i, k in enumerate(keys)]
+        items: list[tuple[str, Response]] = []
+        for i, answer in zip(missing, answers, strict=True):
+            if answer.parts is not None:
+                items.extend(zip(singles[i], answer.parts, strict=True))
+            else:
+                items.append((keys[i], answer))
+        self.cache.put_many(items)
+        found.update(zip(missing, answers, strict=True))
+        return [found[i] for i in range(len(requests))]
 
     def answered_hits(self, responses: list[Response]) -> None:
         if self.reports_answers:
             for r in responses:
-                self.answered(r)
+                for part in r.parts or (r,):
+                    self.answered(part)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

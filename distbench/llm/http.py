@@ -89,6 +89,8 @@ def build_payload(spec: BackendSpec, req: Request) -> tuple[str, dict[str, Any]]
     }
     if req.stop:
         body["stop"] = list(req.stop)
+    if req.n > 1:
+        body["n"] = req.n
     if req.style_for(spec.style) == "completion":
         body["prompt"] = req.completion_prompt()
         if req.logprobs is not None:
@@ -144,9 +146,39 @@ def parse_body(style: str, data: Any) -> tuple[str, int | None, int | None, tupl
     return text, usage.get("prompt_tokens"), usage.get("completion_tokens"), top
 
 
+def choice_texts(style: str, data: Any) -> tuple[str, ...]:
+    """The text of every choice of a response body, in the order of their ``index`` (a
+    request with ``n`` gets ``n`` choices from a server that takes it)."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list):
+        raise BadBody("unexpected response shape (no choices)")
+    ordered = sorted(enumerate(choices), key=lambda pair: (
+        pair[1].get("index", pair[0]) if isinstance(pair[1], dict) else pair[0], pair[0]))
+    texts = []
+    for _, choice in ordered:
+        try:
+            text = choice["text"] if style == "completion" else choice["message"]["content"]
+        except (KeyError, TypeError) as exc:
+            raise BadBody(f"unexpected response shape ({type(exc).__name__}: {exc})") from None
+        texts.append(text if isinstance(text, str) else "" if text is None else str(text))
+    return tuple(texts)
+
+
+_NAMES_N = re.compile(r"(?:['\"`]n['\"`]|\bn\b\s*(?:must|should|is|=|>|<)|\bchoices?\b|"
+                      r"\bbest_of\b|n_samples|num_samples)", re.I)
+
+
+def rejects_n(response: Response) -> bool:
+    """Whether a failed answer to a request of several samples says the server does not take
+    ``n`` (a 400/422 naming ``n`` or choices, e.g. llama-server's "Only one completion choice
+    is allowed")."""
+    return (response.status != "ok" and response.http_status in (400, 422)
+            and bool(_NAMES_N.search(response.error or "")))
+
+
 def estimate_tokens(req: Request) -> int:
     """Rough token count for the tokens-per-minute bucket: 4 characters a token."""
-    return len(req.prompt) // 4 + req.max_tokens
+    return len(req.prompt) // 4 + req.max_tokens * req.n
 
 
 class OpenAICompatibleBackend(Backend):
@@ -188,6 +220,9 @@ class OpenAICompatibleBackend(Backend):
         self._limiter: RateLimiter | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._auth_error: str | None = None
+        self.n_supported: bool | None = None if spec.max_samples() > 1 else False
+        """Whether the endpoint answers ``n`` samples per request (None: not known yet)."""
+        self._probe: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
 
     @classmethod
     def resolve(cls, spec: BackendSpec) -> BackendSpec:
@@ -254,7 +289,51 @@ class OpenAICompatibleBackend(Backend):
         return out
 
     async def _answered_call(self, req: Request) -> Response:
+        if req.n > 1:
+            return await self._sampled(req)
         return self.answered(await self._call(req))
+
+    async def _sampled(self, req: Request) -> Response:
+        """A request of several samples: one call with ``n`` where the endpoint takes it,
+        else one call per sample (:meth:`Request.split`), returned as ``parts``.
+
+        Whether the endpoint takes ``n`` is learnt once, from the first such request, sent
+        alone (the others wait for the verdict), and kept for the endpoint: it does not when
+        it answers fewer choices than asked (llama-cpp-python's server ignores ``n``) or
+        rejects the request with a 400/422 naming ``n`` (llama-server). A call that fails
+        otherwise (timeouts, 5xx after retries) decides nothing.
+        """
+        if self.n_supported is None:
+            if self._probe is None or self._probe[0] is not asyncio.get_running_loop():
+                self._probe = (asyncio.get_running_loop(), asyncio.Lock())
+            async with self._probe[1]:
+                if self.n_supported is None:
+                    return await self._try_n(req)
+        if self.n_supported:
+            return await self._try_n(req)
+        return await self._one_per_sample(req)
+
+    async def _try_n(self, req: Request) -> Response:
+        answer = await self._call(req)
+        if answer.status == "ok" and len(answer.texts or ()) == req.n:
+            self.n_supported = True
+            return self.answered(answer)
+        if answer.status == "ok" or rejects_n(answer):
+            if self.n_supported is not False:
+                log.info("%s at %s does not take n (%s): one request per sample from now on",
+                         self.spec.provider, self.base_url,
+                         f"{len(answer.texts or ())} of {req.n} choices"
+                         if answer.status == "ok" else answer.error[:80])
+            self.n_supported = False
+            return await self._one_per_sample(req)
+        return self.answered(answer)
+
+    async def _one_per_sample(self, req: Request) -> Response:
+        parts = await asyncio.gather(*(self._answered_call(r) for r in req.split()))
+        ok = all(p.status == "ok" for p in parts)
+        return Response(text=parts[0].text if ok else None, status="ok" if ok else "failed",
+                        error="" if ok else next(p.error for p in parts if p.status != "ok"),
+                        parts=tuple(parts))
 
     def _auth_message(self, status: int) -> str:
         who = f"{self.spec.provider} at {self.base_url}"
@@ -298,7 +377,9 @@ class OpenAICompatibleBackend(Backend):
                     verdict = classify_status(status)
                     if verdict == "ok":
                         try:
-                            text, p_tok, c_tok, top = parse_body(style, resp.json())
+                            data = resp.json()
+                            text, p_tok, c_tok, top = parse_body(style, data)
+                            texts = choice_texts(style, data) if req.n > 1 else None
                         except (ValueError, BadBody) as exc:
                             error = self._scrub(f"bad response body: {str(exc)[:200]}")
                             verdict = "retry"
@@ -309,7 +390,7 @@ class OpenAICompatibleBackend(Backend):
                             return Response(
                                 text=text, status="ok", http_status=status, attempts=attempts,
                                 prompt_tokens=p_tok, completion_tokens=c_tok, logprobs=top,
-                                **timings(),
+                                texts=texts, **timings(),
                             )
                     elif verdict == "auth":
                         self._auth_error = self._auth_message(status)

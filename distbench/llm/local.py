@@ -40,6 +40,15 @@ CPUs; SmolLM2's answers are the same as with chunks of 2); llama then samples st
 those logits. Repeated trials of one game share their long prompt prefix, so reuse saves most
 of the prompt evaluation.
 
+Several samples of one prompt (the trials of a game: :meth:`LocalModel.complete_many` and
+:meth:`LocalModel.chat_many`) are decoded together, in a third llama.cpp context of its own
+(unified KV cache, up to 256 sequences, ``batch_cells`` cells): the prompt, tokenized as the
+one-sample call would tokenize it, is evaluated once into sequence 0 (in chunks of at least
+``_MIN_CHUNK``), copied to the other sequences (``llama_memory_seq_cp``: the cells are shared,
+not copied), and every step decodes one token of each unfinished sample in one batch, each
+drawn by its own sampler seeded with its seed. What that guarantees is in
+:meth:`LocalModel._decode_many`.
+
 Log-probabilities need llama.cpp's ``logits_all=True``, which slows prompt evaluation and
 keeps an ``n_ctx x vocab`` float32 score buffer: at ``n_ctx=2048`` about 400 MB for SmolLM2
 (49k tokens) and 2 GB for Gemma 3 (262k tokens; of it, the rows a prompt fills are resident:
@@ -120,6 +129,7 @@ _MIN_CHUNK = 16
 _SEED_MODULUS = 0xFFFFFFFF
 # Plain temperature sampling, like the OpenAI API.
 _SAMPLING = {"top_p": 1.0, "top_k": 0, "min_p": 0.0, "typical_p": 1.0, "repeat_penalty": 1.0}
+_SAMPLER_ARGS = dict(_SAMPLING)  # the same, as llama-cpp-python's sampler chain takes them
 
 _LOAD_LOCK = threading.Lock()  # guards the temporary patch in _llama_defaults
 
@@ -391,6 +401,8 @@ class LocalModel:
             first call that asks for logprobs.
         extra_buffers: Allow llama.cpp's AMX / repacked weight buffers (see the module
             docstring for why they are off).
+        batch_cells: Most KV-cache cells of the context that decodes several samples at
+            once (:meth:`complete_many`); more samples than fit are decoded in groups.
 
     Raises:
         LocalModelUnavailable: llama-cpp-python or the file is missing, or the file does not
@@ -408,6 +420,7 @@ class LocalModel:
         seed: int = 0,
         logprobs: bool = False,
         extra_buffers: bool = False,
+        batch_cells: int = 8192,
     ) -> None:
         _require_llama()
         self.path = find_model_path(model_path, model)
@@ -418,6 +431,10 @@ class LocalModel:
         self._extra_buffers = extra_buffers
         self._lock = threading.Lock()
         self._batched: dict[int, int] = {}  # per llama instance: cache length written by a prompt
+        self._capturing = False  # set (under the lock) while a call only reports its tokens
+        self._captured_stop: list[str] = []
+        self._batch_ctx: Any = None  # the multi-sequence context of complete_many/chat_many
+        self.batch_cells = batch_cells
         started = time.perf_counter()
         self._plain = self._load(logits_all=False)
         self._scoring = self._load(logits_all=True) if logprobs else None
@@ -450,10 +467,21 @@ class LocalModel:
         original = llm.generate
 
         def generate(tokens: Sequence[int], *args: Any, **kwargs: Any) -> Any:
+            if self._capturing:
+                raise _Captured(list(tokens))
             self._prepare(llm, list(tokens))
             return original(tokens, *args, **kwargs)
 
         llm.generate = generate  # every completion and chat call goes through generate
+        create_completion = llm.create_completion
+
+        def capturing_create_completion(*args: Any, **kwargs: Any) -> Any:
+            if self._capturing:  # a chat format's stop strings, for the batched path
+                stop = kwargs.get("stop")
+                self._captured_stop = [stop] if isinstance(stop, str) else list(stop or [])
+            return create_completion(*args, **kwargs)
+
+        llm.create_completion = capturing_create_completion
         return llm
 
     def _prepare(self, llm: Any, tokens: list[int]) -> None:
@@ -565,6 +593,197 @@ class LocalModel:
             )
         return _finish(out, self.name)
 
+    def complete_many(
+        self,
+        prompt: str,
+        seeds: Sequence[int],
+        *,
+        max_tokens: int = 16,
+        temperature: float = 1.0,
+        stop: str | list[str] | None = None,
+    ) -> dict[str, Any]:
+        """``len(seeds)`` completions of one prompt, decoded together: an OpenAI
+        ``/v1/completions`` response with one choice per seed, in order.
+
+        The prompt is evaluated once; the samples are then decoded in one llama.cpp batch per
+        step (one sequence each, sharing the prompt's cache cells), each sampled by its own
+        sampler seeded with its seed (see :meth:`_decode_many` for what is guaranteed).
+        """
+        stops = [stop] if isinstance(stop, str) else list(stop or [])
+        with self._lock:
+            tokens = self._prompt_tokens(lambda llm: llm.create_completion(
+                prompt, max_tokens=max_tokens, temperature=temperature, stop=stops,
+                **_SAMPLING))
+            choices, usage = self._decode_many(tokens, seeds, max_tokens, temperature, stops)
+        return {"id": "cmpl-batch", "object": "text_completion", "created": int(time.time()),
+                "model": self.name,
+                "choices": [{"text": text, "index": i, "logprobs": None, "finish_reason": why}
+                            for i, (text, why) in enumerate(choices)],
+                "usage": usage}
+
+    def chat_many(
+        self,
+        messages: Sequence[dict[str, str]],
+        seeds: Sequence[int],
+        *,
+        max_tokens: int = 16,
+        temperature: float = 1.0,
+    ) -> dict[str, Any]:
+        """``len(seeds)`` chat answers to one conversation, decoded together (as
+        :meth:`complete_many`; the chat template and its stop strings apply as in
+        :meth:`chat`)."""
+        with self._lock:
+            tokens = self._prompt_tokens(lambda llm: llm.create_chat_completion(
+                _fold_system(messages) if llm.chat_format == "gemma" else list(messages),
+                max_tokens=max_tokens, temperature=temperature, **_SAMPLING))
+            stops = list(self._captured_stop)
+            choices, usage = self._decode_many(tokens, seeds, max_tokens, temperature, stops)
+        return {"id": "chatcmpl-batch", "object": "chat.completion",
+                "created": int(time.time()), "model": self.name,
+                "choices": [{"index": i, "message": {"role": "assistant", "content": text},
+                             "logprobs": None, "finish_reason": why}
+                            for i, (text, why) in enumerate(choices)],
+                "usage": usage}
+
+    def _prompt_tokens(self, call: Callable[[Any], Any]) -> list[int]:
+        """The prompt tokens llama-cpp-python would evaluate for ``call`` (its tokenizer and
+        chat template), found by running the call up to the point of evaluation. The caller
+        holds the lock."""
+        self._capturing, self._captured_stop = True, []
+        try:
+            call(self._plain)
+        except _Captured as captured:
+            return captured.tokens
+        finally:
+            self._capturing = False
+        raise RuntimeError("llama-cpp-python did not evaluate a prompt")  # pragma: no cover
+
+    def _context_for(self, cells: int, sequences: int) -> Any:
+        """The multi-sequence context, (re)made when it has fewer cells or sequences than
+        asked (one unified KV cache: the samples share the prompt's cells)."""
+        from llama_cpp import _internals as internals
+        from llama_cpp import llama_cpp as low
+
+        ctx = self._batch_ctx
+        if ctx is not None and ctx.n_ctx() >= cells and self._batch_seqs >= sequences:
+            return ctx
+        if ctx is not None:
+            ctx.close()
+            self._batch_ctx = None
+        params = low.llama_context_params.from_buffer_copy(self._plain.context_params)
+        params.n_ctx = max(cells, 1024)
+        params.n_batch = params.n_ubatch = 512
+        params.n_seq_max = max(sequences, 8)
+        params.kv_unified = True
+        params.n_threads = params.n_threads_batch = self.n_threads
+        self._batch_ctx = internals.LlamaContext(model=self._plain._model, params=params,
+                                                 verbose=False)
+        self._batch_seqs = params.n_seq_max
+        return self._batch_ctx
+
+    def _decode_many(self, tokens: list[int], seeds: Sequence[int], max_tokens: int,
+                     temperature: float, stops: list[str]
+                     ) -> tuple[list[tuple[str, str]], dict[str, int]]:
+        """(text, finish reason) per seed, and the usage (prompt counted once).
+
+        Guarantee: the same prompt tokens, seeds (in the same order), settings and model give
+        the same texts, whatever ran before (the context is cleared and the prompt evaluated
+        afresh in chunks of at least ``_MIN_CHUNK`` tokens). The sample of seed ``s`` at index
+        ``i`` is drawn by its own sampler (llama-cpp-python's chain for these settings,
+        seeded with ``s``), so its first token is drawn from the same prompt logits as a
+        one-sample call with seed ``s``; later tokens are evaluated in a batch with the other
+        samples, whose floating-point results differ slightly from a one-token evaluation, so
+        a text may differ from that call's and may change when the other samples (their
+        number or seeds) change. Stop strings, end-of-generation tokens, ``max_tokens`` and
+        the text are handled as in llama-cpp-python's ``create_completion``. The caller
+        holds the lock.
+        """
+        from llama_cpp import _internals as internals
+        from llama_cpp import llama_cpp as low
+
+        llm = self._plain
+        prompt_len = len(tokens)
+        if prompt_len == 0 or prompt_len >= self.n_ctx:
+            raise ValueError(f"Requested tokens ({prompt_len}) exceed context window of "
+                             f"{self.n_ctx}")
+        max_tokens = min(max_tokens, self.n_ctx - prompt_len)
+        room = max(1, (self.batch_cells - prompt_len) // max(1, max_tokens))
+        group_size = min(len(seeds), room, 256)
+        results: list[tuple[str, str]] = []
+        generated = 0
+        stop_bytes = [s.encode("utf-8") for s in stops if s]
+        vocab = llm._model.vocab
+        for lo in range(0, len(seeds), group_size):
+            group = [int(s) % _SEED_MODULUS for s in seeds[lo:lo + group_size]]
+            ctx = self._context_for(prompt_len + len(group) * max_tokens + 16, len(group))
+            low.llama_memory_clear(low.llama_get_memory(ctx.ctx), True)
+            batch = internals.LlamaBatch(n_tokens=max(512, len(group)), embd=0, n_seq_max=1,
+                                         verbose=False)
+            try:
+                position = 0
+                last = 0
+                for chunk in _chunks(tokens, 512, _MIN_CHUNK):
+                    _fill(batch, [(t, position + i, 0) for i, t in enumerate(chunk)],
+                          logits_last=True)
+                    ctx.decode(batch)
+                    position += len(chunk)
+                    last = len(chunk) - 1
+                memory = low.llama_get_memory(ctx.ctx)
+                for seq in range(1, len(group)):
+                    low.llama_memory_seq_cp(memory, 0, seq, -1, -1)
+                samplers = []
+                for seed in group:
+                    llm.set_seed(seed)
+                    samplers.append(llm._init_sampler(temp=temperature, **_SAMPLER_ARGS))
+                out: list[list[int]] = [[] for _ in group]
+                texts: list[bytes | None] = [None] * len(group)
+                reasons = ["length"] * len(group)
+                multibyte = [0] * len(group)
+                index = dict.fromkeys(range(len(group)), last)  # sequence -> its logits row
+                active = list(range(len(group)))
+                while active:
+                    step = []
+                    for j in active:
+                        token = samplers[j].sample(ctx, index[j])
+                        if low.llama_vocab_is_eog(vocab, token):
+                            texts[j], reasons[j] = llm.detokenize(out[j], prev_tokens=tokens), "stop"
+                            continue
+                        out[j].append(token)
+                        text = llm.detokenize(out[j], prev_tokens=tokens)
+                        for k, char in enumerate(text[-3:]):
+                            k = 3 - k
+                            for num, pattern in ((2, 192), (3, 224), (4, 240)):
+                                if num > k and pattern & char == pattern:
+                                    multibyte[j] = num - k
+                        if multibyte[j] > 0:
+                            multibyte[j] -= 1
+                            step.append(j)
+                            continue
+                        found = [s for s in stop_bytes if s in text]
+                        if found:
+                            texts[j], reasons[j] = text[: text.index(found[0])], "stop"
+                            continue
+                        if len(out[j]) >= max_tokens:
+                            texts[j] = text
+                            continue
+                        step.append(j)
+                    active = step
+                    if not active:
+                        break
+                    _fill(batch, [(out[j][-1], prompt_len + len(out[j]) - 1, j) for j in active],
+                          logits_last=False)
+                    ctx.decode(batch)
+                    index = {j: i for i, j in enumerate(active)}
+            finally:
+                batch.close()
+            for j in range(len(group)):
+                generated += len(out[j])
+                raw = texts[j] if texts[j] is not None else llm.detokenize(out[j], prev_tokens=tokens)
+                results.append((raw.decode("utf-8", errors="ignore"), reasons[j]))
+        usage = {"prompt_tokens": prompt_len, "completion_tokens": generated,
+                 "total_tokens": prompt_len + generated}
+        return results, usage
+
     def warm_up(self) -> None:
         """One tiny call, so the first real call does not pay for cold caches."""
         self.complete("Hello", max_tokens=1, temperature=0.0)
@@ -572,10 +791,34 @@ class LocalModel:
     def close(self) -> None:
         """Frees the llama contexts; the object is unusable afterwards."""
         with self._lock:
+            if self._batch_ctx is not None:
+                self._batch_ctx.close()
+                self._batch_ctx = None
             for llm in (self._plain, self._scoring):
                 if llm is not None:
                     llm.close()
             self._plain = self._scoring = None
+
+
+class _Captured(Exception):  # noqa: N818 - a signal, not an error
+    """Raised by the generate hook in capture mode, carrying the prompt's tokens."""
+
+    def __init__(self, tokens: list[int]) -> None:
+        super().__init__("prompt captured")
+        self.tokens = tokens
+
+
+def _fill(batch: Any, entries: list[tuple[int, int, int]], *, logits_last: bool) -> None:
+    """Puts (token, position, sequence) entries in a llama batch; logits for the last entry
+    only (``logits_last``) or for every entry."""
+    raw = batch.batch
+    raw.n_tokens = len(entries)
+    for i, (token, position, seq) in enumerate(entries):
+        raw.token[i] = token
+        raw.pos[i] = position
+        raw.seq_id[i][0] = seq
+        raw.n_seq_id[i] = 1
+        raw.logits[i] = not logits_last or i == len(entries) - 1
 
 
 def _fold_system(messages: Sequence[dict[str, str]]) -> list[dict[str, str]]:
@@ -674,6 +917,11 @@ def first_token_logprobs(response: dict[str, Any]) -> tuple[tuple[str, float], .
 class LocalBackend(Backend):
     """The ``local`` provider: a bundled model, called one request at a time in a thread.
 
+    A request of several samples (the trials of one game, up to the ``max_n`` option, 32 by
+    default) is decoded in one llama.cpp batch (:meth:`LocalModel.complete_many`): the
+    prompt is evaluated once and the samples decoded together, sample ``i`` seeded with the
+    seed its trial's own request would carry.
+
     ``spec.model`` names a bundled model (see :func:`bundled_models`) or, ending in ``.gguf``,
     a file. Spec options: ``model_path`` (a GGUF file, which wins; see
     :func:`spec_model_path`) and ``n_threads`` (default: all CPUs of the process; give each of
@@ -714,6 +962,13 @@ class LocalBackend(Backend):
                 self._model = shared_model(
                     self._path, name=self._name, n_threads=self._n_threads
                 )
+            if request.n > 1 and request.logprobs is None:
+                return self._call_many(request, started)
+            if request.n > 1:  # logprobs of several samples: one call per sample
+                parts = tuple(self._call(r) for r in request.split())
+                ok = all(p.status == "ok" for p in parts)
+                return Response(text=parts[0].text, status="ok" if ok else "failed",
+                                error="" if ok else "a sample failed", parts=parts)
             if request.style_for(self.spec.style) == "completion":
                 out = self._model.complete(
                     request.completion_prompt(),
@@ -751,6 +1006,32 @@ class LocalBackend(Backend):
                 latency_ms=(time.perf_counter() - started) * 1000.0,
             )
 
+    def _call_many(self, request: Request, started: float) -> Response:
+        """A request of several samples: decoded together (:meth:`LocalModel.complete_many`),
+        sample ``i`` seeded with ``request.samples[i]``."""
+        assert self._model is not None and request.samples is not None
+        if request.style_for(self.spec.style) == "completion":
+            out = self._model.complete_many(
+                request.completion_prompt(), request.samples, max_tokens=request.max_tokens,
+                temperature=request.temperature,
+                stop=list(request.stop) if request.stop else None)
+            texts = tuple(c["text"] or "" for c in out["choices"])
+        else:
+            out = self._model.chat_many(
+                request.chat_messages(), request.samples, max_tokens=request.max_tokens,
+                temperature=request.temperature)
+            texts = tuple(c["message"]["content"] or "" for c in out["choices"])
+        usage = out["usage"]
+        return Response(text=texts[0], texts=texts,
+                        latency_ms=(time.perf_counter() - started) * 1000.0,
+                        prompt_tokens=usage.get("prompt_tokens"),
+                        completion_tokens=usage.get("completion_tokens"))
+
     async def generate(self, requests: Sequence[Request]) -> list[Response]:
-        return [self.answered(await asyncio.to_thread(self._call, request))
-                for request in requests]
+        out = []
+        for request in requests:
+            answer = await asyncio.to_thread(self._call, request)
+            for part in answer.parts or (answer,):
+                self.answered(part)
+            out.append(answer)
+        return out

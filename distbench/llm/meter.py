@@ -25,12 +25,16 @@ def record(key: str, responses: Iterable[Response], *, cache_hits: bool = False)
     """Counts ``responses`` (answers that just returned) for endpoint ``key``."""
     with _lock:
         c = _counts.setdefault(key, dict.fromkeys(FIELDS, 0))
-        for r in responses:
-            c["calls"] += 1
-            c["failed"] += r.status != "ok"
-            c["cache_hits"] += cache_hits or r.cache_hit
-            c["prompt_tokens"] += r.prompt_tokens or 0
-            c["completion_tokens"] += r.completion_tokens or 0
+        for whole in responses:
+            for r in whole.parts or (whole,):
+                # A request of several samples counts as that many answers (so the count
+                # moves with the trials the run plans, whichever way they are asked).
+                answers = r.answers
+                c["calls"] += answers
+                c["failed"] += answers * (r.status != "ok")
+                c["cache_hits"] += answers * (cache_hits or r.cache_hit)
+                c["prompt_tokens"] += r.prompt_tokens or 0
+                c["completion_tokens"] += r.completion_tokens or 0
 
 
 def snapshot(keys: Iterable[str] | None = None) -> dict[str, int]:

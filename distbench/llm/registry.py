@@ -36,7 +36,8 @@ class Provider:
         default_model: Model used when ``--llm-model`` is not given.
         style: Default answer style, ``"chat"`` or ``"completion"``.
         description: One line for ``--help`` and the README.
-        defaults: Default backend options (base_url, key_env, rate limits, ...).
+        defaults: Default backend options (base_url, key_env, rate limits, ``max_n``: the
+            most samples one request may ask for, 1 for one request per answer, ...).
     """
 
     name: str
@@ -107,13 +108,13 @@ _HTTP = "distbench.llm.http:OpenAICompatibleBackend"
 register(Provider(
     "openai", _HTTP, "gpt-4o-mini", "chat", "OpenAI API (chat; completions for base models)",
     (("base_url", "https://api.openai.com"), ("key_env", "OPENAI_API_KEY"), ("rpm", 500.0),
-     ("tpm", 200_000.0), ("max_concurrency", 16), ("sampling", "openai")),
+     ("tpm", 200_000.0), ("max_concurrency", 16), ("sampling", "openai"), ("max_n", 128)),
 ))
 register(Provider(
     "together", _HTTP, "meta-llama/Llama-3.2-3B-Instruct-Turbo", "chat",
     "Together AI (OpenAI-compatible; raw base models through completions)",
     (("base_url", "https://api.together.xyz"), ("key_env", "TOGETHER_API_KEY"), ("rpm", 600.0),
-     ("max_concurrency", 16), ("sampling", "openai")),
+     ("max_concurrency", 16), ("sampling", "openai"), ("max_n", 128)),
 ))
 register(Provider(
     "ollama", _HTTP, "llama3.2", "chat", "a local Ollama server (no key)",
@@ -125,20 +126,22 @@ register(Provider(
 register(Provider(
     "vllm", _HTTP, "default", "completion", "any vLLM server at --base-url (key optional: VLLM_API_KEY)",
     (("base_url", "http://127.0.0.1:8000"), ("key_env", "VLLM_API_KEY"), ("key_required", False),
-     ("rpm", None), ("max_concurrency", 32), ("sampling", "vllm")),
+     ("rpm", None), ("max_concurrency", 32), ("sampling", "vllm"), ("max_n", 128)),
 ))
 register(Provider(
     "llamacpp", _HTTP, "default", "chat",
     "any llama.cpp / OpenAI-compatible server at --base-url, e.g. distbench serve local",
     (("base_url", "http://127.0.0.1:8080"), ("key_env", "LLAMACPP_API_KEY"),
-     ("key_required", False), ("rpm", None), ("max_concurrency", 4), ("sampling", "llamacpp")),
+     ("key_required", False), ("rpm", None), ("max_concurrency", 4), ("sampling", "llamacpp"),
+     ("max_n", 128)),
 ))
 register(Provider(
     "local", "distbench.llm.local:LocalBackend", "smollm2-135m-instruct", "completion",
     "the bundled models on the CPU through llama.cpp, no server, no key: SmolLM2-135M-Instruct "
     "(local, local:smollm2-135m) or Gemma 3 270M base (local:gemma3-270m)",
-    # In-process sampling is plain temperature sampling, as llama.cpp servers are told to do.
-    (("sampling", "llamacpp"),),
+    # In-process sampling is plain temperature sampling, as llama.cpp servers are told to do;
+    # the trials of a game are decoded together, up to max_n sequences in one batch.
+    (("sampling", "llamacpp"), ("max_n", 32)),
 ))
 
 

@@ -19,13 +19,14 @@ from distbench.games.matrix.prompts import MIXED_CUE, PURE_CUE
 from distbench.llm.base import BackendSpec, Request
 from distbench.llm.dummy import DummyBackend, splitmix64, uniforms
 from distbench.mockserver.wire import (
+    BadRequest,
     approx_tokens,
     chat_logprob,
     chat_response,
     completion_response,
 )
 
-__all__ = ["Answerer", "LocalAnswerer", "MockAnswerer", "detect_task"]
+__all__ = ["Answerer", "LocalAnswerer", "MockAnswerer", "detect_task", "sample_seed"]
 
 _LOGPROB_STREAM = 0x10C9_0B5  # keeps the logprob draw apart from the answer's draw
 _UNRECOGNISED_TEXT = "I can only answer matrix game questions."
@@ -45,6 +46,7 @@ class Answerer(Protocol):
         seed: int | None,
         logprobs: bool,
         top_logprobs: int | None,
+        n: int = 1,
     ) -> dict[str, Any]: ...
 
     def complete(
@@ -56,7 +58,19 @@ class Answerer(Protocol):
         seed: int | None,
         logprobs: int | None,
         stop: list[str] | None,
+        n: int = 1,
     ) -> dict[str, Any]: ...
+
+
+def sample_seed(seed: int, index: int) -> int:
+    """The seed of sample ``index`` of a request for several samples (``n``) with ``seed``:
+    ``seed`` itself for sample 0 (so ``n = 1`` answers as before), a SplitMix64 stream of
+    (seed, index) for the others. Both servers here use it."""
+    if index == 0:
+        return seed
+    mixed = splitmix64(np.array([(seed ^ (index * 0x9E3779B97F4A7C15)) & 0xFFFF_FFFF_FFFF_FFFF],
+                                dtype=np.uint64))
+    return int(mixed[0])
 
 
 # --- the mock answerer ------------------------------------------------------------------
@@ -109,6 +123,10 @@ class MockAnswerer:
     (``" 1"`` .. ``" m"`` for completions, ``"1"`` .. ``"m"`` for chat) carrying 97 % of the
     mass, split by a flat-Dirichlet draw from the call's seed, plus ``" The"`` (2 %) and
     ``"\\n"`` (1 %); later tokens get logprob 0.
+
+    A request for ``n`` choices gets ``n``: choice ``i`` is the answer to seed
+    :func:`sample_seed` (seed, i), so choice 0 is the one-choice answer; the prompt is billed
+    once.
 
     Args:
         seed: Server seed, used for calls without a seed.
@@ -175,18 +193,24 @@ class MockAnswerer:
         seed: int | None = None,
         logprobs: bool = False,
         top_logprobs: int | None = None,
+        n: int = 1,
     ) -> dict[str, Any]:
         prompt = _last_user_text(messages)
-        resolved = self._seed(seed, prompt)
-        text = self.answer_text(prompt, resolved, completion=False)
-        lp = None
-        if logprobs:
-            entries = self._logprob_entries(
-                prompt, resolved, text, completion=False, top=top_logprobs or 0
-            )
-            lp = {"content": [chat_logprob(*entry) for entry in entries], "refusal": None}
+        base = self._seed(seed, prompt)
+        texts, lps = [], []
+        for i in range(n):
+            resolved = sample_seed(base, i)
+            text = self.answer_text(prompt, resolved, completion=False)
+            lp = None
+            if logprobs:
+                entries = self._logprob_entries(
+                    prompt, resolved, text, completion=False, top=top_logprobs or 0
+                )
+                lp = {"content": [chat_logprob(*entry) for entry in entries], "refusal": None}
+            texts.append(text)
+            lps.append(lp)
         prompt_text = "\n".join(str(msg.get("content", "")) for msg in messages)
-        return chat_response(self.model_name, text, approx_tokens(prompt_text), lp)
+        return chat_response(self.model_name, texts, approx_tokens(prompt_text), lps)
 
     def complete(
         self,
@@ -197,26 +221,33 @@ class MockAnswerer:
         seed: int | None = None,
         logprobs: int | None = None,
         stop: list[str] | None = None,
+        n: int = 1,
     ) -> dict[str, Any]:
-        resolved = self._seed(seed, prompt)
-        text = self.answer_text(prompt, resolved, completion=True)
-        for marker in stop or []:
-            if marker and marker in text:
-                text = text[: text.index(marker)]
-        lp = None
-        if logprobs is not None:
-            entries = self._logprob_entries(prompt, resolved, text, completion=True, top=logprobs)
-            offsets, position = [], len(prompt)
-            for token, _, _ in entries:
-                offsets.append(position)
-                position += len(token)
-            lp = {
-                "tokens": [token for token, _, _ in entries],
-                "text_offset": offsets,
-                "token_logprobs": [value for _, value, _ in entries],
-                "top_logprobs": [dict(alts) for _, _, alts in entries],
-            }
-        return completion_response(self.model_name, text, approx_tokens(prompt), lp)
+        base = self._seed(seed, prompt)
+        texts, lps = [], []
+        for i in range(n):
+            resolved = sample_seed(base, i)
+            text = self.answer_text(prompt, resolved, completion=True)
+            for marker in stop or []:
+                if marker and marker in text:
+                    text = text[: text.index(marker)]
+            lp = None
+            if logprobs is not None:
+                entries = self._logprob_entries(prompt, resolved, text, completion=True,
+                                                top=logprobs)
+                offsets, position = [], len(prompt)
+                for token, _, _ in entries:
+                    offsets.append(position)
+                    position += len(token)
+                lp = {
+                    "tokens": [token for token, _, _ in entries],
+                    "text_offset": offsets,
+                    "token_logprobs": [value for _, value, _ in entries],
+                    "top_logprobs": [dict(alts) for _, _, alts in entries],
+                }
+            texts.append(text)
+            lps.append(lp)
+        return completion_response(self.model_name, texts, approx_tokens(prompt), lps)
 
 
 def _last_user_text(messages: list[dict[str, Any]]) -> str:
@@ -254,9 +285,15 @@ class LocalAnswerer:
         seed: int | None,
         logprobs: bool,
         top_logprobs: int | None,
+        n: int = 1,
     ) -> dict[str, Any]:
         if seed is None:
             seed = _stable_seed(self.seed, _last_user_text(messages))
+        if n > 1 and not logprobs:
+            return self.model.chat_many(messages, [sample_seed(seed, i) for i in range(n)],
+                                        max_tokens=max_tokens, temperature=temperature)
+        if n > 1:
+            raise BadRequest("'n' > 1 with logprobs is not supported by the local model")
         return self.model.chat(
             messages,
             max_tokens=max_tokens,
@@ -275,9 +312,16 @@ class LocalAnswerer:
         seed: int | None,
         logprobs: int | None,
         stop: list[str] | None,
+        n: int = 1,
     ) -> dict[str, Any]:
         if seed is None:
             seed = _stable_seed(self.seed, prompt)
+        if n > 1 and logprobs is None:
+            return self.model.complete_many(prompt, [sample_seed(seed, i) for i in range(n)],
+                                            max_tokens=max_tokens, temperature=temperature,
+                                            stop=stop)
+        if n > 1:
+            raise BadRequest("'n' > 1 with logprobs is not supported by the local model")
         return self.model.complete(
             prompt,
             max_tokens=max_tokens,

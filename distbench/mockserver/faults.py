@@ -23,6 +23,7 @@ __all__ = ["FAULT_KINDS", "FaultDraws", "ServerConfig", "TokenBucket", "fault_pl
 
 FAULT_KINDS = ("fail_429", "fail_500", "fail_503", "hang", "truncate", "non_json", "garbage")
 _BLOCK = 100
+N_MODES = ("serve", "ignore", "reject")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,10 @@ class ServerConfig:
         non_json: Fraction answered 200 with an HTML page.
         garbage: Fraction answered 200 with valid JSON whose text is nonsense.
         api_key: When set, ``/v1`` calls need ``Authorization: Bearer <api_key>`` (else 401).
+        n_mode: What the server does with a request's ``n`` (several choices): ``"serve"``
+            answers ``n`` choices (the OpenAI API, vLLM), ``"ignore"`` answers one
+            (llama-cpp-python's server), ``"reject"`` answers 400 "Only one completion choice
+            is allowed" (llama.cpp's llama-server).
     """
 
     host: str = "127.0.0.1"
@@ -65,8 +70,11 @@ class ServerConfig:
     non_json: float = 0.0
     garbage: float = 0.0
     api_key: str | None = field(default=None, repr=False)
+    n_mode: str = "serve"
 
     def __post_init__(self) -> None:
+        if self.n_mode not in N_MODES:
+            raise ValueError(f"n_mode must be one of {', '.join(N_MODES)}, got {self.n_mode!r}")
         for name in FAULT_KINDS:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:

@@ -264,7 +264,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._wait(self.server.config.latency_ms / 1000.0)
         if kind is not None and kind != "truncate":
-            self._fault(kind, path, number)
+            self._fault(kind, path, number, raw)
             return
         try:
             body = json.loads(raw or b"null")
@@ -290,9 +290,20 @@ class _Handler(BaseHTTPRequestHandler):
         answerer = self.server.answerer
         if path == "/v1/chat/completions":
             messages, args = chat_args(body)
-            return answerer.chat(messages, **args)
+            return answerer.chat(messages, **self._with_n(args))
         prompt, args = completion_args(body)
-        return answerer.complete(prompt, **args)
+        return answerer.complete(prompt, **self._with_n(args))
+
+    def _with_n(self, args: dict[str, Any]) -> dict[str, Any]:
+        """``args`` with ``n`` as this server treats it (``ServerConfig.n_mode``); ``n`` is
+        left out when it is 1, so an answerer need not know it."""
+        mode = self.server.config.n_mode
+        n = args.pop("n", 1)
+        if n != 1 and mode == "reject":
+            raise BadRequest("Only one completion choice is allowed")
+        if n != 1 and mode == "serve":
+            args["n"] = n
+        return args
 
     def _authorised(self) -> bool:
         key = self.server.config.api_key
@@ -322,7 +333,18 @@ class _Handler(BaseHTTPRequestHandler):
                     headers)
         return False
 
-    def _fault(self, kind: str, path: str, number: int) -> None:
+    def _choices(self, raw: bytes) -> int:
+        """How many choices an answer to this body has: its ``n`` when the server serves
+        ``n`` and the body is readable, else 1."""
+        if self.server.config.n_mode != "serve":
+            return 1
+        try:
+            n = json.loads(raw or b"null").get("n", 1)
+        except (ValueError, AttributeError):
+            return 1
+        return n if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 128 else 1
+
+    def _fault(self, kind: str, path: str, number: int, raw: bytes = b"") -> None:
         config = self.server.config
         if kind == "fail_429":
             headers = {"Retry-After": str(math.ceil(config.retry_after)),
@@ -339,10 +361,11 @@ class _Handler(BaseHTTPRequestHandler):
         elif kind == "garbage":
             text = _GARBAGE[number % len(_GARBAGE)]
             model = self.server.answerer.model_name
+            texts = [text] * self._choices(raw)
             if path == "/v1/chat/completions":
-                payload = chat_response(model, text, 1)
+                payload = chat_response(model, texts, 1)
             else:
-                payload = completion_response(model, " " + text, 1)
+                payload = completion_response(model, [" " + t for t in texts], 1)
             self._json(200, payload)
         else:  # pragma: no cover - FAULT_KINDS and this switch are kept in step
             raise AssertionError(kind)

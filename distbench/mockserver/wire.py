@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
@@ -36,33 +37,49 @@ def approx_tokens(text: str) -> int:
 # --- response bodies ----------------------------------------------------------------------
 
 
+def _texts(text: str | Sequence[str]) -> list[str]:
+    return [text] if isinstance(text, str) else list(text)
+
+
+def _listed(logprobs: Any, count: int) -> list[Any]:
+    return list(logprobs) if isinstance(logprobs, list) else [logprobs] * count
+
+
 def chat_response(
-    model: str, text: str, prompt_tokens: int, logprobs: dict[str, Any] | None = None
+    model: str, text: str | Sequence[str], prompt_tokens: int,
+    logprobs: dict[str, Any] | list[dict[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
-    """An OpenAI ``chat.completion`` body."""
-    choice = {"index": 0, "message": {"role": "assistant", "content": text},
-              "logprobs": logprobs, "finish_reason": "stop"}
-    return _body("chat.completion", "chatcmpl-", model, text, prompt_tokens, choice)
+    """An OpenAI ``chat.completion`` body: one choice per text (a list of texts answers a
+    request with ``n``; ``logprobs`` may then be a list, one per choice)."""
+    texts = _texts(text)
+    choices = [{"index": i, "message": {"role": "assistant", "content": t},
+                "logprobs": lp, "finish_reason": "stop"}
+               for i, (t, lp) in enumerate(zip(texts, _listed(logprobs, len(texts)), strict=True))]
+    return _body("chat.completion", "chatcmpl-", model, texts, prompt_tokens, choices)
 
 
 def completion_response(
-    model: str, text: str, prompt_tokens: int, logprobs: dict[str, Any] | None = None
+    model: str, text: str | Sequence[str], prompt_tokens: int,
+    logprobs: dict[str, Any] | list[dict[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
-    """An OpenAI ``text_completion`` body."""
-    choice = {"index": 0, "text": text, "logprobs": logprobs, "finish_reason": "stop"}
-    return _body("text_completion", "cmpl-", model, text, prompt_tokens, choice)
+    """An OpenAI ``text_completion`` body: one choice per text (as :func:`chat_response`)."""
+    texts = _texts(text)
+    choices = [{"index": i, "text": t, "logprobs": lp, "finish_reason": "stop"}
+               for i, (t, lp) in enumerate(zip(texts, _listed(logprobs, len(texts)), strict=True))]
+    return _body("text_completion", "cmpl-", model, texts, prompt_tokens, choices)
 
 
-def _body(kind: str, id_prefix: str, model: str, text: str, prompt_tokens: int,
-          choice: dict[str, Any]) -> dict[str, Any]:
-    """The fields every OpenAI completion body shares, around one choice."""
-    completion_tokens = approx_tokens(text)
+def _body(kind: str, id_prefix: str, model: str, texts: list[str], prompt_tokens: int,
+          choices: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fields every OpenAI completion body shares, around its choices (the prompt is
+    billed once, the completion tokens of every choice)."""
+    completion_tokens = sum(approx_tokens(t) for t in texts)
     return {
-        "id": id_prefix + hashlib.blake2b(text.encode(), digest_size=8).hexdigest(),
+        "id": id_prefix + hashlib.blake2b("\0".join(texts).encode(), digest_size=8).hexdigest(),
         "object": kind,
         "created": int(time.time()),
         "model": model,
-        "choices": [choice],
+        "choices": choices,
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
@@ -118,6 +135,17 @@ def _seed_field(body: dict[str, Any]) -> int | None:
     return value
 
 
+MAX_N = 128
+"""The most choices one request may ask for (OpenAI's limit)."""
+
+
+def _n_field(body: dict[str, Any]) -> int:
+    n = _int_field(body, "n", 1, low=1)
+    if n is None or n > MAX_N:
+        raise BadRequest(f"'n' must be between 1 and {MAX_N}")
+    return n
+
+
 def chat_args(body: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(messages, keyword arguments of ``Answerer.chat``) from a chat request body.
 
@@ -142,6 +170,7 @@ def chat_args(body: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any
         "seed": _seed_field(body),
         "logprobs": logprobs,
         "top_logprobs": top,
+        "n": _n_field(body),
     }
 
 
@@ -170,4 +199,5 @@ def completion_args(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         "seed": _seed_field(body),
         "logprobs": logprobs,
         "stop": stop,
+        "n": _n_field(body),
     }

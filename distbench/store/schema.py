@@ -48,6 +48,11 @@ CALLS = pa.schema(
         _f("prompt_tokens", pa.int64(), "Prompt tokens reported by the endpoint."),
         _f("completion_tokens", pa.int64(), "Completion tokens reported by the endpoint."),
         _f("cache_hit", pa.bool_(), "Answered from the response cache.", False),
+        _f("samples", pa.int32(),
+           "Answers the request asked for (OpenAI's n): 1, or k when one request answered k "
+           "trials that share their prompt; then those trials' call_id all name this call, "
+           "trial_id is the first of them, response_text is the JSON list of the k texts and "
+           "the tokens are the request's (the prompt billed once).", False),
     ]
 )
 

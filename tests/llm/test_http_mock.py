@@ -16,7 +16,10 @@ from distbench.store.catalog import open_run
 
 
 def _config(url: str, *, modes=("pure",), games=10, trials=4, style="chat", **opts) -> MatrixRunConfig:
-    base = dict(base_url=url, rpm=None, max_concurrency=8, timeout=10.0, max_retries=8, cache=False)
+    # One request per trial (max_n=1): these tests count requests, retries and faults per
+    # trial; several samples per request are tested in test_samples.py.
+    base = dict(base_url=url, rpm=None, max_concurrency=8, timeout=10.0, max_retries=8,
+                cache=False, max_n=1)
     base.update(opts)
     return MatrixRunConfig(
         buckets=("3x3_midVar_mixed",), seeds=(42,), num_games=games, num_trials=trials,

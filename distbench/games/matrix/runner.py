@@ -203,6 +203,7 @@ def play_mode(
     total = num_games * trials
     game_index = np.repeat(np.arange(num_games, dtype=np.int64), trials)
     call_log: list[tuple[int, Request, Response]] | None = None
+    owner: list[int] | None = None  # per trial, the trial whose call id its call carries
     if fast:
         # Array fast path of the dummy (for throughput benchmarks): the same policy, answered
         # as arrays, no text to parse.
@@ -242,21 +243,23 @@ def play_mode(
         make_prompt = pure_prompt if mode == "pure" else mixed_prompt
         prompts = [make_prompt(payoffs[g], style=style) for g in range(num_games)]
         task = f"matrix.{mode}:{m}"
+        chunks = sample_chunks(trials, backend.spec.max_samples())
         requests = [
             Request(
                 prompt=prompts[g],
-                seed=int(seeds[g, t]),
+                seed=int(seeds[g, lo]),
                 task=task,
                 max_tokens=max_tokens,
                 temperature=shard.temperature,
                 stop=stop,
+                samples=tuple(int(x) for x in seeds[g, lo:hi]) if hi - lo > 1 else None,
             )
             for g in range(num_games)
-            for t in range(trials)
+            for lo, hi in chunks
         ]
-        responses = _ask(backend, requests)
-        call_log = [(k, req, resp) for k, (req, resp) in enumerate(zip(requests, responses,
-                                                                        strict=True))]
+        answers = _ask(backend, requests)
+        firsts = [g * trials + lo for g in range(num_games) for lo, _ in chunks]
+        responses, call_log, owner = _per_trial(requests, answers, firsts)
         statuses, details, actions, strategies, label_mass = _parse_all(
             mode, responses, m, continuation
         )
@@ -288,6 +291,9 @@ def play_mode(
         pa.array(game_index.astype(np.int32)), pa.array(ids, type=pa.string()))
     with_calls = call_log is not None and shard.llm.provider != "dummy"
     call_ids = [f"{shard.shard_id}/{mode}/{k}" for k in range(total)] if with_calls else None
+    trial_call_ids = call_ids
+    if with_calls and owner is not None:
+        trial_call_ids = [call_ids[k] for k in owner]  # a trial names the call that answered it
     columns = {
         **_cell_columns(shard, mode, total),
         "family": _repeat("matrix", total),
@@ -305,7 +311,7 @@ def play_mode(
         "nash_gap": nullable(scores.nash_gap),
         "exploitability": nullable(scores.exploitability),
         "gap_degenerate": sol.gap_degenerate[game_index],
-        "call_id": call_ids if with_calls else pa.nulls(total, type=pa.string()),
+        "call_id": trial_call_ids if with_calls else pa.nulls(total, type=pa.string()),
         "latency_ms": latency,
     }
     trials_tab = pa.table(columns)
@@ -319,18 +325,61 @@ def play_mode(
     return trials_tab, scores_tab, calls
 
 
+def sample_chunks(trials: int, max_n: int) -> list[tuple[int, int]]:
+    """The trials of one game as (lo, hi) ranges, one request each: one per trial when the
+    endpoint takes one sample per request (``max_n`` 1), else as few requests as ``max_n``
+    allows, of sizes differing by at most one."""
+    if max_n <= 1 or trials <= 1:
+        return [(t, t + 1) for t in range(trials)]
+    count = -(-trials // max_n)
+    bounds = [trials * i // count for i in range(count + 1)]
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def _per_trial(requests: list[Request], answers: list[Response], firsts: list[int]
+               ) -> tuple[list[Response], list[tuple[int, Request, Response]], list[int]]:
+    """Per trial, its answer; the call log (one entry per call made: a request of several
+    samples answered in one call is one entry, under its first trial; one answered sample by
+    sample is one entry per sample); and per trial the trial under which its call is logged.
+    The log is in trial order, so with one sample per request it is exactly the log of one
+    request per trial."""
+    responses: list[Response] = []
+    log: list[tuple[int, Request, Response]] = []
+    owner: list[int] = []
+    for first, req, answer in zip(firsts, requests, answers, strict=True):
+        per_sample = answer.sample_responses(req.n)
+        responses.extend(per_sample)
+        if answer.parts is None and req.n > 1:
+            log.append((first, req, answer))
+            owner.extend([first] * req.n)
+        else:
+            log.extend((first + i, r, a) for i, (r, a) in enumerate(
+                zip(req.split(), per_sample, strict=True)))
+            owner.extend(range(first, first + req.n))
+    return responses, log, owner
+
+
 def _calls(shard: Shard, mode: str, ids: list[str], trials: int,
            call_log: list[tuple[int, Request, Response]], call_ids: list[str]) -> pa.Table:
-    """The ``calls`` rows of one mode. Row ``k`` answers trial ``k``; a logprob reading's
-    follow-up calls come after the first calls, as ``<first call id>.<n>``."""
+    """The ``calls`` rows of one mode, one per call made: call ``<shard>/<mode>/<k>`` answers
+    trial ``k`` (and, for a request of several samples, the trials after it that it
+    answered). A logprob reading's follow-up calls come after the first calls, as
+    ``<first call id>.<n>``."""
     total = len(call_ids)
-    ids_out = list(call_ids)
     trial_ids = [f"{ids[k // trials]}/{mode}/t{k % trials}" for k in range(total)]
+    seen = [False] * total
+    ids_out: list[str] = []
+    trial_out: list[str] = []
     follow = [0] * total
-    for k, _, _ in call_log[total:]:
-        follow[k] += 1
-        ids_out.append(f"{call_ids[k]}.{follow[k]}")
-        trial_ids.append(trial_ids[k])
+    for k, _, _ in call_log:
+        if seen[k]:
+            follow[k] += 1
+            ids_out.append(f"{call_ids[k]}.{follow[k]}")
+        else:
+            seen[k] = True
+            ids_out.append(call_ids[k])
+        trial_out.append(trial_ids[k])
+    trial_ids = trial_out
     requests = [req for _, req, _ in call_log]
     responses = [resp for _, _, resp in call_log]
     return calls_table(shard.run_id, shard.shard_id, shard.llm, mode, requests, responses,
