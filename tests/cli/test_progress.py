@@ -93,7 +93,9 @@ def test_off_a_terminal_plain_lines_follow_the_live_calls_and_skip_idle_ones():
 
 def test_a_run_against_a_slow_server_reports_calls_before_it_ends(tmp_path):
     """The issue's check: stderr not a terminal, one shard, a server answering in 200 ms:
-    at least three progress lines with increasing call counts before the run ends."""
+    at least three progress lines with increasing call counts before the run ends. One
+    request per trial (``--max-n 1``), as when the issue was written: with ``n`` the 50
+    answers come in 10 requests, about as fast as one line."""
     import os
     import subprocess
     import sys
@@ -103,7 +105,8 @@ def test_a_run_against_a_slow_server_reports_calls_before_it_ends(tmp_path):
     with start_server(ServerConfig(latency_ms=200)) as server:
         out = subprocess.run(
             [sys.executable, "-m", "distbench", "run", "--llm-type", "openai", "--base-url",
-             server.url, "--num-games", "10", "--num-trials", "5", "--run-id", "p", "--no-cache"],
+             server.url, "--num-games", "10", "--num-trials", "5", "--run-id", "p", "--no-cache",
+             "--max-n", "1"],
             cwd=tmp_path, capture_output=True, text=True, timeout=300,
             env={**os.environ, "OPENAI_API_KEY": "sk-test", "RAY_AUTH_MODE": "disabled"})
     assert out.returncode == 0, out.stderr

@@ -10,6 +10,8 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
 from distbench.mockserver import ServerConfig, start_server
 from distbench.store.catalog import open_run
 
@@ -35,37 +37,42 @@ def _answers(server) -> int:
     return stats["requests"] - stats["by_path"].get("/v1/models", 0)
 
 
-def test_retry_failed_sends_only_the_failed_calls_again(tmp_path):
+@pytest.mark.parametrize("max_n", ["1", "128"], ids=["request-per-trial", "n-samples"])
+def test_retry_failed_sends_only_the_failed_calls_again(tmp_path, max_n):
+    """One request per trial, or one request of n samples per game (the server takes n):
+    either way only the failed requests are sent again."""
     port = _free_port()
     with start_server(ServerConfig(port=port, seed=3, fail_500=0.3)) as flaky:
-        first = _run(flaky.url, tmp_path)
-        sent_first = flaky.stats()["requests"]
+        first = _run(flaky.url, tmp_path, "--max-n", max_n)
+        sent_first = _answers(flaky)
     assert first.returncode == 0, first.stderr
     run = tmp_path / "results" / "r"
     con = open_run(run)
     failed = con.execute("select count(*) from trials where parse_status = 'call_failed'"
                          ).fetchone()[0]
-    assert con.execute("select count(*) from calls where status = 'failed'").fetchone()[0] == failed
+    requests = con.execute("select count(*) from calls where status = 'failed'").fetchone()[0]
+    per_request = 1 if max_n == "1" else 5
+    assert failed == requests * per_request
     con.close()
-    assert 5 <= failed <= 30 and sent_first >= 50  # about 30% of 50
+    assert 1 <= requests and sent_first == 50 // per_request  # about 30% failed
     (group,) = json.loads((run / "summary.json").read_text())["groups"]
     assert (group["call_failed"], group["invalid_answers"]) == (failed, 0)  # not the model's
     assert group["invalid_by_status"] == {"call_failed": failed}
     assert f"failed calls (not the model's) {failed} (--retry-failed" in first.stdout
 
     with start_server(ServerConfig(port=port, seed=3)) as healthy:
-        second = _run(healthy.url, tmp_path, "--retry-failed")
+        second = _run(healthy.url, tmp_path, "--max-n", max_n, "--retry-failed")
         sent_again = _answers(healthy)
-        third = _run(healthy.url, tmp_path, "--retry-failed")  # nothing left to retry
+        third = _run(healthy.url, tmp_path, "--max-n", max_n, "--retry-failed")  # none left
         assert _answers(healthy) == sent_again
     assert second.returncode == 0, second.stderr
-    assert f"retrying {failed} failed call(s)" in second.stderr
-    assert sent_again == failed  # the others came from the response cache
+    assert f"retrying {requests} failed call(s)" in second.stderr
+    assert sent_again == requests  # the others came from the response cache
 
     con = open_run(run)
     assert con.execute("select count(*), count(distinct trial_id), "
                        "count(*) filter (where parse_status = 'call_failed') from trials"
                        ).fetchone() == (50, 50, 0)
     assert con.execute("select count(*), count(*) filter (where status = 'failed') from calls"
-                       ).fetchone() == (50, 0)
+                       ).fetchone() == (50 // per_request, 0)
     assert "all shards already committed" in third.stderr
