@@ -188,3 +188,26 @@ def test_retry_after_is_honoured_for_the_throttled_request_and_the_limit_drops()
     # The pacing waits are one interval at most (10/s, or the lowered rate): no repriced debt.
     assert all(s <= 1 / (10 * RateLimiter.FLOOR) for s in sleeps if s < 1.0)
     assert state.throttled == 1 and state.level < 1.0
+
+
+def test_endpoint_stats_show_the_limits_in_force_through_the_wrappers():
+    from distbench.llm.endpoint import CachingBackend, MeteredBackend, limiter_stats
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(429, headers={"Retry-After": "0"})
+
+    async def no_sleep(seconds: float) -> None:
+        return None
+
+    spec = make_spec("vllm", "m1", "chat", base_url="http://testserver", rpm=1200,
+                     max_concurrency=8, max_retries=0)
+    inner = OpenAICompatibleBackend(spec, transport=httpx.MockTransport(handler), sleep=no_sleep)
+    backend = MeteredBackend(CachingBackend(inner, None), "key")
+    assert limiter_stats(backend) == {}  # no limiter before the first call
+    [resp] = asyncio.run(backend.generate([Request(prompt="Pick.", seed=1, task="",
+                                                    max_tokens=4)]))
+    assert resp.status == "failed"
+    stats = limiter_stats(backend)
+    assert stats == {"concurrency": 8, "concurrency_limit": 8, "throttled": 1,
+                     "rate_rps": pytest.approx(20.0 * RateLimiter.DECREASE),
+                     "rate_limit_rps": pytest.approx(20.0)}
