@@ -11,24 +11,28 @@
 configured limits: request rate ``level * rpm``, token rate ``level * tpm``, concurrency
 ``ceil(level * max_concurrency)`` (at least 1). It never allows more than configured.
 
-* *Multiplicative decrease*: a 429 multiplies the level by ``DECREASE`` (0.8), once per
+* *Multiplicative decrease*: a 429 multiplies the level by ``DECREASE`` (0.95), once per
   episode: a 429 for a request sent before the last cut says the old level was too high, which
   the cut already answered, so it does not cut again (TCP's one decrease per window; inspect_ai
   debounces its connection cuts the same way).
 * *Additive increase*: each success of a request sent after the last cut adds ``INCREASE``
-  (0.1) to the level, up to 1. Between two cuts come about ``(1 - p) / p`` such successes when
+  (0.025) to the level, up to 1. Between two cuts come about ``(1 - p) / p`` such successes when
   a share ``p`` of requests is answered 429, so the level stays near 1 while ``p`` is below
   about a third and sinks when it is above. 429s that do not come from our pace (a server
   refusing a share of requests at random) then slow a run little, while a server whose real
   limit is below the configured one pulls the level down until most requests pass (at a real
-  limit of half the configured rate the level settles near 0.8, a third of requests refused,
-  which still delivers the server's whole rate). A cut of 0.8 is won back by two successes.
+  limit of half the configured rate the level settles near 0.8 with about 40% of requests
+  refused, which still delivers the server's whole rate). A cut is won back by two successes. Small
+  steps keep the level close to 1 under random 429s; the floor is ``FLOOR`` (0.1).
 * *No repricing*: the buckets are kept as schedules (:class:`_Pacer`): a reservation's send
   time is fixed when it is made, so a cut prices only later reservations. (A token count
   repaid at the current rate would re-charge debt run up at the old rate at the new, slower
   one, so one cut to the floor turned a queue of a few seconds into minutes.) The rate bucket
   is reserved inside a concurrency slot, so at most ``max_concurrency`` reservations are
   ahead of a cut.
+* *Never above the configured rate*: besides the schedule, no two sends are closer than
+  ``60 / rpm`` seconds, even after a sleep overshot (a schedule alone would send the next
+  request early to make up for it).
 * *Retry-After*: the caller sleeps the announced time before the throttled request's retry
   (:meth:`distbench.llm.http.OpenAICompatibleBackend._call`); other requests go on at the
   lowered level.
