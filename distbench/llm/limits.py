@@ -306,12 +306,12 @@ class RateLimiter:
         if self._min_gap:
             # Never two sends closer than the configured rate allows, even when a sleep
             # overshot and the next reservation's time has come already (the schedule credits
-            # a late send to the next one; this strict second schedule does not).
-            now = self._clock()
-            at = max(at, now, self._last_send + self._min_gap)
+            # a late send to the next one). Checked against the last actual send, and claimed
+            # with no await between the check and the claim.
+            while (wait := self._last_send + self._min_gap - self._clock()) > 0:
+                await self._sleep(wait)
+            at = max(at, self._clock())
             self._last_send = at
-            if at > now:
-                await self._sleep(at - now)
         return at
 
     def slot(self) -> contextlib.AbstractAsyncContextManager[None]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import heapq
 import random
 
 import httpx
@@ -36,29 +37,66 @@ def _limiter(ft: FakeTime, **limits) -> RateLimiter:
     return RateLimiter(Limits(**limits), clock=ft.clock, sleep=ft.sleep)
 
 
+class VirtualTime:
+    """A virtual clock for concurrent sleepers: ``sleep`` parks the caller until ``run``
+    advances the clock to its wake-up time (plus an overshoot on every other sleep)."""
+
+    def __init__(self, overshoot: float) -> None:
+        self.now = 0.0
+        self.overshoot = overshoot
+        self._timers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._count = 0
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self._count += 1
+        late = self.overshoot if self._count % 2 else 0.0
+        future = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._timers, (self.now + seconds + late, self._count, future))
+        await future
+
+    async def run(self, coros) -> list:
+        tasks = [asyncio.create_task(c) for c in coros]
+        while True:
+            for _ in range(20):  # let every task run until it sleeps or ends
+                await asyncio.sleep(0)
+            if not self._timers:
+                break
+            when, _, future = heapq.heappop(self._timers)
+            self.now = max(self.now, when)
+            future.set_result(None)
+        return [t.result() for t in tasks]
+
+
 def _max_in_window(times: list[float], window: float = 1.0) -> int:
     ordered = sorted(times)
     return max(bisect.bisect_left(ordered, t + window - 1e-9) - i for i, t in enumerate(ordered))
 
 
 def test_a_cut_does_not_reprice_reservations_made_at_the_old_rate():
-    ft = FakeTime()
-    limiter = _limiter(ft, rpm=600)  # 10 requests/s
+    vt = VirtualTime(overshoot=0.0)
+    limiter = RateLimiter(Limits(rpm=600, max_concurrency=64), clock=vt.clock, sleep=vt.sleep)
 
-    async def reserve_only(seconds: float) -> None:  # reserve without moving the clock
-        ft.sleeps.append(seconds)
+    async def queued() -> float:
+        return await limiter.acquire()
 
-    limiter._sleep = reserve_only
-    # 20 reservations at t = 0: a queue of 2 s at 10/s.
-    times = [asyncio.run(limiter.acquire()) for _ in range(20)]
+    async def storm_then_two() -> tuple[float, float]:
+        # At t = 0, with 20 requests reserved (a queue of 2 s at 10/s), a storm of 429s cuts
+        # the limiter to its floor, a tenth of the rate.
+        for _ in range(50):
+            limiter.on_throttled()
+        assert limiter.current_rps == pytest.approx(1.0)
+        return await limiter.acquire(), await limiter.acquire()
+
+    *times, (nxt, after) = asyncio.run(vt.run([*(queued() for _ in range(20)),
+                                               storm_then_two()]))
     assert times == pytest.approx([0.1 * i for i in range(20)])
-    for _ in range(50):  # a storm of 429s: down to the floor, a tenth of the rate
-        limiter.on_throttled()
-    assert limiter.current_rps == pytest.approx(1.0)
     # The next request waits for the debt run up at 10/s, repaid at 10/s (2 s), not at the
     # new rate of 1/s (20 s); only its own interval and later ones are priced at 1/s.
-    assert asyncio.run(limiter.acquire()) == pytest.approx(2.0)
-    assert asyncio.run(limiter.acquire()) == pytest.approx(3.0)
+    assert nxt == pytest.approx(2.0)
+    assert after == pytest.approx(3.0)
 
 
 def test_429s_of_requests_sent_before_a_cut_do_not_cut_again():
@@ -131,6 +169,22 @@ def test_sends_stay_within_the_configured_rate_even_when_sleeps_overshoot():
     assert _max_in_window(times) <= 10
 
 
+def test_concurrent_sends_stay_within_the_configured_rate_when_sleeps_overshoot():
+    vt = VirtualTime(overshoot=0.03)
+    limiter = RateLimiter(Limits(rpm=600, max_concurrency=8), clock=vt.clock, sleep=vt.sleep)
+
+    async def send() -> float:
+        async with limiter.slot():
+            await limiter.acquire()
+            return vt.now  # the time the request goes out
+
+    times = asyncio.run(vt.run([send() for _ in range(60)]))
+    gaps = [b - a for a, b in zip(sorted(times), sorted(times)[1:], strict=False)]
+    assert min(gaps) >= 0.1 - 1e-9
+    assert _max_in_window(times) <= 10
+    assert max(times) <= 5.9 + 0.03 * 30 + 1e-9  # and no slower than the overshoots cost
+
+
 def test_concurrency_follows_the_level_and_slots_are_first_come_first_served():
     ft = FakeTime()
     limiter = _limiter(ft, rpm=None, max_concurrency=4)
@@ -170,8 +224,9 @@ def test_retry_after_is_honoured_for_the_throttled_request_and_the_limit_drops()
 
     sleeps: list[float] = []
 
-    async def fake_sleep(seconds: float) -> None:
+    async def fake_sleep(seconds: float) -> None:  # real for pacing, skipped for retries
         sleeps.append(seconds)
+        await asyncio.sleep(seconds if seconds < 1.0 else 0.0)
 
     spec = make_spec("vllm", "m1", "chat", base_url="http://testserver", rpm=600, max_retries=3)
     backend = OpenAICompatibleBackend(spec, transport=httpx.MockTransport(handler),
