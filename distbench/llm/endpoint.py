@@ -148,9 +148,29 @@ class EndpointActor:
         self.calls += len(requests)
         return await self.backend.generate(requests)
 
-    def stats(self) -> dict[str, int]:
-        """``requests`` received, and the live counts of the answers (``meter.FIELDS``)."""
-        return {"requests": self.calls, **meter.snapshot([endpoint_key(self.backend.spec)])}
+    def stats(self) -> dict[str, float]:
+        """``requests`` received, the live counts of the answers (``meter.FIELDS``) and, for a
+        rate-limited backend, its limits now (:func:`limiter_stats`)."""
+        return {"requests": self.calls, **meter.snapshot([endpoint_key(self.backend.spec)]),
+                **limiter_stats(self.backend)}
+
+
+def limiter_stats(backend: Backend) -> dict[str, float]:
+    """The limits in force at ``backend`` (or the backend it wraps) and the configured ones:
+    ``rate_rps`` / ``rate_limit_rps`` (when an rpm is set), ``concurrency`` /
+    ``concurrency_limit`` and ``throttled`` (429s seen); empty when it has no rate limiter."""
+    while backend is not None:
+        limiter = getattr(backend, "limiter", None)
+        if limiter is not None:
+            state = limiter.state()
+            out = {"concurrency": state.concurrency,
+                   "concurrency_limit": state.configured_concurrency,
+                   "throttled": state.throttled}
+            if state.rps is not None and state.configured_rps is not None:
+                out.update(rate_rps=state.rps, rate_limit_rps=state.configured_rps)
+            return out
+        backend = getattr(backend, "inner", None)
+    return {}
 
 
 def get_or_create(spec: BackendSpec):

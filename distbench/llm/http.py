@@ -261,7 +261,7 @@ class OpenAICompatibleBackend(Backend):
                 limits=httpx.Limits(max_connections=self.limits.max_concurrency,
                                     max_keepalive_connections=self.limits.max_concurrency),
             )
-            self._limiter = RateLimiter(self.limits)
+            self._limiter = RateLimiter(self.limits, sleep=self._sleep)
         return self._client, self._limiter  # type: ignore[return-value]
 
     @property
@@ -360,9 +360,11 @@ class OpenAICompatibleBackend(Backend):
             if self._auth_error:
                 raise AuthenticationFailed(self._auth_error)
             attempts += 1
-            await limiter.acquire(estimate_tokens(req))
             wait: float | None = None
             async with limiter.slot():
+                # Paced inside the slot: at most max_concurrency reservations are ahead of a
+                # 429's cut, so the lowered rate applies within a few requests.
+                sent_at = await limiter.acquire(estimate_tokens(req))
                 if self._auth_error:
                     raise AuthenticationFailed(self._auth_error)
                 sent = time.perf_counter()
@@ -386,7 +388,7 @@ class OpenAICompatibleBackend(Backend):
                         else:
                             last = time.perf_counter() - sent
                             wire += last
-                            limiter.on_success()
+                            limiter.on_success(sent_at)
                             return Response(
                                 text=text, status="ok", http_status=status, attempts=attempts,
                                 prompt_tokens=p_tok, completion_tokens=c_tok, logprobs=top,
@@ -398,7 +400,7 @@ class OpenAICompatibleBackend(Backend):
                     else:
                         error = self._scrub(f"HTTP {status}: {resp.text[:300]!r}")
                         if status == 429:
-                            limiter.on_throttled()
+                            limiter.on_throttled(sent_at)
                         wait = retry_after_seconds(resp.headers)
                 last = time.perf_counter() - sent
                 wire += last

@@ -237,7 +237,7 @@ def test_429s_slow_the_limiter_down_and_successes_win_it_back():
 
     limiter = RateLimiter(Limits(rpm=600))
     assert limiter.current_rps == pytest.approx(10.0)
-    for _ in range(30):
+    for _ in range(100):
         limiter.on_throttled()
     assert limiter.current_rps == pytest.approx(1.0)  # floor: a tenth of the configured rate
     for _ in range(500):
