@@ -59,6 +59,7 @@ class Progress:
         self.done = self.todo_units = self.todo_shards = 0
         self.shard_calls = self.shard_failed = 0  # from committed shards' stats
         self.live_calls = self.live_failed = 0  # from the endpoints, as calls return
+        self.throttle = ""  # the rate limiter below its configured rate after 429s
         self._first_units: tuple[float, int] | None = None  # when the first shard ended
         self._first_calls: tuple[float, int] | None = None  # when calls were first seen
         self._t0 = clock()
@@ -119,6 +120,9 @@ class Progress:
             if calls and self._first_calls is None:
                 self._first_calls = (self.clock(), calls)
             self.live_calls, self.live_failed = calls, counts.get("failed", 0)
+            rate, limit = counts.get("rate_rps"), counts.get("rate_limit_rps")
+            self.throttle = (f"  throttled: {rate:.3g} req/s of {limit:.3g}"
+                             if rate is not None and limit and rate < 0.995 * limit else "")
         self._draw()
 
     def rate(self) -> float | None:
@@ -149,7 +153,8 @@ class Progress:
         rate = self.rate()
         pace = f"  {rate:.1f} calls/s" if rate else ""
         return (f"shards {self.shards}/{self.todo_shards}  calls {self.calls:,}  "
-                f"failed {self.failed:,}{pace}  ETA {'--:--' if eta is None else _clock(eta)}")
+                f"failed {self.failed:,}{pace}{self.throttle}  "
+                f"ETA {'--:--' if eta is None else _clock(eta)}")
 
     def line(self) -> str:
         share = f" ({100 * self.done / self.todo_units:.0f}%)" if self.todo_units else ""

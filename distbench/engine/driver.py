@@ -482,19 +482,20 @@ class CallWatcher:
     def __init__(self, specs: list[BackendSpec], actors: list[Any] | None,
                  report: Callable[[dict[str, int]], None], interval: float = 0.5) -> None:
         from distbench.llm import meter
-        from distbench.llm.endpoint import endpoint_key
+        from distbench.llm.endpoint import direct_throttle_state, endpoint_key, throttle_state
 
         keys = [endpoint_key(s) for s in specs if not in_process(s)]
         self._fields = meter.FIELDS
         if actors is not None:
             import ray
 
-            def read() -> dict[str, int]:
+            def read() -> dict[str, Any]:
                 stats = ray.get([a.stats.remote() for a in actors], timeout=5)
-                return {f: sum(st.get(f, 0) for st in stats) for f in self._fields}
+                return {**{f: sum(st.get(f, 0) for st in stats) for f in self._fields},
+                        **throttle_state(stats)}
         else:
-            def read() -> dict[str, int]:
-                return meter.snapshot(keys)
+            def read() -> dict[str, Any]:
+                return {**meter.snapshot(keys), **direct_throttle_state(keys)}
         self._read = read
         self._report = report
         self._interval = interval
@@ -524,7 +525,9 @@ class CallWatcher:
             return
         if self._base is None:
             self._base = dict.fromkeys(self._fields, 0)
-        self._report({f: now[f] - self._base.get(f, 0) for f in self._fields})
+        counts = {f: now[f] - self._base.get(f, 0) for f in self._fields}
+        counts.update({k: v for k, v in now.items() if k.startswith("rate_")})  # levels
+        self._report(counts)
 
     def stop(self) -> None:
         if self._thread is not None:

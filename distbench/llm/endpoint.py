@@ -134,7 +134,29 @@ def build_direct(spec: BackendSpec) -> Backend:
     if spec.option("cache", True):
         path = spec.option("cache_path") or default_cache_path()
         inner = CachingBackend(inner, ResponseCache(path))
-    return MeteredBackend(inner, endpoint_key(spec))
+    backend = MeteredBackend(inner, endpoint_key(spec))
+    _DIRECT[endpoint_key(spec)] = backend
+    return backend
+
+
+_DIRECT: dict[str, Backend] = {}
+"""The last backend :func:`build_direct` made per endpoint in this process (for the limits
+in force, read by a driver running shards here)."""
+
+
+def throttle_state(stats: list[dict[str, float]]) -> dict[str, float]:
+    """The rate in force and the configured one summed over endpoints (``rate_rps``,
+    ``rate_limit_rps``), from :func:`limiter_stats` records; empty when none is limited."""
+    limited = [st for st in stats if "rate_rps" in st]
+    if not limited:
+        return {}
+    return {"rate_rps": sum(st["rate_rps"] for st in limited),
+            "rate_limit_rps": sum(st["rate_limit_rps"] for st in limited)}
+
+
+def direct_throttle_state(keys: list[str]) -> dict[str, float]:
+    """:func:`throttle_state` of this process's endpoints ``keys`` (without Ray)."""
+    return throttle_state([limiter_stats(_DIRECT[k]) for k in keys if k in _DIRECT])
 
 
 class EndpointActor:

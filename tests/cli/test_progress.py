@@ -115,3 +115,14 @@ def test_a_run_against_a_slow_server_reports_calls_before_it_ends(tmp_path):
     before_end = [c for c in calls if 0 < c < 50]
     assert len(before_end) >= 3, out.stderr
     assert before_end == sorted(before_end) and calls[-1] == 50
+
+
+def test_a_throttled_endpoint_shows_its_rate_in_the_line():
+    clock, out = _Clock(), _Stream()
+    p = Progress("trials", planned=1, clock=clock, stream=out)
+    p.start(1, 100)
+    p.live({"calls": 5, "failed": 0, "rate_rps": 12.0, "rate_limit_rps": 20.0})
+    assert "throttled: 12 req/s of 20" in p.suffix()
+    p.live({"calls": 9, "failed": 0, "rate_rps": 20.0, "rate_limit_rps": 20.0})
+    assert "throttled" not in p.suffix()
+    p.close()
