@@ -207,8 +207,9 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=100.0)
     parser.add_argument("--requests", type=int, default=None)
     parser.add_argument("--storm-calls", type=int, default=200)
-    parser.add_argument("--storm-rps", type=float, default=20.0)
-    parser.add_argument("--storm-concurrency", type=int, default=8)
+    parser.add_argument("--storm-rps", type=float, default=5.0,
+                        help="the storm run's rate limit (at 20 req/s no limiter can stay within 1.3x: see benchmarks/README.md)")
+    parser.add_argument("--storm-concurrency", type=int, default=4)
     parser.add_argument("--storm-latency-ms", type=float, default=200.0)
     parser.add_argument("--only", choices=("rate", "local", "logprob", "storm"), default=None,
                         help="run one section only")
