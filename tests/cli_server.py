@@ -11,6 +11,15 @@ import sys
 import time
 
 
+def distbench(*args: str, cwd, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``distbench <args>`` in a subprocess as a user runs it, without API keys."""
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONUNBUFFERED": "1"}
+    for key in ("OPENAI_API_KEY", "TOGETHER_API_KEY"):
+        env.pop(key, None)
+    return subprocess.run(distbench_argv(*args), cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
 def distbench_argv(*args: str) -> list[str]:
     """``distbench <args>`` through the real entry point."""
     return [sys.executable, "-m", "distbench.cli", *args]

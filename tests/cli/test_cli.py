@@ -9,18 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_server import distbench
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def distbench(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONUNBUFFERED": "1"}
-    for key in ("OPENAI_API_KEY", "TOGETHER_API_KEY"):
-        env.pop(key, None)
-    return subprocess.run(
-        [sys.executable, "-m", "distbench.cli", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-    )
 
 
 def test_demo_run_writes_tables_prints_summary_and_answers_queries(tmp_path):

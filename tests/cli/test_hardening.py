@@ -7,8 +7,7 @@ import json
 import time
 
 import pytest
-
-from tests.cli.test_cli import distbench
+from cli_server import distbench
 
 
 def _one_error_line(result) -> str:
