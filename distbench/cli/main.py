@@ -47,6 +47,9 @@ def _register() -> None:
     cli.add_command(fog.fog)
     cli.add_command(report.report)
     cli.add_command(view.view)
+    from distbench.cli.options import bound_all_numbers
+
+    bound_all_numbers(cli)
 
 
 _register()
@@ -54,6 +57,15 @@ _register()
 
 def _debug_requested(argv: list[str]) -> bool:
     return "--debug" in argv or os.environ.get("DISTBENCH_DEBUG", "") not in ("", "0")
+
+
+def _error(message: str) -> None:
+    """Prints ``error: <message>`` as one line: its first line, credentials of URLs
+    redacted."""
+    from distbench.llm.base import redact_url
+
+    lines = str(message).strip().splitlines() or [""]
+    click.echo(f"error: {redact_url(lines[0])}", err=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -68,12 +80,12 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         if isinstance(exc, click.UsageError) and debug:
             raise
-        click.echo(f"error: {exc.format_message()}", err=True)
+        _error(exc.format_message())
         sys.exit(exc.exit_code)
     except UserError as exc:
         if debug:
             raise
-        click.echo(f"error: {exc}", err=True)
+        _error(str(exc))
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("error: interrupted; committed shards are kept, re-run with the same --run-id to resume", err=True)
@@ -81,9 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # noqa: BLE001 - last line of defence, one line unless --debug
         if debug:
             raise
-        click.echo(
-            f"error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", err=True
-        )
+        text = (str(exc).strip().splitlines() or [""])[0]
+        _error(f"{type(exc).__name__}: {text} (run with --debug for the traceback)")
         sys.exit(1)
     if isinstance(rv, int) and rv:
         sys.exit(rv)

@@ -120,7 +120,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
     from distbench.engine.driver import RunDirectoryError, preflight
     from distbench.games.matrix.buckets import UnknownBucketError
     from distbench.games.registry import UnknownFamilyError, get_family
-    from distbench.llm.base import BackendSpec, BackendUnavailable
+    from distbench.llm.base import BackendSpec, BackendUnavailable, check_url
     from distbench.llm.local import LocalModelUnavailable, local_available
     from distbench.llm.registry import UnknownProviderError, make_spec, resolve_spec
 
@@ -132,6 +132,14 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         raise UserError(str(exc)) from None
     assert isinstance(ctx.command, FamilyCommand)
     ctx.command.check_family_options(ctx, chosen.name)
+    bad_modes = [m for m in options.get("mode_names") or () if m not in chosen.modes]
+    if bad_modes:
+        raise click.BadParameter(
+            f"{chosen.name} has no mode {bad_modes[0]!r}"
+            + (f"; use {', '.join(chosen.modes)}" if chosen.modes else " (it has no modes)"),
+            param_hint="'--mode'")
+    if base_url is not None and check_url(base_url):
+        raise click.BadParameter(check_url(base_url), param_hint="'--base-url'")
     if limit is not None:
         options["num_games"] = min(options["num_games"], limit)
     try:

@@ -23,7 +23,14 @@ from typing import Any
 
 import httpx
 
-from distbench.llm.base import Backend, BackendSpec, BackendUnavailable, Request, Response
+from distbench.llm.base import (
+    Backend,
+    BackendSpec,
+    BackendUnavailable,
+    Request,
+    Response,
+    redact_url,
+)
 from distbench.llm.limits import (
     Limits,
     RateLimiter,
@@ -257,7 +264,7 @@ class OpenAICompatibleBackend(Backend):
         return self.answered(await self._call(req))
 
     def _auth_message(self, status: int) -> str:
-        who = f"{self.spec.provider} at {self.base_url}"
+        who = f"{self.spec.provider} at {redact_url(self.base_url)}"
         fix = (f"check the key in the environment variable {self.key_env}" if self.key_env
                else "the server requires credentials")
         return f"{who} rejected the request with HTTP {status} (authentication): {fix}"
@@ -368,7 +375,7 @@ async def check_endpoint(spec: BackendSpec, styles: Sequence[str] = (),
         AuthenticationFailed: the server rejects the key (401/403).
     """
     backend = OpenAICompatibleBackend(spec)
-    where = f"{spec.provider} at {backend.base_url}"
+    where = f"{spec.provider} at {redact_url(backend.base_url)}"
     try:
         async with httpx.AsyncClient(base_url=backend.base_url, timeout=timeout) as client:
             resp = await client.get("/v1/models", headers=backend._headers())
