@@ -14,7 +14,7 @@ import sys
 import click
 
 from distbench import __version__
-from distbench.cli.errors import UserError
+from distbench.cli.errors import Interrupted, UserError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DISTBENCH"})
@@ -68,6 +68,18 @@ def _error(message: str) -> None:
     click.echo(f"error: {redact_url(lines[0])}", err=True)
 
 
+def _quiet_after_interrupt() -> None:
+    """After the one line of a Ctrl-C: Ray's shutdown, and its workers' last log lines
+    relayed to this process, go to /dev/null instead of the terminal."""
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():
+        return
+    sys.stderr.flush()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.dup2(devnull, 1)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -75,7 +87,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         rv = cli.main(args=argv, prog_name="distbench", standalone_mode=False)
     except click.exceptions.Abort:
-        click.echo("error: interrupted", err=True)
+        _error("interrupted")
+        _quiet_after_interrupt()
         sys.exit(130)
     except click.ClickException as exc:
         if isinstance(exc, click.UsageError) and debug:
@@ -86,6 +99,8 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             raise
         _error(str(exc))
+        if isinstance(exc, Interrupted):
+            _quiet_after_interrupt()
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("error: interrupted; committed shards are kept, re-run with the same --run-id to resume", err=True)

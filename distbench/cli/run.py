@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from distbench.cli.errors import UserError
+from distbench.cli.errors import UserError, interrupted
 from distbench.cli.options import (
     FamilyCommand,
     check_run_id,
@@ -187,6 +187,8 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         )
     except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
+    except KeyboardInterrupt:
+        raise interrupted(resume_command(sys.argv[1:], run_dir.name)) from None
     if command.format_summary is not None:
         click.echo(command.format_summary(outcome.summary))
     elif outcome.summary:
@@ -206,6 +208,19 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
     click.echo(f'Query them: distbench query {outcome.run_dir} "select * from '
                f'{chosen.main_table} limit 5"', err=True)
     check_calls(outcome.calls)
+
+
+def resume_command(args: list[str], run_id: str) -> list[str]:
+    """The ``distbench run`` command line that resumes run ``run_id`` started with ``args``:
+    the same flags without ``--overwrite``, with ``--run-id`` naming the folder."""
+    out: list[str] = ["distbench"]
+    has_id = False
+    for arg in args:
+        if arg == "--overwrite":
+            continue
+        has_id = has_id or arg == "--run-id" or arg.startswith("--run-id=")
+        out.append(arg)
+    return out if has_id else [*out, "--run-id", run_id]
 
 
 def _price(text: str | None) -> dict[str, float]:

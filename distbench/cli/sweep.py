@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from distbench.cli.errors import UserError
+from distbench.cli.errors import UserError, interrupted
 from distbench.cli.options import (
     check_run_id,
     confirm_size,
@@ -314,6 +314,8 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
                                     retry_failed=retry_failed)
     except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
+    except KeyboardInterrupt:
+        raise interrupted(["distbench", "sweep", "run", "--resume", str(run_dir)]) from None
     # The seed tool's layout keeps the suite tables in the named folder itself.
     tables = run_dir.parent if seed else run_dir / "report"
     written = write_suite_tables(run_dir, tables)

@@ -144,14 +144,18 @@ def _ray_results(shards: list[Any], max_in_flight: int) -> Iterator[tuple[Any, A
     remote = shard_task()
     queue = list(reversed(shards))
     pending: dict[Any, Any] = {}
-    while queue or pending:
-        while queue and len(pending) < max_in_flight:
-            shard = queue.pop()
-            pending[remote.remote(shard)] = shard
-        done, _ = ray.wait(list(pending), num_returns=1)
-        for ref in done:
-            shard = pending.pop(ref)
-            yield shard, ray.get(ref)
+    try:
+        while queue or pending:
+            while queue and len(pending) < max_in_flight:
+                shard = queue.pop()
+                pending[remote.remote(shard)] = shard
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                shard = pending.pop(ref)
+                yield shard, ray.get(ref)
+    finally:  # closed early (Ctrl-C, an error): the shards in flight are cancelled
+        for ref in pending:
+            ray.cancel(ref, force=True)
 
 
 def _local_results(shards: list[Any]) -> Iterator[tuple[Any, Any]]:
@@ -462,6 +466,9 @@ def _run_plan(
                 ), shard, result.stats))
                 drain(block=len(pending) > 4)
             drain(block=True)
+        except KeyboardInterrupt:
+            _cancel(results, endpoints)
+            raise
         except Exception as exc:
             cause = getattr(exc, "cause", None) or exc
             from distbench.llm.http import AuthenticationFailed
@@ -509,6 +516,19 @@ def _run_plan(
         calls=health,
         retried=len(retried),
     )
+
+
+def _cancel(results: Any, endpoints: list[Any]) -> None:
+    """Ctrl-C: cancels the shard tasks in flight (closing the results) and kills the run's
+    endpoint actors, so no model call is made after the driver stops."""
+    close = getattr(results, "close", None)
+    if close is not None:
+        close()
+    if endpoints:
+        import ray
+
+        for actor in endpoints:
+            ray.kill(actor, no_restart=True)
 
 
 class CallWatcher:

@@ -151,6 +151,18 @@ def parse_body(style: str, data: Any) -> tuple[str, int | None, int | None, tupl
     return text, usage.get("prompt_tokens"), usage.get("completion_tokens"), top
 
 
+def asked_for(req: Request, data: Any) -> Any:
+    """A response body without the fields ``req`` did not ask for: an unrequested (perhaps
+    malformed) ``logprobs`` of a choice is dropped, never parsed, stored or an error."""
+    if req.logprobs is not None or not isinstance(data, dict):
+        return data
+    choices = data.get("choices")
+    if not isinstance(choices, list):
+        return data
+    return {**data, "choices": [{k: v for k, v in c.items() if k != "logprobs"}
+                                if isinstance(c, dict) else c for c in choices]}
+
+
 def estimate_tokens(req: Request) -> int:
     """Rough token count for the tokens-per-minute bucket: 4 characters a token."""
     return len(req.prompt) // 4 + req.max_tokens
@@ -305,7 +317,7 @@ class OpenAICompatibleBackend(Backend):
                     verdict = classify_status(status)
                     if verdict == "ok":
                         try:
-                            text, p_tok, c_tok, top = parse_body(style, resp.json())
+                            text, p_tok, c_tok, top = parse_body(style, asked_for(req, resp.json()))
                         except (ValueError, BadBody) as exc:
                             error = self._scrub(f"bad response body: {str(exc)[:200]}")
                             verdict = "retry"

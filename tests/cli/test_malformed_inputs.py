@@ -396,3 +396,27 @@ def test_credentials_in_a_base_url_reach_no_message_or_file(tmp_path, monkeypatc
         assert b"hunter2" not in path.read_bytes(), path
     manifest = json.loads((tmp_path / "results" / "cred" / "manifest.json").read_text())
     assert manifest["models"][0]["base_url"].startswith("http://***@")
+
+
+def test_ctrl_c_is_one_line_with_the_resume_command(tmp_path, monkeypatch, capsys):
+    import sys
+
+    import distbench.engine.driver as driver
+
+    def interrupt(shard, backends):
+        raise KeyboardInterrupt
+
+    argv = ["run", "--llm-type", "dummy", "--num-games", "2", "--num-trials", "2",
+            "--no-parallel", "--overwrite"]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["distbench", *argv])
+    monkeypatch.setattr(driver, "execute_shard", interrupt)
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == ("error: interrupted; committed shards are kept, resume with: distbench "
+                       "run --llm-type dummy --num-games 2 --num-trials 2 --no-parallel "
+                       "--run-id pure_latest")
+    manifest = json.loads((tmp_path / "results" / "pure_latest" / "manifest.json").read_text())
+    assert manifest["state"] == "interrupted"
