@@ -50,6 +50,7 @@ cells.
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,7 +59,7 @@ from typing import Any
 from distbench.games.matrix.buckets import DEFAULT_BUCKETS, UnknownBucketError, get_bucket
 from distbench.games.registry import families
 from distbench.games.section import SectionError, unknown_key
-from distbench.llm.base import BackendSpec
+from distbench.llm.base import BackendSpec, check_option
 from distbench.llm.registry import UnknownProviderError, get_provider, make_spec
 
 MODES = ("pure", "mixed", "logprob")
@@ -200,6 +201,14 @@ def _bucket_id(source: str, key: str, entry: Any) -> str:
     return entry
 
 
+def _check_options(source: str, where: str, options: dict[str, Any]) -> None:
+    for key, value in options.items():
+        try:
+            check_option(key, value)
+        except ValueError as exc:
+            raise _fail(source, f"{where}{key}", str(exc).partition(": ")[2]) from None
+
+
 def _models(source: str, providers: Any) -> list[ModelEntry]:
     if not isinstance(providers, dict) or not providers:
         raise _fail(source, "providers", "needs at least one provider table, e.g. "
@@ -222,10 +231,12 @@ def _models(source: str, providers: Any) -> list[ModelEntry]:
         per_model = table.get("models", {})
         if not isinstance(per_model, dict):
             raise _fail(source, f"{where}.models", "must be a table of model tables")
+        _check_options(source, f"{where}.", common)
         for model, opts in per_model.items():
             if not isinstance(opts, dict):
                 raise _fail(source, f"{where}.models.{model}", "must be a table")
             _unknown_keys(source, f"{where}.models.{model}.", opts, MODEL_KEYS)
+            _check_options(source, f"{where}.models.{model}.", opts)
         for tier, models in tiers.items():
             # An empty tier is allowed and means "no model in this tier" (the seed tool's
             # '{"A": ["gpt-4o"], "B": ["gpt-4o-mini"], "C": []}'): it is skipped.
@@ -282,8 +293,9 @@ def parse_spec(data: dict[str, Any], source: str = "<spec>") -> SweepSpec:
         raise _fail(source, "buckets", "must be a non-empty list of bucket ids or tables")
     bucket_ids = [_bucket_id(source, f"buckets[{i}]", b) for i, b in enumerate(buckets)]
     temperature = data.get("temperature", 1.0)
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or temperature < 0:
-        raise _fail(source, "temperature", f"must be a number >= 0, got {temperature!r}")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
+            or not 0 <= temperature < math.inf:
+        raise _fail(source, "temperature", f"must be a finite number >= 0, got {temperature!r}")
     max_tokens = data.get("max_tokens")
     if max_tokens is not None:
         max_tokens = _int(source, "max_tokens", max_tokens, 1)

@@ -4,4 +4,18 @@ from __future__ import annotations
 
 from distbench.errors import UserError
 
-__all__ = ["UserError"]
+__all__ = ["Interrupted", "UserError", "interrupted"]
+
+
+class Interrupted(UserError):
+    """Ctrl-C during a run: one line with the command that resumes it, exit status 130."""
+
+    exit_code = 130
+
+
+def interrupted(resume: list[str]) -> Interrupted:
+    """The :class:`Interrupted` of a run that ``resume`` (a command line) resumes."""
+    import shlex
+
+    return Interrupted("interrupted; committed shards are kept, resume with: "
+                       + shlex.join(resume))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from distbench.cli.errors import UserError
+from distbench.cli.errors import UserError, interrupted
 from distbench.cli.options import check_run_id
 
 
@@ -97,6 +97,8 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
                                     command=["distbench", *sys.argv[1:]])
     except RunDirectoryError as exc:
         raise UserError(str(exc)) from None
+    except KeyboardInterrupt:
+        raise interrupted(["distbench", *sys.argv[1:]]) from None
     con = open_run(run_dir)
     try:
         rows = [dict(zip(("agent_a", "agent_b", "winner"), r, strict=True)) for r in
@@ -149,6 +151,8 @@ def study(games_per_pairing: int, accuracies: str, reference_accuracy: float | N
                                     parallel=parallel, command=["distbench", *sys.argv[1:]])
     except RunDirectoryError as exc:
         raise UserError(str(exc)) from None
+    except KeyboardInterrupt:
+        raise interrupted(["distbench", *sys.argv[1:]]) from None
     con = open_run(run_dir, threads=1)
     try:
         result = con.execute(STUDY_SQL)

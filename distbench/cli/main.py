@@ -14,7 +14,7 @@ import sys
 import click
 
 from distbench import __version__
-from distbench.cli.errors import UserError
+from distbench.cli.errors import Interrupted, UserError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DISTBENCH"})
@@ -47,6 +47,9 @@ def _register() -> None:
     cli.add_command(fog.fog)
     cli.add_command(report.report)
     cli.add_command(view.view)
+    from distbench.cli.options import bound_all_numbers
+
+    bound_all_numbers(cli)
 
 
 _register()
@@ -56,6 +59,27 @@ def _debug_requested(argv: list[str]) -> bool:
     return "--debug" in argv or os.environ.get("DISTBENCH_DEBUG", "") not in ("", "0")
 
 
+def _error(message: str) -> None:
+    """Prints ``error: <message>`` as one line: its first line, credentials of URLs
+    redacted."""
+    from distbench.llm.base import redact_url
+
+    lines = str(message).strip().splitlines() or [""]
+    click.echo(f"error: {redact_url(lines[0])}", err=True)
+
+
+def _quiet_after_interrupt() -> None:
+    """After the one line of a Ctrl-C: Ray's shutdown, and its workers' last log lines
+    relayed to this process, go to /dev/null instead of the terminal."""
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():
+        return
+    sys.stderr.flush()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.dup2(devnull, 1)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -63,17 +87,20 @@ def main(argv: list[str] | None = None) -> None:
     try:
         rv = cli.main(args=argv, prog_name="distbench", standalone_mode=False)
     except click.exceptions.Abort:
-        click.echo("error: interrupted", err=True)
+        _error("interrupted")
+        _quiet_after_interrupt()
         sys.exit(130)
     except click.ClickException as exc:
         if isinstance(exc, click.UsageError) and debug:
             raise
-        click.echo(f"error: {exc.format_message()}", err=True)
+        _error(exc.format_message())
         sys.exit(exc.exit_code)
     except UserError as exc:
         if debug:
             raise
-        click.echo(f"error: {exc}", err=True)
+        _error(str(exc))
+        if isinstance(exc, Interrupted):
+            _quiet_after_interrupt()
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("error: interrupted; committed shards are kept, re-run with the same --run-id to resume", err=True)
@@ -81,9 +108,8 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # noqa: BLE001 - last line of defence, one line unless --debug
         if debug:
             raise
-        click.echo(
-            f"error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", err=True
-        )
+        text = (str(exc).strip().splitlines() or [""])[0]
+        _error(f"{type(exc).__name__}: {text} (run with --debug for the traceback)")
         sys.exit(1)
     if isinstance(rv, int) and rv:
         sys.exit(rv)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -16,6 +17,67 @@ from distbench.engine.executors import DEFAULT_KEEP_WARM_S
 
 CONFIRM_CALLS = 5_000
 """Model calls above which a run asks first (``--yes`` skips the question)."""
+
+
+INT64_MAX = 2**63 - 1
+"""The largest integer any flag takes (a seed or a count beyond it cannot be stored)."""
+
+
+class _Bounded:
+    """Mixin for click's number types: refuses ``nan`` and ``inf`` and integers beyond 64
+    bits, in the usage error of the flag (one line)."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        rv = super().convert(value, param, ctx)  # type: ignore[misc]
+        if isinstance(rv, float) and not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)  # type: ignore[attr-defined]
+        if isinstance(rv, int) and not isinstance(rv, bool) and abs(rv) > INT64_MAX:
+            self.fail(f"{value!r} is too large (at most {INT64_MAX}).", param, ctx)  # type: ignore[attr-defined]
+        return rv
+
+
+class _BoundedFloat(_Bounded, click.types.FloatParamType):
+    pass
+
+
+class _BoundedInt(_Bounded, click.types.IntParamType):
+    pass
+
+
+class _BoundedFloatRange(_Bounded, click.FloatRange):
+    pass
+
+
+class _BoundedIntRange(_Bounded, click.IntRange):
+    pass
+
+
+def _bounded(kind: click.ParamType) -> click.ParamType:
+    if isinstance(kind, _Bounded):
+        return kind
+    if isinstance(kind, (click.FloatRange, click.IntRange)):
+        cls = _BoundedFloatRange if isinstance(kind, click.FloatRange) else _BoundedIntRange
+        return cls(kind.min, kind.max, min_open=kind.min_open, max_open=kind.max_open,
+                   clamp=kind.clamp)
+    if type(kind) is click.types.FloatParamType:
+        return _BoundedFloat()
+    if type(kind) is click.types.IntParamType:
+        return _BoundedInt()
+    return kind
+
+
+def bounded_numbers(params: list[click.Parameter]) -> None:
+    """Makes every number flag of ``params`` refuse non-finite floats and integers beyond 64
+    bits (``--temperature nan``, ``--seed 2**80``): click's own types let them through."""
+    for param in params:
+        param.type = _bounded(param.type)
+
+
+def bound_all_numbers(command: click.Command) -> None:
+    """:func:`bounded_numbers` over ``command`` and all its subcommands."""
+    bounded_numbers(command.params)
+    for sub in getattr(command, "commands", {}).values():
+        bound_all_numbers(sub)
 
 
 def _apply(options: list[Callable[[Any], Any]]) -> Callable[[Any], Any]:
@@ -33,6 +95,28 @@ keep_warm_option = click.option(
          "after the run, so the next run skips Ray's worker start-up (0: plain Ray tasks, "
          "nothing stays).")
 
+def _check_address(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--address``: ``auto``, ``HOST:PORT`` or ``ray://HOST:PORT`` (with Ray's client
+    installed), refused in one line before any work otherwise."""
+    if value is None or value == "auto":
+        return value
+    import importlib.util
+    from urllib.parse import urlsplit
+
+    text = value if "://" in value else f"ray://{value}"
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        port, parts = None, None
+    if parts is None or parts.scheme != "ray" or not parts.hostname or not port:
+        raise click.BadParameter(f"expected auto, HOST:PORT or ray://HOST:PORT, got {value!r}")
+    if value.startswith("ray://") and importlib.util.find_spec("grpc") is None:
+        raise click.BadParameter("a ray:// address needs Ray's client: pip install 'ray[client]' "
+                                 "(or run on a cluster node with --address auto)")
+    return value
+
+
 execution_options = _apply([
     click.option("--parallel/--no-parallel", default=None,
                  help="Run shards as Ray tasks, or one by one in this process.  [default: "
@@ -40,8 +124,8 @@ execution_options = _apply([
                       "on Ray otherwise or with --address; it never changes a result]"),
     click.option("--num-workers", type=click.IntRange(min=1), default=None,
                  help="CPUs of the local Ray instance.  [default: all]"),
-    click.option("--address", default=None,
-                 help="Existing Ray cluster to use ('auto' or ray://host:port)."),
+    click.option("--address", default=None, callback=_check_address,
+                 help="Existing Ray cluster to use ('auto', HOST:PORT or ray://HOST:PORT)."),
     keep_warm_option,
     click.option("--retry-failed", is_flag=True,
                  help="Resuming a run: also play again the shards whose model calls failed "
@@ -130,6 +214,7 @@ class FamilyCommand(click.Command):
                         owners[option.name] = [name]
                     elif option.name in owners:  # two families share a flag
                         owners[option.name].append(name)
+            bounded_numbers(self.params)
             modes = "; ".join(f"{name}: {' | '.join(f.modes)}"
                               for name, f in families().items() if f.modes)
             mode = taken.get("mode_names")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from distbench.cli.errors import UserError
+from distbench.cli.errors import UserError, interrupted
 from distbench.cli.options import (
     FamilyCommand,
     check_run_id,
@@ -125,7 +125,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
     from distbench.engine.driver import RunDirectoryError, preflight
     from distbench.games.matrix.buckets import UnknownBucketError
     from distbench.games.registry import UnknownFamilyError, get_family
-    from distbench.llm.base import BackendSpec, BackendUnavailable
+    from distbench.llm.base import BackendSpec, BackendUnavailable, check_url
     from distbench.llm.local import LocalModelUnavailable, local_available
     from distbench.llm.registry import UnknownProviderError, make_spec, resolve_spec
 
@@ -137,6 +137,14 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         raise UserError(str(exc)) from None
     assert isinstance(ctx.command, FamilyCommand)
     ctx.command.check_family_options(ctx, chosen.name)
+    bad_modes = [m for m in options.get("mode_names") or () if m not in chosen.modes]
+    if bad_modes:
+        raise click.BadParameter(
+            f"{chosen.name} has no mode {bad_modes[0]!r}"
+            + (f"; use {', '.join(chosen.modes)}" if chosen.modes else " (it has no modes)"),
+            param_hint="'--mode'")
+    if base_url is not None and check_url(base_url):
+        raise click.BadParameter(check_url(base_url), param_hint="'--base-url'")
     if limit is not None:
         options["num_games"] = min(options["num_games"], limit)
     try:
@@ -184,6 +192,8 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         )
     except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
+    except KeyboardInterrupt:
+        raise interrupted(resume_command(sys.argv[1:], run_dir.name)) from None
     if command.format_summary is not None:
         click.echo(command.format_summary(outcome.summary))
     elif outcome.summary:
@@ -203,6 +213,19 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
     click.echo(f'Query them: distbench query {outcome.run_dir} "select * from '
                f'{chosen.main_table} limit 5"', err=True)
     check_calls(outcome.calls)
+
+
+def resume_command(args: list[str], run_id: str) -> list[str]:
+    """The ``distbench run`` command line that resumes run ``run_id`` started with ``args``:
+    the same flags without ``--overwrite``, with ``--run-id`` naming the folder."""
+    out: list[str] = ["distbench"]
+    has_id = False
+    for arg in args:
+        if arg == "--overwrite":
+            continue
+        has_id = has_id or arg == "--run-id" or arg.startswith("--run-id=")
+        out.append(arg)
+    return out if has_id else [*out, "--run-id", run_id]
 
 
 def _price(text: str | None) -> dict[str, float]:

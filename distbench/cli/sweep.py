@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from distbench.cli.errors import UserError
+from distbench.cli.errors import UserError, interrupted
 from distbench.cli.options import (
     check_run_id,
     confirm_size,
@@ -261,7 +261,7 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
             **overrides: Any) -> None:
     """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""
     from distbench.cli.run import check_calls
-    from distbench.engine.driver import RunDirectoryError
+    from distbench.engine.driver import RunDirectoryError, preflight
     from distbench.engine.sweep import plan_sweep
     from distbench.llm.base import BackendUnavailable
     from distbench.llm.local import LocalModelUnavailable
@@ -297,6 +297,11 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
     except ValueError as exc:  # a plan over the size bounds
         raise UserError(str(exc)) from None
     plan.config["spec_data"] = data
+    try:
+        for model in plan.specs():  # a missing key or an unreachable server: before any work
+            preflight(model, plan.extra_styles)
+    except (BackendUnavailable, LocalModelUnavailable) as exc:
+        raise UserError(str(exc)) from None
     confirm_size(plan, run_dir, yes)
     total = sum(s.num_units for s in plan.shards)
     click.echo(f"sweep {parsed.name}: {len(plan.shards)} shards, {total:,} units (trials, episodes, games) -> {run_dir}",
@@ -309,6 +314,8 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
                                     retry_failed=retry_failed)
     except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
+    except KeyboardInterrupt:
+        raise interrupted(["distbench", "sweep", "run", "--resume", str(run_dir)]) from None
     # The seed tool's layout keeps the suite tables in the named folder itself.
     tables = run_dir.parent if seed else run_dir / "report"
     written = write_suite_tables(run_dir, tables)
@@ -329,5 +336,7 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
 def report_cmd(run_dir: Path, out_dir: Path | None) -> None:
     """Write the suite tables of RUN_DIR: big_table_all_runs.csv, big_table_aggregated.csv/.md,
     leaderboard.csv, tier_gradient.csv and suite_metadata.json."""
+    if not run_dir.is_dir():
+        raise UserError(f"no such run directory: {run_dir}")
     for path in write_suite_tables(run_dir, out_dir or run_dir / "report"):
         click.echo(str(path))

@@ -29,7 +29,7 @@ from distbench.engine.worker import (
 )
 from distbench.games.base import RunPlan
 from distbench.games.registry import load_families
-from distbench.llm.base import BackendSpec, cost_usd
+from distbench.llm.base import BackendSpec, cost_usd, redact
 from distbench.store.catalog import open_run
 from distbench.store.integrity import COMMITS, DAMAGED_SUFFIX, Damage, set_aside, verify
 from distbench.store.writer import (
@@ -144,14 +144,18 @@ def _ray_results(shards: list[Any], max_in_flight: int) -> Iterator[tuple[Any, A
     remote = shard_task()
     queue = list(reversed(shards))
     pending: dict[Any, Any] = {}
-    while queue or pending:
-        while queue and len(pending) < max_in_flight:
-            shard = queue.pop()
-            pending[remote.remote(shard)] = shard
-        done, _ = ray.wait(list(pending), num_returns=1)
-        for ref in done:
-            shard = pending.pop(ref)
-            yield shard, ray.get(ref)
+    try:
+        while queue or pending:
+            while queue and len(pending) < max_in_flight:
+                shard = queue.pop()
+                pending[remote.remote(shard)] = shard
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                shard = pending.pop(ref)
+                yield shard, ray.get(ref)
+    finally:  # closed early (Ctrl-C, an error): the shards in flight are cancelled
+        for ref in pending:
+            ray.cancel(ref, force=True)
 
 
 def _local_results(shards: list[Any]) -> Iterator[tuple[Any, Any]]:
@@ -193,7 +197,7 @@ def _check_manifest(run_dir: Path, config_dict: dict[str, Any]) -> None:
     if not path.exists():
         return
     old = read_json(path).get("identity")
-    if old is not None and old != config_dict:
+    if old is not None and old != redact(config_dict):
         raise RunConfigMismatch(
             f"{run_dir} already holds a run with a different configuration; "
             "pass --overwrite to replace it or choose another --run-id"
@@ -290,12 +294,47 @@ def run_plan(
     Raises:
         RunDirectoryError: ``run_dir`` holds another configuration (:class:`RunConfigMismatch`)
             or another process is writing to it (:class:`RunDirBusy`).
+
+    A run that fails after its manifest was written leaves it ``state: failed`` with the
+    reason in ``error`` (one line), or ``interrupted`` after Ctrl-C; the error propagates.
     """
+    started: dict[str, Any] = {}
     with exclusive(run_dir):
-        return _run_plan(plan, run_dir, parallel=parallel, num_workers=num_workers,
-                         address=address, keep_warm=keep_warm, command=command,
-                         progress=progress, on_start=on_start, on_stage=on_stage,
-                         on_calls=on_calls, retry_failed=retry_failed)
+        try:
+            return _run_plan(plan, run_dir, parallel=parallel, num_workers=num_workers,
+                             address=address, keep_warm=keep_warm, command=command,
+                             progress=progress, on_start=on_start, on_stage=on_stage,
+                             on_calls=on_calls, retry_failed=retry_failed, started=started)
+        except KeyboardInterrupt:
+            _end_manifest(run_dir, started, "interrupted", "interrupted (Ctrl-C); committed "
+                          "shards are kept, the same command resumes the run")
+            raise
+        except Exception as exc:
+            _end_manifest(run_dir, started, "failed", failure_reason(exc))
+            raise
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One line saying why a run failed: the exception (the cause of a Ray task error), its
+    type and first line, credentials of URLs redacted, at most 300 characters."""
+    cause = getattr(exc, "cause", None) or exc
+    text = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
+    line = f"{type(cause).__name__}: {text}" if text else type(cause).__name__
+    return redact(line)[:300]
+
+
+def _end_manifest(run_dir: Path, started: dict[str, Any], state: str, reason: str) -> None:
+    """Marks the manifest this run wrote (``started["manifest"]``) ``state`` with ``reason``,
+    when it still says ``running``: a stopped run never looks like a running one."""
+    manifest = started.get("manifest")
+    if manifest is None or manifest.get("state") != "running":
+        return
+    manifest.update(state=state, error=reason,
+                    stopped_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    try:
+        write_json(run_dir / "manifest.json", redact(manifest))
+    except OSError as exc:  # a full disk: the run's own error is the one to show
+        log.warning("could not mark %s/manifest.json %s: %s", run_dir, state, exc)
 
 
 def _run_plan(
@@ -312,6 +351,7 @@ def _run_plan(
     on_stage: Callable[[str], None] | None,
     on_calls: Callable[[dict[str, int]], None] | None = None,
     retry_failed: bool = False,
+    started: dict[str, Any] | None = None,
 ) -> RunOutcome:
     t0 = time.perf_counter()
     load_families()  # every family's tables are known to the store before it is read
@@ -360,7 +400,9 @@ def _run_plan(
         "shards": {"planned": len(shards), "committed": len(shards) - len(todo)},
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    write_json(run_dir / "manifest.json", manifest)
+    write_json(run_dir / "manifest.json", redact(manifest))
+    if started is not None:
+        started["manifest"] = manifest
     if on_start and not todo:
         on_start(0, 0)
 
@@ -420,17 +462,20 @@ def _run_plan(
             for shard, result in results:
                 pending.append((writers.submit(
                     writer.commit_shard, shard.shard_id, result.tables,
-                    {"stats": result.stats, "shard": _jsonable(shard)},
+                    {"stats": result.stats, "shard": redact(_jsonable(shard))},
                 ), shard, result.stats))
                 drain(block=len(pending) > 4)
             drain(block=True)
+        except KeyboardInterrupt:
+            _cancel(results, endpoints)
+            raise
         except Exception as exc:
             cause = getattr(exc, "cause", None) or exc
             from distbench.llm.http import AuthenticationFailed
 
             if isinstance(cause, AuthenticationFailed):
                 manifest.update(state="stopped", error=str(cause))
-                write_json(run_dir / "manifest.json", manifest)
+                write_json(run_dir / "manifest.json", redact(manifest))
                 raise AuthenticationFailed(str(cause)) from None
             raise
         finally:
@@ -454,13 +499,13 @@ def _run_plan(
     record = {"run_id": run_id, "family": plan.family, "groups": summary}
     if health is not None:
         record["calls"] = health
-    write_json(run_dir / "summary.json", record)
+    write_json(run_dir / "summary.json", redact(record))
     manifest.update(
         state="complete",
         shards={"planned": len(shards), "committed": len(writer.committed())},
         finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     )
-    write_json(run_dir / "manifest.json", manifest)
+    write_json(run_dir / "manifest.json", redact(manifest))
     return RunOutcome(
         run_dir=run_dir,
         shards=len(shards),
@@ -471,6 +516,19 @@ def _run_plan(
         calls=health,
         retried=len(retried),
     )
+
+
+def _cancel(results: Any, endpoints: list[Any]) -> None:
+    """Ctrl-C: cancels the shard tasks in flight (closing the results) and kills the run's
+    endpoint actors, so no model call is made after the driver stops."""
+    close = getattr(results, "close", None)
+    if close is not None:
+        close()
+    if endpoints:
+        import ray
+
+        for actor in endpoints:
+            ray.kill(actor, no_restart=True)
 
 
 class CallWatcher:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -210,6 +212,81 @@ def cost_usd(spec: BackendSpec, prompt_tokens: float, completion_tokens: float) 
     if price is None:
         return None
     return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1e6
+
+
+def _number(value: Any, low: float, *, open_low: bool = False, integer: bool = False) -> str:
+    """Why ``value`` is not a finite number (an integer with ``integer``) >= ``low`` (> with
+    ``open_low``), or "" when it is one."""
+    kind = "an integer" if integer else "a number"
+    bound = f"> {low:g}" if open_low else f">= {low:g}"
+    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+        return f"must be {kind} {bound}, got {value!r}"
+    if not math.isfinite(value) or value < low or (open_low and value == low) or abs(value) > 2**63 - 1:
+        return f"must be a finite {kind[2:] if integer else 'number'} {bound}, got {value!r}"
+    return ""
+
+
+def check_url(url: Any) -> str:
+    """Why ``url`` is not a usable base URL (http or https, a host, a valid port), or ""."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(url, str):
+        return f"must be a URL string such as http://127.0.0.1:8080, got {url!r}"
+    shown = redact_url(url)
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"not a valid URL ({exc}): {shown!r}"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"must be an http:// or https:// URL with a host, got {shown!r}"
+    if port == 0:
+        return f"port 0 is not a server's port: {shown!r}"
+    return ""
+
+
+OPTION_CHECKS: dict[str, Callable[[Any], str]] = {
+    "rpm": lambda v: _number(v, 0, open_low=True),
+    "tpm": lambda v: _number(v, 0, open_low=True),
+    "timeout": lambda v: _number(v, 0, open_low=True),
+    "max_concurrency": lambda v: _number(v, 1, integer=True),
+    "max_retries": lambda v: _number(v, 0, integer=True),
+    "price_in": lambda v: _number(v, 0),
+    "price_out": lambda v: _number(v, 0),
+    "cache": lambda v: "" if isinstance(v, bool) else f"must be true or false, got {v!r}",
+    "base_url": check_url,
+}
+"""The common backend options and why a value of each is refused (a finite number in range,
+a boolean, a URL)."""
+
+
+def check_option(key: str, value: Any) -> None:
+    """Raises ValueError ``"<key>: <why>"`` when ``value`` is not a valid ``key`` option (see
+    :data:`OPTION_CHECKS`; other keys are the backend's own)."""
+    check = OPTION_CHECKS.get(key)
+    problem = check(value) if check is not None and value is not None else ""
+    if problem:
+        raise ValueError(f"{key}: {problem}")
+
+
+_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
+
+
+def redact_url(text: str) -> str:
+    """``text`` with the credentials of any URL in it (``http://user:secret@host``) replaced
+    by ``***@``: a base URL may carry them, no file, log or message may."""
+    return _USERINFO.sub("***@", text)
+
+
+def redact(value: Any) -> Any:
+    """:func:`redact_url` applied to every string of a JSON-shaped value."""
+    if isinstance(value, str):
+        return redact_url(value)
+    if isinstance(value, dict):
+        return {k: redact(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact(v) for v in value]
+    return value
 
 
 class BackendUnavailable(RuntimeError):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from distbench.llm.base import BackendSpec, Request, Response
+from distbench.llm.base import BackendSpec, Request, Response, redact_url
 from distbench.llm.cache import cache_key
 from distbench.store.schema import CALLS
 
@@ -39,7 +39,7 @@ def calls_table(
         call_ids: Unique, deterministic ids of the calls.
         trial_ids: What each call answered (a trial, or an episode turn).
     """
-    endpoint = f"{spec.provider}:{spec.option('base_url') or 'in-process'}"
+    endpoint = redact_url(f"{spec.provider}:{spec.option('base_url') or 'in-process'}")
     n = len(requests)
     columns = {
         "run_id": [run_id] * n,

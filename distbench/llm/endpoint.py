@@ -15,6 +15,8 @@ import asyncio
 import hashlib
 import json
 import os
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -159,12 +161,62 @@ def direct_throttle_state(keys: list[str]) -> dict[str, float]:
     return throttle_state([limiter_stats(_DIRECT[k]) for k in keys if k in _DIRECT])
 
 
-class EndpointActor:
-    """The Ray actor of one endpoint (wrapped with ``ray.remote`` by :func:`get_or_create`)."""
+OWNER_POLL_S = 0.2
+"""How often an endpoint actor checks that the driver owning it is alive."""
 
-    def __init__(self, spec: BackendSpec) -> None:
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    try:  # a killed driver its parent has not reaped yet is a zombie: gone all the same
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+class EndpointActor:
+    """The Ray actor of one endpoint (wrapped with ``ray.remote`` by :func:`get_or_create`).
+
+    ``owner`` is the (Ray node id, pid) of the driver that created it. On the driver's node
+    the actor checks every :data:`OWNER_POLL_S` seconds that the driver lives, and exits at
+    once when it is gone (``kill -9``): no model call is made for a run nobody will write.
+    Ray ends a dead driver's actors too, but only after seconds; elsewhere that is what
+    happens."""
+
+    def __init__(self, spec: BackendSpec, owner: tuple[str, int] | None = None) -> None:
+        if owner is not None:
+            self._watch(*owner)
         self.backend = build_direct(spec)
         self.calls = 0
+
+    @staticmethod
+    def _watch(node: str, pid: int) -> None:
+        import ray
+
+        context = ray.get_runtime_context()
+        if context.get_node_id() != node:
+            return
+
+        def stop() -> None:
+            try:  # no restart: a restarted actor would replay the calls in flight
+                ray.kill(context.current_actor, no_restart=True)
+            finally:
+                os._exit(0)  # in-flight HTTP calls end with the process
+
+        if not _alive(pid):
+            stop()
+
+        def watch() -> None:
+            while _alive(pid):
+                time.sleep(OWNER_POLL_S)
+            stop()
+
+        threading.Thread(target=watch, name="distbench-owner", daemon=True).start()
 
     async def generate(self, requests: Sequence[Request]) -> list[Response]:
         self.calls += len(requests)
@@ -208,7 +260,7 @@ def get_or_create(spec: BackendSpec):
         max_task_retries=2,
         max_concurrency=1000,
         num_cpus=0,
-    ).remote(spec)
+    ).remote(spec, (ray.get_runtime_context().get_node_id(), os.getpid()))
 
 
 class ActorBackend(Backend):

@@ -23,7 +23,14 @@ from typing import Any
 
 import httpx
 
-from distbench.llm.base import Backend, BackendSpec, BackendUnavailable, Request, Response
+from distbench.llm.base import (
+    Backend,
+    BackendSpec,
+    BackendUnavailable,
+    Request,
+    Response,
+    redact_url,
+)
 from distbench.llm.limits import (
     Limits,
     RateLimiter,
@@ -174,6 +181,18 @@ def rejects_n(response: Response) -> bool:
     is allowed")."""
     return (response.status != "ok" and response.http_status in (400, 422)
             and bool(_NAMES_N.search(response.error or "")))
+
+
+def asked_for(req: Request, data: Any) -> Any:
+    """A response body without the fields ``req`` did not ask for: an unrequested (perhaps
+    malformed) ``logprobs`` of a choice is dropped, never parsed, stored or an error."""
+    if req.logprobs is not None or not isinstance(data, dict):
+        return data
+    choices = data.get("choices")
+    if not isinstance(choices, list):
+        return data
+    return {**data, "choices": [{k: v for k, v in c.items() if k != "logprobs"}
+                                if isinstance(c, dict) else c for c in choices]}
 
 
 def estimate_tokens(req: Request) -> int:
@@ -336,7 +355,7 @@ class OpenAICompatibleBackend(Backend):
                         parts=tuple(parts))
 
     def _auth_message(self, status: int) -> str:
-        who = f"{self.spec.provider} at {self.base_url}"
+        who = f"{self.spec.provider} at {redact_url(self.base_url)}"
         fix = (f"check the key in the environment variable {self.key_env}" if self.key_env
                else "the server requires credentials")
         return f"{who} rejected the request with HTTP {status} (authentication): {fix}"
@@ -379,7 +398,7 @@ class OpenAICompatibleBackend(Backend):
                     verdict = classify_status(status)
                     if verdict == "ok":
                         try:
-                            data = resp.json()
+                            data = asked_for(req, resp.json())
                             text, p_tok, c_tok, top = parse_body(style, data)
                             texts = choice_texts(style, data) if req.n > 1 else None
                         except (ValueError, BadBody) as exc:
@@ -451,7 +470,7 @@ async def check_endpoint(spec: BackendSpec, styles: Sequence[str] = (),
         AuthenticationFailed: the server rejects the key (401/403).
     """
     backend = OpenAICompatibleBackend(spec)
-    where = f"{spec.provider} at {backend.base_url}"
+    where = f"{spec.provider} at {redact_url(backend.base_url)}"
     try:
         async with httpx.AsyncClient(base_url=backend.base_url, timeout=timeout) as client:
             resp = await client.get("/v1/models", headers=backend._headers())

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 
 from distbench.errors import did_you_mean
-from distbench.llm.base import Backend, BackendSpec
+from distbench.llm.base import Backend, BackendSpec, check_option
 
 
 class UnknownProviderError(ValueError):
@@ -185,7 +185,9 @@ def make_spec(
     """A validated :class:`BackendSpec` with the provider's defaults filled in.
 
     ``provider`` may be ``PROVIDER:MODEL``; an explicit ``model`` wins over the one in the
-    name. The model name is canonicalised by the backend (aliases of bundled models).
+    name. The model name is canonicalised by the backend (aliases of bundled models). The
+    common options are checked (:func:`~distbench.llm.base.check_option`: ValueError naming
+    the key).
     """
     provider, named = split_provider(provider)
     model = model or named
@@ -193,6 +195,8 @@ def make_spec(
     style = style or entry.style
     if style not in ("chat", "completion"):
         raise ValueError(f"answer style must be 'chat' or 'completion', got {style!r}")
+    for key, value in options.items():
+        check_option(key, value)
     merged = dict(entry.defaults)
     merged.update({k: v for k, v in options.items() if v is not None})
     return BackendSpec(

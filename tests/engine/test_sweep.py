@@ -52,7 +52,7 @@ def test_a_spec_expands_inline_buckets_and_tiers():
         ({"providers": {"dummy": {"tiers": {}}}}, "providers.dummy.tiers: needs at least one tier"),
         ({"providers": {"dummy": {"tiers": {"A": "m"}}}}, "providers.dummy.tiers.A: must be a list of model names"),
         ({"providers": {"dummy": {"rpmm": 1, "tiers": {"A": ["m"]}}}}, "providers.dummy.rpmm: unknown key"),
-        ({"temperature": -1}, "t.toml: temperature: must be a number >= 0"),
+        ({"temperature": -1}, "t.toml: temperature: must be a finite number >= 0"),
     ],
 )
 def test_bad_specs_name_the_file_and_the_key(kw, message):

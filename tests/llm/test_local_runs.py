@@ -36,11 +36,11 @@ def _check(run_dir, expected_trials: int) -> None:
         assert status in STATUSES and raw is not None and call_id is not None
         if mode == "logprob" and status == "ok":
             assert abs(sum(strategy) - 1) < 1e-9 and 0 < mass <= 1 + 1e-9
-    # One first call per trial; logprob readings may follow white space with more calls
-    # ('<call id>.<n>').
-    calls = con.execute("select count(*) filter (where call_id not like '%.%'), count(*), "
+    # One first call per trial, or per request of several samples (``samples`` trials);
+    # logprob readings may follow white space with more calls ('<call id>.<n>').
+    calls = con.execute("select sum(samples) filter (where call_id not like '%.%'), count(*), "
                         "bool_and(status = 'ok'), sum(completion_tokens) from calls").fetchone()
-    assert calls[0] == expected_trials and calls[1] >= expected_trials
+    assert calls[0] == expected_trials and calls[1] >= calls[0] / 2
     assert calls[2] and calls[3] > 0
     joined = con.execute("select count(*) from trials join calls using (call_id)").fetchone()[0]
     assert joined == expected_trials

@@ -289,7 +289,7 @@ def test_an_overlong_answer_is_clipped_with_a_mark_where_tables_are_encoded(tmp_
     assert clip_text(table.slice(1)) is not None and clip_text(table.slice(1)).equals(
         table.slice(1))
     # through the writer: the stored file holds the clipped answer
-    from tests.store.test_writer_catalog import _trials
+    from table_rows import trials_rows as _trials
 
     rows = _trials("s1", 2)
     rows = rows.set_column(rows.column_names.index("raw_text"), "raw_text",

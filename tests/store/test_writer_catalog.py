@@ -9,31 +9,12 @@ import sys
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from table_rows import trials_rows as _trials
 
 from distbench.games.matrix.schema import TRIALS
 from distbench.store.catalog import NotARunError, open_run
 from distbench.store.schema import SCHEMAS, describe, empty_table
 from distbench.store.writer import COMMITS, RunDirBusy, RunWriter, committed_files, exclusive
-
-
-def _trials(shard_id: str, n: int) -> pa.Table:
-    cols = {}
-    for field in TRIALS:
-        if field.name == "shard_id":
-            cols[field.name] = [shard_id] * n
-        elif field.name == "trial":
-            cols[field.name] = list(range(n))
-        elif pa.types.is_string(field.type):
-            cols[field.name] = [f"{field.name}{i}" if not field.nullable else None for i in range(n)]
-        elif pa.types.is_boolean(field.type):
-            cols[field.name] = [False] * n
-        elif pa.types.is_integer(field.type):
-            cols[field.name] = [0 if not field.nullable else None] * n
-        elif pa.types.is_list(field.type):
-            cols[field.name] = [None] * n
-        else:
-            cols[field.name] = [1.0] * n
-    return pa.table(cols, schema=TRIALS)
 
 
 def test_committed_shards_are_visible_and_uncommitted_files_are_not(tmp_path):
