@@ -142,7 +142,7 @@ def test_a_canary_key_reaches_no_file_or_log_of_a_real_ray_run(tmp_path):
         result = subprocess.run(
             [sys.executable, "-m", "distbench.cli", "--debug", "run", "--llm-type", "llamacpp",
              "--base-url", server.url, "--num-games", "3", "--num-trials", "3", "--no-cache",
-             "--max-retries", "0", "--run-id", "canary"],
+             "--max-retries", "0", "--max-n", "1", "--run-id", "canary"],
             cwd=tmp_path, env={**os.environ, "RAY_AUTH_MODE": "disabled", **env_key},
             capture_output=True, text=True, timeout=300,
         )

@@ -66,6 +66,7 @@ shard_trials = 16
 type = "llamacpp"
 base_url = "{url}"
 max_concurrency = 8
+max_n = 1                # one request per trial: the exactly-once checks count them
 cache = false
 tiers.A = ["mock-a"]
 

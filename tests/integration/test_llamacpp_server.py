@@ -338,6 +338,10 @@ def test_prompts_longer_than_the_context_fail_as_data(server, tmp_path):
     # the server refuses such a prompt (HTTP 400): no retries
     assert query(run_dir, "select distinct status, http_status, attempts from calls") \
         == [("failed", 400, 1)]
+    # one request per game's trials (n samples: the context error names no n, so no
+    # fallback), each answering every trial of its game
+    assert query(run_dir, "select sum(samples) from calls") == [(trials,)]
     calls = json.loads((run_dir / "summary.json").read_text())["calls"]
-    assert calls["calls"] == trials and calls["failed"] == calls["calls"]
+    assert calls["calls"] == query(run_dir, "select count(*) from calls")[0][0]
+    assert calls["failed"] == calls["calls"]
     assert f"context of {SHORT_CTX} tokens" in calls["top_failure"]["explained"]
