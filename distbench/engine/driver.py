@@ -60,6 +60,11 @@ def preflight(spec: BackendSpec, styles: tuple[str, ...] = ()) -> None:
     from distbench.llm.registry import backend_class
 
     backend_class(spec.provider).preflight(spec, styles)
+    if spec.option("cache", True):  # a cache that cannot be opened: one line, before work
+        from distbench.llm.cache import ResponseCache
+        from distbench.llm.endpoint import default_cache_path
+
+        ResponseCache(spec.option("cache_path") or default_cache_path()).close()
 
 
 def check_visible_to_workers(specs: list[BackendSpec]) -> None:

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from distbench.llm.base import BackendSpec, Request, Response
+from distbench.llm.base import BackendSpec, BackendUnavailable, Request, Response
+
+log = logging.getLogger(__name__)
 
 
 def cache_key(spec: BackendSpec, req: Request) -> str:
@@ -41,6 +44,11 @@ def cache_key(spec: BackendSpec, req: Request) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+class CacheUnavailable(BackendUnavailable):
+    """The response cache cannot be opened (a full disk, no permission): one line naming its
+    path, before any work."""
+
+
 class ResponseCache:
     """A SQLite table of successful responses by request hash.
 
@@ -50,8 +58,25 @@ class ResponseCache:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._broken = ""
+        try:
+            self._open()
+        except (OSError, sqlite3.Error) as exc:
+            raise CacheUnavailable(
+                f"the response cache at {self.path} cannot be used ({exc}): free some space "
+                "there, point DISTBENCH_CACHE_DIR elsewhere, or run with --no-cache") from None
+
+    def _give_up(self, exc: Exception) -> None:
+        """A cache that cannot be written any more (a full disk): one warning, then the run
+        goes on without it (answers are not cached; nothing else changes)."""
+        if not self._broken:
+            self._broken = str(exc)
+            log.warning("the response cache at %s cannot be written (%s): answers are no "
+                        "longer cached in this run", self.path, exc)
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._con = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
         self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute(
@@ -65,21 +90,30 @@ class ResponseCache:
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
         """Cached responses for the keys that have one (marked ``cache_hit``)."""
+        if self._broken:
+            return {}
+        try:
+            with self._lock:
+                return self._read(keys)
+        except sqlite3.Error as exc:
+            self._give_up(exc)
+            return {}
+
+    def _read(self, keys: Sequence[str]) -> dict[str, Response]:
         out: dict[str, Response] = {}
-        with self._lock:
-            for lo in range(0, len(keys), 500):
-                chunk = list(keys[lo : lo + 500])
-                marks = ",".join("?" * len(chunk))
-                rows = self._con.execute(
-                    f"SELECT key, text, prompt_tokens, completion_tokens, logprobs, texts "
-                    f"FROM responses WHERE key IN ({marks})", chunk
-                ).fetchall()
-                for key, text, p_tok, c_tok, lp, texts in rows:
-                    logprobs = tuple(tuple(x) for x in json.loads(lp)) if lp else None
-                    out[key] = Response(text=text, status="ok", attempts=0, latency_ms=0.0,
-                                        prompt_tokens=p_tok, completion_tokens=c_tok,
-                                        cache_hit=True, logprobs=logprobs,
-                                        texts=tuple(json.loads(texts)) if texts else None)
+        for lo in range(0, len(keys), 500):
+            chunk = list(keys[lo : lo + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = self._con.execute(
+                f"SELECT key, text, prompt_tokens, completion_tokens, logprobs, texts "
+                f"FROM responses WHERE key IN ({marks})", chunk
+            ).fetchall()
+            for key, text, p_tok, c_tok, lp, texts in rows:
+                logprobs = tuple(tuple(x) for x in json.loads(lp)) if lp else None
+                out[key] = Response(text=text, status="ok", attempts=0, latency_ms=0.0,
+                                    prompt_tokens=p_tok, completion_tokens=c_tok,
+                                    cache_hit=True, logprobs=logprobs,
+                                    texts=tuple(json.loads(texts)) if texts else None)
         return out
 
     def put_many(self, items: Sequence[tuple[str, Response]]) -> None:
@@ -90,13 +124,16 @@ class ResponseCache:
              json.dumps(list(r.texts)) if r.texts is not None else None)
             for key, r in items if r.status == "ok" and r.text is not None and r.parts is None
         ]
-        if not rows:
+        if not rows or self._broken:
             return
         with self._lock:
-            self._con.executemany(
-                "INSERT OR REPLACE INTO responses (key, text, prompt_tokens, completion_tokens, "
-                "logprobs, texts) VALUES (?, ?, ?, ?, ?, ?)", rows)
-            self._con.commit()
+            try:
+                self._con.executemany(
+                    "INSERT OR REPLACE INTO responses (key, text, prompt_tokens, "
+                    "completion_tokens, logprobs, texts) VALUES (?, ?, ?, ?, ?, ?)", rows)
+                self._con.commit()
+            except sqlite3.Error as exc:
+                self._give_up(exc)
 
     def close(self) -> None:
         with self._lock:

@@ -19,6 +19,7 @@ redone writes the same names again, so it overwrites and never duplicates.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
@@ -59,18 +60,31 @@ class RunDirBusy(RunDirectoryError):
     """Another process is writing to the run directory."""
 
 
+class RunWriteError(RunDirectoryError):
+    """A file of the run could not be written (a full disk, no permission): the message names
+    the file and the cause, and nothing committed before it is lost."""
+
+
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f"{TMP_PREFIX}{uuid.uuid4().hex}-{path.name}"
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        raise RunWriteError(f"cannot write {path}: {exc.strerror or exc}"
+                            + ("; committed shards are kept: free some space and run the "
+                               "same command again to resume" if exc.errno == errno.ENOSPC
+                               else "")) from None
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        try:
+            if tmp.exists():
+                tmp.unlink()
+        except OSError:
+            pass
 
 
 def strict_json(value: Any) -> Any:
