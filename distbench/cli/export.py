@@ -3,27 +3,12 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
-from typing import Any
 
 import click
 
 from distbench.cli.errors import UserError
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
-def _records(con, sql: str) -> list[dict[str, Any]]:
-    result = con.execute(sql)
-    columns = [d[0] for d in result.description]
-    return [{c: _clean(v) for c, v in zip(columns, row, strict=True)} for row in result.fetchall()]
+from distbench.store.catalog import fetch_records
 
 
 def export_json(run_dir: Path, out_dir: Path) -> list[Path]:
@@ -42,14 +27,14 @@ def export_json(run_dir: Path, out_dir: Path) -> list[Path]:
     except NotARunError as exc:
         raise UserError(str(exc)) from None
     try:
-        games = _records(
+        games = fetch_records(
             con,
             """SELECT game_id, bucket, seed, rows AS num_rows, cols AS num_cols,
                       payoff AS payoff_matrix, nash_row AS row_strategy,
                       nash_col AS col_strategy, value, gap_degenerate
                FROM games ORDER BY bucket, seed, game_index""",
         )
-        trials = _records(
+        trials = fetch_records(
             con,
             """SELECT game_id, mode, trial, provider, model,
                       decision + 1 AS action, strategy, parse_status, raw_text,

@@ -34,12 +34,14 @@ The objects, as the seed wrote them:
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from distbench.store.catalog import fetch_records
+from distbench.store.writer import strict_json
 
 GAME_KEYS = ("game_id", "payoff_matrix", "nash_equilibrium_row", "nash_equilibrium_col")
 """A game of ``games.json`` (``main.py``)."""
@@ -76,18 +78,8 @@ def resolve_run(path: Path) -> Path:
     return path
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
 
 
-def _records(con: Any, sql: str) -> list[dict[str, Any]]:
-    result = con.execute(sql)
-    columns = [d[0] for d in result.description]
-    return [dict(zip(columns, row, strict=True)) for row in result.fetchall()]
 
 
 def seed_trial(row: dict[str, Any], game_id: int) -> dict[str, Any]:
@@ -102,10 +94,10 @@ def seed_trial(row: dict[str, Any], game_id: int) -> dict[str, Any]:
     return {
         "game_id": game_id,
         "trial_id": int(row["trial"]),
-        "llm_decision": _finite(decision) if valid else None,
-        "llm_value": _finite(row["llm_value"]) if valid else None,
-        "best_response_value": _finite(row["br_value"]),
-        "nash_gap": _finite(row["nash_gap"]) if valid else None,
+        "llm_decision": strict_json(decision) if valid else None,
+        "llm_value": strict_json(row["llm_value"]) if valid else None,
+        "best_response_value": strict_json(row["br_value"]),
+        "nash_gap": strict_json(row["nash_gap"]) if valid else None,
         "decision_source": source,
     }
 
@@ -119,7 +111,7 @@ def seed_summary(trials: list[dict[str, Any]], mode: str, num_games: int) -> dic
                      if t["best_response_value"] is not None], dtype=np.float64)
 
     def stat(fn: Any, xs: np.ndarray) -> float | None:
-        return _finite(float(fn(xs))) if xs.size else None
+        return strict_json(float(fn(xs))) if xs.size else None
 
     counts: dict[str, int] = {}
     for t in trials:
@@ -163,10 +155,10 @@ def _read(run_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], st
     manifest = read_json(run_dir / "manifest.json") if (run_dir / "manifest.json").exists() else {}
     con = open_run(run_dir, threads=1, tables=("games", "trials"))
     try:
-        games = _records(con, """SELECT bucket, seed, game_index, game_id, payoff, nash_row,
+        games = fetch_records(con, """SELECT bucket, seed, game_index, game_id, payoff, nash_row,
                                         nash_col, has_saddle
                                  FROM games ORDER BY bucket, seed, game_index""")
-        trials = _records(con, """SELECT provider, model, tier, mode, bucket, seed, game_index,
+        trials = fetch_records(con, """SELECT provider, model, tier, mode, bucket, seed, game_index,
                                          game_id, trial, decision, strategy, parse_status,
                                          llm_value, br_value, nash_gap
                                   FROM trials
@@ -208,9 +200,9 @@ def _write_run(games: list[dict[str, Any]], trials: list[dict[str, Any]],
     """``main.py``'s layout: one model, game ids 0..N-1 in (bucket, seed, game) order."""
     ids = {g["game_id"]: i for i, g in enumerate(games)}
     written = [_write(out_dir / "games.json", [
-        {"game_id": ids[g["game_id"]], "payoff_matrix": _finite(g["payoff"]),
-         "nash_equilibrium_row": _finite(g["nash_row"]),
-         "nash_equilibrium_col": _finite(g["nash_col"])}
+        {"game_id": ids[g["game_id"]], "payoff_matrix": strict_json(g["payoff"]),
+         "nash_equilibrium_row": strict_json(g["nash_row"]),
+         "nash_equilibrium_col": strict_json(g["nash_col"])}
         for g in games])]
     modes = _modes(trials)
     for mode in modes:
@@ -234,9 +226,9 @@ def _write_tiered(games: list[dict[str, Any]], trials: list[dict[str, Any]],
     for (seed, bucket), cell in sorted(cells.items()):
         written.append(_write(out_dir / "games" / f"seed_{seed}" / f"{bucket}.json", [
             {"game_id": int(g["game_index"]), "bucket_id": bucket, "seed": int(seed),
-             "payoff_matrix": _finite(g["payoff"]),
-             "nash_equilibrium_row": _finite(g["nash_row"]),
-             "nash_equilibrium_col": _finite(g["nash_col"]),
+             "payoff_matrix": strict_json(g["payoff"]),
+             "nash_equilibrium_row": strict_json(g["nash_row"]),
+             "nash_equilibrium_col": strict_json(g["nash_col"]),
              "equilibrium_type": "pure" if max(g["nash_row"]) >= 1.0 - 1e-6 else "mixed",
              "payoff_std": float(np.std(np.asarray(g["payoff"], dtype=np.float64)))}
             for g in cell]))

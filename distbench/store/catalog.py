@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from distbench.store.fields import derived_expression
 from distbench.store.schema import SCHEMAS, schema_for
-from distbench.store.writer import COMMITS, committed_files
+from distbench.store.writer import COMMITS, committed_files, strict_json
 
 
 class NotARunError(ValueError):
@@ -254,3 +254,11 @@ def open_runs(
     if safe:
         con.execute("SET lock_configuration = true")
     return con
+
+
+def fetch_records(con: Any, sql: str) -> list[dict[str, Any]]:
+    """The rows of ``sql`` as dicts, strict-JSON clean (a NaN or infinity is None): what
+    every export writes."""
+    result = con.execute(sql)
+    names = [d[0] for d in result.description]
+    return [strict_json(dict(zip(names, row, strict=True))) for row in result.fetchall()]

@@ -21,11 +21,12 @@ seat) and two score blocks:
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 from distbench.games.negotiation.summary import negotiation_summary
+from distbench.store.catalog import fetch_records
+from distbench.store.writer import strict_json
 
 _EPISODES_SQL = """
 SELECT * FROM episodes ORDER BY seed, instance_index, instance_id, mode, lang, player_a,
@@ -38,18 +39,8 @@ FROM turns ORDER BY episode_id, turn
 """
 
 
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
 
 
-def _rows(con: Any, sql: str) -> list[dict[str, Any]]:
-    result = con.execute(sql)
-    names = [d[0] for d in result.description]
-    return [{n: _clean(v) for n, v in zip(names, row, strict=True)} for row in result.fetchall()]
 
 
 def _clembench_scores(e: dict[str, Any]) -> dict[str, Any]:
@@ -73,10 +64,10 @@ def episode_records(con: Any) -> list[dict[str, Any]]:
     """The per-episode records of the run behind ``con`` (a catalog connection, whose
     ``episodes`` view has the derived ``clem_*`` columns)."""
     dialogue: dict[str, list[dict[str, Any]]] = {}
-    for t in _rows(con, _TURNS_SQL):
+    for t in fetch_records(con, _TURNS_SQL):
         dialogue.setdefault(t.pop("episode_id"), []).append(t)
     out = []
-    for e in _rows(con, _EPISODES_SQL):
+    for e in fetch_records(con, _EPISODES_SQL):
         out.append({
             "episode_id": e["episode_id"], "instance_id": e["instance_id"],
             "game_id": e["instance_index"], "seed": e["seed"], "mode": e["mode"],
@@ -101,7 +92,7 @@ def episode_records(con: Any) -> list[dict[str, Any]]:
 def export_json(con: Any, out_dir: Path, run_id: str) -> list[Path]:
     """Writes ``episodes.json`` and ``summary.json`` of a negotiation run into ``out_dir``."""
     episodes = episode_records(con)
-    summary = [{k: _clean(v) for k, v in r.items()} for r in negotiation_summary(con)]
+    summary = [strict_json(r) for r in negotiation_summary(con)]
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, payload in (("episodes.json", episodes),
