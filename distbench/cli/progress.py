@@ -3,8 +3,9 @@
 Units (trials, episodes, games) move when a shard commits; model calls move as they return
 (the driver reads the endpoints' live counts a few times a second), so a run of one shard
 shows its pace from the first call. On a terminal the line is redrawn in place; elsewhere (CI,
-``ray job`` logs, ``2> file``) a plain line is printed every few seconds — every 2 s at first,
-then less often as the run grows (at most every 30 s), and once at the end.
+``ray job`` logs, ``2> file``) a plain line is printed when something moved: every 0.5 s in
+the first 5 s, every 2 s then, less often as the run grows (at most every 30 s), and once at
+the end.
 
 The ETA is the pace since the first progress was seen: before that, Ray's worker start-up and
 the compiled kernels' loading make the start slow, and an average from the start would
@@ -161,8 +162,10 @@ class Progress:
         return f"{self.unit} {self.done:,}/{self.todo_units:,}{share}  {self.suffix()}"
 
     def _interval(self) -> float:
-        """Seconds between plain lines: 2 at first, a tenth of the time so far, at most 30."""
-        return min(30.0, max(2.0, (self.clock() - self._t0) / 10))
+        """Seconds between plain lines: 0.5 in the first 5 s (a short run still shows its
+        pace), then 2, then a tenth of the time so far, at most 30."""
+        elapsed = self.clock() - self._t0
+        return 0.5 if elapsed < 5 else min(30.0, max(2.0, elapsed / 10))
 
     def _draw(self, force: bool = False) -> None:
         if not self.started:
