@@ -23,7 +23,7 @@ import hashlib
 import importlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -272,6 +272,9 @@ class Family:
             (ValueError ``"key: problem"`` on bad input); the sweep hook reads it as
             ``spec.section(<name>)``. None: the family has no spec section.
         modes: The family's ``--mode`` values, first the default (for ``--help``).
+        views: SQL views over the family's tables, name -> (SELECT statement, the tables it
+            reads), handed to the store with the tables: every connection to a run has them
+            (e.g. the matrix family's ``matrix_scored``, the trials with their honest scores).
         viewer: ``"module:function"`` of ``view(con, options) -> ViewPart``: the family's
             part of ``distbench view`` (sampled transcripts; see
             :mod:`distbench.report.viewer`), or None: a generic table of its main table.
@@ -293,6 +296,7 @@ class Family:
     options: str | None = None
     section: str | None = None
     modes: tuple[str, ...] = ()
+    views: Mapping[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     viewer: str | None = None
 
     def __post_init__(self) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from distbench.errors import did_you_mean
 from distbench.games.base import Family
-from distbench.store.schema import register_tables
+from distbench.store.schema import register_tables, register_views
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,7 @@ def register(family: Family) -> Family:
     if known is not None:
         raise ValueError(f"game family {family.name!r} is registered twice")
     register_tables(family.tables, owner=family.name)
+    register_views(family.views, owner=family.name)
     _FAMILIES[family.name] = family
     return family
 

@@ -3,22 +3,7 @@
 -- exploitability over valid answers; the honest figures over ALL trials, an invalid answer
 -- scored as chance on its game (README, "Metrics (matrix)"); headline_metric names the one to
 -- read first (exploitability for mixed buckets and gap-degenerate games).
-WITH scored AS (
-    -- Honest scores: an invalid answer scores as chance on its game (games.uniform_*: the
-    -- uniform strategy; in pure mode a uniformly random pure action's expected exploitability).
-    SELECT t.*,
-           CASE WHEN t.parse_status = 'ok' THEN t.nash_gap ELSE g.uniform_nash_gap END
-               AS honest_gap,
-           CASE WHEN t.parse_status = 'ok' THEN t.exploitability
-                WHEN t.mode = 'pure' THEN g.uniform_pure_exploitability
-                ELSE g.uniform_exploitability END AS honest_expl
-    FROM trials AS t
-    LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
-                               uniform_pure_exploitability FROM games) AS g
-        USING (run_id, game_id)
-    WHERE t.family = 'matrix'
-),
-per_seed AS (
+WITH per_seed AS (
     SELECT
         seed, tier, provider, model, bucket, mode,
         count(*)                                                 AS total_trials,
@@ -30,7 +15,7 @@ per_seed AS (
         avg(honest_expl)                                         AS honest_exploitability,
         avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)      AS degenerate_share,
         bool_or(gap_degenerate)                                  AS any_degenerate
-    FROM scored
+    FROM matrix_scored
     GROUP BY ALL
 )
 SELECT

@@ -1,21 +1,6 @@
 -- Mean Nash gap and exploitability per bucket and mode (over valid answers, and honest: over
 -- all trials, an invalid answer scored as chance), with the share of trials on games whose gap
 -- is degenerate (every answer has gap 0, so read exploitability there).
-WITH scored AS (
-    -- Honest scores: an invalid answer scores as chance on its game (games.uniform_*: the
-    -- uniform strategy; in pure mode a uniformly random pure action's expected exploitability).
-    SELECT t.*,
-           CASE WHEN t.parse_status = 'ok' THEN t.nash_gap ELSE g.uniform_nash_gap END
-               AS honest_gap,
-           CASE WHEN t.parse_status = 'ok' THEN t.exploitability
-                WHEN t.mode = 'pure' THEN g.uniform_pure_exploitability
-                ELSE g.uniform_exploitability END AS honest_expl
-    FROM trials AS t
-    LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
-                               uniform_pure_exploitability FROM games) AS g
-        USING (run_id, game_id)
-    WHERE t.family = 'matrix'
-)
 SELECT
     t.bucket,
     t.mode,
@@ -28,7 +13,7 @@ SELECT
     avg(g.value)                                               AS mean_game_value,
     avg(t.honest_gap)                                          AS honest_nash_gap,
     avg(t.honest_expl)                                         AS honest_exploitability
-FROM scored AS t
+FROM matrix_scored AS t
 JOIN (SELECT DISTINCT run_id, game_id, gap_degenerate, value FROM games) AS g
     USING (run_id, game_id)
 GROUP BY t.bucket, t.mode

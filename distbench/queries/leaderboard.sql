@@ -6,22 +6,7 @@
 -- whose intervals overlap share a rank (distbench.report.stats.overlap_ranks); tied_with lists
 -- the models whose intervals overlap its own. The valid rate and the figures over valid
 -- answers stand beside it.
-WITH scored AS (
-    -- Honest scores: an invalid answer scores as chance on its game (games.uniform_*: the
-    -- uniform strategy; in pure mode a uniformly random pure action's expected exploitability).
-    SELECT t.*,
-           CASE WHEN t.parse_status = 'ok' THEN t.nash_gap ELSE g.uniform_nash_gap END
-               AS honest_gap,
-           CASE WHEN t.parse_status = 'ok' THEN t.exploitability
-                WHEN t.mode = 'pure' THEN g.uniform_pure_exploitability
-                ELSE g.uniform_exploitability END AS honest_expl
-    FROM trials AS t
-    LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
-                               uniform_pure_exploitability FROM games) AS g
-        USING (run_id, game_id)
-    WHERE t.family = 'matrix'
-),
-per_game AS (
+WITH per_game AS (
     SELECT mode, tier, provider, model, game_id,
            count(*)                                                 AS trials,
            count(*) FILTER (WHERE parse_status = 'ok')              AS valid,
@@ -30,7 +15,7 @@ per_game AS (
            sum(exploitability)                                      AS sum_expl,
            sum(nash_gap)                                            AS sum_gap,
            avg(label_mass)                                          AS label_mass
-    FROM scored
+    FROM matrix_scored
     GROUP BY ALL
 ),
 models AS (

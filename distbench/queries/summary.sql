@@ -4,21 +4,6 @@
 -- honest_nash_gap / honest_exploitability are over ALL trials, an invalid answer scored as
 -- chance on its game (README, "Metrics (matrix)"); headline_metric names the one to read first
 -- (exploitability for mixed buckets and groups with gap-degenerate games).
-WITH scored AS (
-    -- Honest scores: an invalid answer scores as chance on its game (games.uniform_*: the
-    -- uniform strategy; in pure mode a uniformly random pure action's expected exploitability).
-    SELECT t.*,
-           CASE WHEN t.parse_status = 'ok' THEN t.nash_gap ELSE g.uniform_nash_gap END
-               AS honest_gap,
-           CASE WHEN t.parse_status = 'ok' THEN t.exploitability
-                WHEN t.mode = 'pure' THEN g.uniform_pure_exploitability
-                ELSE g.uniform_exploitability END AS honest_expl
-    FROM trials AS t
-    LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
-                               uniform_pure_exploitability FROM games) AS g
-        USING (run_id, game_id)
-    WHERE t.family = 'matrix'
-)
 SELECT
     bucket,
     provider,
@@ -44,6 +29,6 @@ SELECT
     CASE WHEN bucket LIKE '%\_mixed' ESCAPE '\' OR bool_or(gap_degenerate)
                 THEN 'exploitability' ELSE 'nash_gap' END AS headline_metric,
     avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)        AS degenerate_trial_share
-FROM scored
+FROM matrix_scored
 GROUP BY bucket, provider, model, tier, mode
 ORDER BY bucket, provider, model, tier, mode;

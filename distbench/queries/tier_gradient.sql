@@ -1,20 +1,5 @@
 -- Does a higher tier play better? Per tier and mode over all buckets, models and seeds: over
 -- valid answers, and honest (over all trials, an invalid answer scored as chance).
-WITH scored AS (
-    -- Honest scores: an invalid answer scores as chance on its game (games.uniform_*: the
-    -- uniform strategy; in pure mode a uniformly random pure action's expected exploitability).
-    SELECT t.*,
-           CASE WHEN t.parse_status = 'ok' THEN t.nash_gap ELSE g.uniform_nash_gap END
-               AS honest_gap,
-           CASE WHEN t.parse_status = 'ok' THEN t.exploitability
-                WHEN t.mode = 'pure' THEN g.uniform_pure_exploitability
-                ELSE g.uniform_exploitability END AS honest_expl
-    FROM trials AS t
-    LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
-                               uniform_pure_exploitability FROM games) AS g
-        USING (run_id, game_id)
-    WHERE t.family = 'matrix'
-)
 SELECT
     tier,
     mode,
@@ -25,6 +10,6 @@ SELECT
     avg(exploitability)                                        AS mean_exploitability,
     avg(honest_gap)                                            AS honest_nash_gap,
     avg(honest_expl)                                           AS honest_exploitability
-FROM scored
+FROM matrix_scored
 GROUP BY tier, mode
 ORDER BY mode, tier;

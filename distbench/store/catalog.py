@@ -40,7 +40,7 @@ import duckdb
 import pyarrow as pa
 
 from distbench.store.fields import derived_expression
-from distbench.store.schema import SCHEMAS, schema_for
+from distbench.store.schema import SCHEMAS, VIEWS, schema_for
 from distbench.store.writer import COMMITS, committed_files, strict_json
 
 
@@ -240,7 +240,8 @@ def open_runs(
         con.execute("SET allowed_directories = ?", [[]])
         con.execute("SET enable_external_access = false")
     statements = []
-    for name in SCHEMAS if tables is None else tables:
+    made = list(SCHEMAS if tables is None else tables)
+    for name in made:
         schema_for(name)  # an unknown table name raises here
         paths = files.get(name)
         if paths:
@@ -250,6 +251,9 @@ def open_runs(
         else:
             statements.append(_empty_table_sql(name))
             statements.append(f"CREATE VIEW {name} AS SELECT * FROM _empty_{name}")
+    for name, (sql, needs) in VIEWS.items():  # the families' views over these tables
+        if all(t in made for t in needs):
+            statements.append(f"CREATE VIEW {name} AS {sql}")
     con.execute(";\n".join(statements))
     if safe:
         con.execute("SET lock_configuration = true")

@@ -78,6 +78,22 @@ def register_tables(tables: dict[str, pa.Schema] | Any, owner: str) -> None:
         _OWNERS[name] = owner
 
 
+VIEWS: dict[str, tuple[str, tuple[str, ...]]] = {}
+"""Views the game families registered (:func:`register_views`): name -> (SELECT statement,
+the tables it reads). The catalog makes each one over the tables of a connection that has
+them all, so the queries share one definition instead of repeating it."""
+
+
+def register_views(views: dict[str, tuple[str, tuple[str, ...]]], owner: str) -> None:
+    """Adds a family's views; a name already used by a table or by another owner's view is an
+    error (the same view registered again by its owner is a no-op)."""
+    for name, (sql, tables) in dict(views).items():
+        if name in SCHEMAS or (name in VIEWS and _OWNERS.get(name) != owner):
+            raise ValueError(f"view {name!r} of {owner!r}: the name is already taken")
+        VIEWS[name] = (sql, tuple(tables))
+        _OWNERS[name] = owner
+
+
 def table_owner(table: str) -> str | None:
     """Who registered ``table``: a family's name, or ``"distbench"`` for the shared tables."""
     return _OWNERS.get(table)

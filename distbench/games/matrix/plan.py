@@ -16,7 +16,7 @@ from typing import Any
 from distbench.games.base import Family, RunPlan, check_config, check_plan_size, stable_hash
 from distbench.games.matrix.buckets import get_bucket
 from distbench.games.matrix.generate import BLOCK
-from distbench.games.matrix.schema import TABLES
+from distbench.games.matrix.schema import TABLES, VIEWS
 from distbench.games.registry import register
 from distbench.llm.base import BackendSpec, cost_usd
 
@@ -341,6 +341,7 @@ FAMILY = register(Family(
     warm_up="distbench.games.matrix.runner:warm_up",
     sweep_key="sweep",
     options="distbench.games.matrix.command:OPTIONS",
+    views=VIEWS,
     modes=MODES,
     viewer="distbench.games.matrix.viewer:view",
 ))

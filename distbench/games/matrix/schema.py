@@ -137,3 +137,24 @@ GAME_SCORES = pa.schema(
 
 
 TABLES: dict[str, pa.Schema] = {"games": GAMES, "trials": TRIALS, "game_scores": GAME_SCORES}
+
+SCORED_SQL = """
+SELECT t.*,
+       CASE WHEN t.parse_status = 'ok' THEN t.nash_gap ELSE g.uniform_nash_gap END
+           AS honest_gap,
+       CASE WHEN t.parse_status = 'ok' THEN t.exploitability
+            WHEN t.mode = 'pure' THEN g.uniform_pure_exploitability
+            ELSE g.uniform_exploitability END AS honest_expl
+FROM trials AS t
+LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
+                           uniform_pure_exploitability FROM games) AS g
+    USING (run_id, game_id)
+WHERE t.family = 'matrix'
+"""
+
+VIEWS: dict[str, tuple[str, tuple[str, ...]]] = {"matrix_scored": (SCORED_SQL, ("trials", "games"))}
+"""``matrix_scored``: the matrix trials with their honest scores, ``honest_gap`` and
+``honest_expl``: an invalid answer scores as chance on its game (``games.uniform_*``: the
+uniform strategy; in pure mode a uniformly random pure action's expected exploitability).
+Every query of the honest figures reads it (README, "Metrics (matrix)")."""
+
