@@ -12,12 +12,13 @@ import time
 
 
 def distbench(*args: str, cwd, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``distbench <args>`` in a subprocess as a user runs it, without API keys."""
+    """``distbench <args>`` in a subprocess as a user runs it off a terminal (no stdin), without
+    API keys."""
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONUNBUFFERED": "1"}
     for key in ("OPENAI_API_KEY", "TOGETHER_API_KEY"):
         env.pop(key, None)
     return subprocess.run(distbench_argv(*args), cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def distbench_argv(*args: str) -> list[str]:

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from cli_server import distbench as _cli
 
 from distbench.mockserver import ServerConfig, start_server
 from distbench.store.catalog import open_run
-
-
-def _cli(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "distbench", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
-                          env={**os.environ, "RAY_AUTH_MODE": "disabled"})
 
 
 def test_a_run_states_its_estimate_and_its_cost_at_the_price_given(tmp_path):

@@ -3,19 +3,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
+
+from cli_server import distbench as _cli
 
 from distbench.mockserver import ServerConfig, start_server
 from distbench.store.catalog import open_run
-
-
-def _cli(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "distbench", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
-                          env={**os.environ, "RAY_AUTH_MODE": "disabled"})
 
 
 def test_a_large_run_is_refused_off_a_terminal_and_limit_makes_it_small(tmp_path):

@@ -4,13 +4,11 @@ provider, found through entry points, played on Ray, swept, queried and reported
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from importlib.metadata import PackageNotFoundError, distribution
 
 import pytest
+from cli_server import distbench as _cli
 
 from distbench.engine.driver import run_config
 from distbench.games.registry import families
@@ -27,12 +25,6 @@ def _require_plugin():
         distribution("distbench-beauty")
     except PackageNotFoundError:
         pytest.fail(f"the example plugin is not installed: {INSTALL}")
-
-
-def _cli(*args: str, cwd) -> subprocess.CompletedProcess:
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
-    return subprocess.run([sys.executable, "-m", "distbench", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
 
 
 def test_the_plugin_adds_a_family_and_a_provider_through_entry_points():
