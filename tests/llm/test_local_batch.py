@@ -29,6 +29,34 @@ def test_same_prompt_seeds_and_settings_give_the_same_texts_whatever_ran_before(
     assert first["usage"]["prompt_tokens"] == again["usage"]["prompt_tokens"]
 
 
+def test_a_prompt_sharing_a_prefix_with_the_last_one_gives_what_a_fresh_model_gives():
+    """The batch context keeps the prefix the previous prompt evaluated (games of a bucket share
+    their instructions); the texts must not depend on it."""
+    from distbench.games.matrix.generate import generate_games
+    from distbench.games.matrix.prompts import pure_prompt
+    from distbench.llm.local import LocalModel
+
+    payoffs = generate_games("3x3_midVar_mixed", 7, 0, 3)
+    prompts = [pure_prompt(payoffs[g], style="completion") for g in range(3)]
+    seeds = [21, 22, 23, 24, 25]
+    chained = LocalModel()
+    try:
+        for prompt in prompts[:2]:
+            chained.complete_many(prompt, seeds, max_tokens=10)
+        tokens = chained._plain.tokenize(prompts[2].encode())
+        assert chained._reusable(tokens) > len(tokens) // 2  # most of the prompt is reused
+        after = chained.complete_many(prompts[2], seeds, max_tokens=10)
+    finally:
+        chained.close()
+    fresh = LocalModel()
+    try:
+        alone = fresh.complete_many(prompts[2], seeds, max_tokens=10)
+    finally:
+        fresh.close()
+    assert [c["text"] for c in after["choices"]] == [c["text"] for c in alone["choices"]]
+    assert after["usage"] == alone["usage"]
+
+
 def test_greedy_samples_all_equal_the_one_sample_answer_first_token():
     model = shared_model()
     many = model.complete_many(PROMPT, [1, 2, 3], max_tokens=1, temperature=0.0)
