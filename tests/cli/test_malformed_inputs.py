@@ -68,7 +68,7 @@ SPECS: dict[str, str] = {
     "games_huge": spec("games_per_bucket = 1000000000000"),
     "trials_zero": spec("trials_per_game = 0"),
     "trials_nan": spec("trials_per_game = nan"),
-    "trials_huge": spec("trials_per_game = 100000000"),
+    "trials_huge": spec("trials_per_game = 10000000000"),
     "shard_trials_zero": spec("shard_trials = 0"),
     "max_tokens_zero": spec("max_tokens = 0"),
     "max_tokens_string": spec('max_tokens = "x"'),
@@ -161,7 +161,7 @@ RUN: list[list[str]] = [
     # sizes and counts
     ["--num-games", "0"], ["--num-games", "-3"], ["--num-games", "abc"],
     ["--num-games", "1000000000000"], ["--num-trials", "0"], ["--num-trials", "1.5"],
-    ["--num-games", "1", "--num-trials", "100000000"], ["--limit", "0"],
+    ["--num-games", "1", "--num-trials", "10000000000"], ["--limit", "0"],
     ["--shard-trials", "0"], ["--num-rows", "0"], ["--num-cols", "-2"],
     ["--num-rows", "1000"], ["--max-tokens", "0"], ["--num-workers", "0"],
     # numbers: finite and in range

@@ -14,7 +14,7 @@ from distbench.report.bootstrap import bootstrap_mean_ci
 # the trials, so the summary is checked against an independent per-game reduction).
 _GAME_SCORES_SQL = """
 CREATE TABLE game_scores AS
-SELECT bucket, provider, model, tier, mode, game_id,
+SELECT 'r' AS run_id, {shard} AS shard_id, bucket, provider, model, tier, mode, game_id,
        count(*)::INTEGER AS trials,
        (count(*) FILTER (WHERE parse_status = 'ok'))::INTEGER AS valid,
        avg(nash_gap) FILTER (WHERE parse_status = 'ok') AS mean_nash_gap,
@@ -31,8 +31,9 @@ FROM trials GROUP BY ALL
 """
 
 
-def _group(gaps, games, valid=None, br=None):
-    """The summary record of one group of trials (invalid trials carry no scores)."""
+def _group(gaps, games, valid=None, br=None, parts=1):
+    """The summary record of one group of trials (invalid trials carry no scores), each
+    game's trials cut into ``parts`` shards (as a game with more trials than a shard holds)."""
     gaps = np.asarray(gaps, dtype=float)
     valid = np.ones(len(gaps), bool) if valid is None else np.asarray(valid)
     br = np.full(len(gaps), 2.0) if br is None else np.asarray(br, dtype=float)
@@ -49,9 +50,10 @@ def _group(gaps, games, valid=None, br=None):
         "nash_gap": scored(gaps), "llm_value": scored(br - gaps), "br_value": scored(br),
         "exploitability": scored(gaps * 2), "gap_degenerate": [False] * n,
     })
+    trials = trials.append_column("part", pa.array(np.arange(n) % parts))
     con = duckdb.connect()
     con.register("trials", trials)
-    con.execute(_GAME_SCORES_SQL)
+    con.execute(_GAME_SCORES_SQL.format(shard="'s' || part"))
     (record,) = matrix_summary(con)
     return record
 
@@ -76,6 +78,38 @@ def test_summary_fields_match_a_hand_computation():
     assert out["mean_exploitability"] == pytest.approx(4.0)
     lo, hi = out["nash_gap_ci95"]
     assert 1.0 <= lo <= 2.0 <= hi <= 3.0
+
+
+@pytest.mark.parametrize("parts", [2, 3])
+def test_a_game_cut_into_shards_summarises_as_the_whole_game(parts):
+    rng = np.random.default_rng(5)
+    gaps = np.round(rng.exponential(1.0, 60), 1)
+    games = [f"g{k % 4}" for k in range(60)]
+    valid = rng.random(60) > 0.2
+    whole = _group(gaps, games, valid=valid)
+    cut = _group(gaps, games, valid=valid, parts=parts)
+    assert cut.keys() == whole.keys()
+    for key, value in whole.items():
+        if isinstance(value, float):
+            assert cut[key] == pytest.approx(value, rel=1e-12), key
+        elif key.endswith("ci95") and value is not None:
+            assert cut[key] == pytest.approx(value, rel=1e-12), key
+        else:
+            assert cut[key] == value, key
+
+
+def test_the_median_from_counts_is_duckdbs_median(monkeypatch):
+    """Large groups take their median from counts of distinct gaps (bounded memory): the
+    same number, with an odd and an even count and ties."""
+    from distbench.games.matrix import summary
+
+    for gaps in ([3.0, 1.0, 2.0, 2.0, 5.0], [3.0, 1.0, 2.0, 2.0, 5.0, 4.0], [0.5, 0.25],
+                 list(np.round(np.random.default_rng(2).normal(size=101), 1))):
+        games = [f"g{k % 3}" for k in range(len(gaps))]
+        monkeypatch.setattr(summary, "MEDIAN_IN_MEMORY", 10**9)
+        direct = _group(gaps, games)["median_nash_gap"]
+        monkeypatch.setattr(summary, "MEDIAN_IN_MEMORY", 0)
+        assert _group(gaps, games)["median_nash_gap"] == direct == float(np.median(gaps))
 
 
 def test_no_valid_answer_gives_nulls_not_errors():
@@ -119,6 +153,8 @@ def test_matrix_summary_groups_by_bucket_model_and_mode():
     })
     # game_scores: what the shards compute from these trials (one game per row here)
     scores = pa.table({
+        "run_id": ["r"] * 4,
+        "shard_id": ["s"] * 4,
         "bucket": ["b1", "b1", "b2", "b2"],
         "provider": ["dummy"] * 4,
         "model": ["m"] * 4,

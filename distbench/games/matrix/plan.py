@@ -8,6 +8,7 @@ the shards it has already committed.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -22,9 +23,11 @@ from distbench.llm.base import BackendSpec, cost_usd
 
 MODES: tuple[str, ...] = ("pure", "mixed", "logprob")
 
-MAX_TRIALS_PER_GAME = 100_000
-"""Largest ``num_trials``: a game's trials are never split across shards, so they are one
-shard's rows (10⁸ trials of one game would be gigabytes in one worker)."""
+MAX_TRIALS_PER_GAME = 1_000_000_000
+"""Largest ``num_trials``. A game with more trials than a shard holds is split across shards
+(:func:`trial_ranges`), so no shard holds more than ``shard_trials`` rows whatever the number
+of trials; the plan-size bound (:data:`distbench.games.base.MAX_PLANNED_SHARDS`) applies to
+the parts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +46,8 @@ class MatrixRunConfig:
         temperature: Sampling temperature sent to the model.
         max_tokens: Completion budget per answer; None: by mode and style (see
             ``games.matrix.prompts.answer_policy``).
-        shard_trials: Target number of trials per shard (shards hold whole games); None:
+        shard_trials: Target number of trials per shard (shards hold whole games, or part of
+            one game's trials when a game has more, see :func:`trial_ranges`); None:
             :func:`default_shard_trials` of the model (set at construction).
         logprob_cue: Logprob mode: the text the completion prompt ends with (default
             ``I choose Action``, see ``games.matrix.logprob.DEFAULT_CUE``).
@@ -81,14 +85,18 @@ class MatrixRunConfig:
         if not 0.0 <= self.min_label_mass <= 1.0:
             raise ValueError(f"min_label_mass must be in [0, 1], got {self.min_label_mass}")
         if self.num_trials > MAX_TRIALS_PER_GAME:
-            raise ValueError(
-                f"num_trials must be at most {MAX_TRIALS_PER_GAME:,} (a game's trials are one "
-                f"shard's rows, held in memory together), got {self.num_trials:,}: play more "
-                "games or seeds instead")
-        chunks = math.ceil(self.num_games / games_per_shard(self))
-        check_plan_size(len(self.buckets) * len(self.seeds) * chunks,
-                        f"{len(self.buckets)} bucket(s) x {len(self.seeds)} seed(s) x "
-                        f"{chunks:,} shard(s) of {games_per_shard(self):,} games")
+            raise ValueError(f"num_trials must be at most {MAX_TRIALS_PER_GAME:,}, got "
+                             f"{self.num_trials:,}: play more games or seeds instead")
+        parts = len(trial_ranges(self))
+        if parts > 1:  # one game per shard, its trials split
+            check_plan_size(len(self.buckets) * len(self.seeds) * self.num_games * parts,
+                            f"{len(self.buckets)} bucket(s) x {len(self.seeds)} seed(s) x "
+                            f"{self.num_games:,} game(s) x {parts:,} parts of a game's trials")
+        else:
+            chunks = math.ceil(self.num_games / games_per_shard(self))
+            check_plan_size(len(self.buckets) * len(self.seeds) * chunks,
+                            f"{len(self.buckets)} bucket(s) x {len(self.seeds)} seed(s) x "
+                            f"{chunks:,} shard(s) of {games_per_shard(self):,} games")
 
     def to_dict(self) -> dict:
         """JSON-shaped (lists, not tuples), so it compares equal to a manifest's copy. The
@@ -113,7 +121,8 @@ class MatrixRunConfig:
 
 @dataclass(frozen=True, slots=True)
 class Shard:
-    """A unit of work: a chunk of games of one (bucket, seed), played by one model.
+    """A unit of work: a chunk of games of one (bucket, seed), played by one model (or a range
+    of one game's trials, when a game has more trials than a shard holds).
 
     Attributes:
         shard_id: Stable id (hash of every field below except ``run_id``).
@@ -133,6 +142,9 @@ class Shard:
         max_tokens: Completion budget (None: by mode and style).
         logprob_cue: Logprob mode's cue (None when the shard plays no logprob mode).
         min_label_mass: Logprob mode's minimum probability on the labels.
+        trial_lo: First trial of each game this shard plays (0 unless the game's trials are
+            split across shards, see :func:`trial_ranges`).
+        trial_hi: One past its last trial; None: ``num_trials``.
         run_id: The run the rows belong to.
     """
 
@@ -152,11 +164,19 @@ class Shard:
     max_tokens: int | None
     logprob_cue: str | None = None
     min_label_mass: float = 0.5
+    trial_lo: int = 0
+    trial_hi: int | None = None
     run_id: str = field(default="", compare=False)
 
     @property
     def num_games(self) -> int:
         return self.stop - self.start
+
+    @property
+    def trials(self) -> tuple[int, int]:
+        """(first, one past the last) trial of each game this shard plays (logprob mode's one
+        reading belongs to the part that starts at 0)."""
+        return self.trial_lo, self.num_trials if self.trial_hi is None else self.trial_hi
 
     @property
     def num_units(self) -> int:
@@ -166,7 +186,8 @@ class Shard:
     @property
     def num_trials_total(self) -> int:
         """Trial rows this shard produces (logprob mode: one per game)."""
-        per_game = sum(1 if m == "logprob" else self.num_trials for m in self.modes)
+        lo, hi = self.trials
+        per_game = sum(1 if m == "logprob" else hi - lo for m in self.modes)
         return self.num_games * per_game
 
 
@@ -201,20 +222,38 @@ def games_per_shard(config: MatrixRunConfig) -> int:
     return games
 
 
+def trial_ranges(config: MatrixRunConfig) -> list[tuple[int, int]]:
+    """The parts a game's trials are split into: one part, ``(0, num_trials)``, when a game's
+    trials fit in a shard (``shard_trials``), else ranges of ``shard_trials`` divided among
+    the sampled modes (pure, mixed), each part one shard of one game. Logprob mode's one
+    reading per game goes with the first part (and has its row there)."""
+    sampled = sum(1 for m in config.modes if m != "logprob")
+    per_game = sum(1 if m == "logprob" else config.num_trials for m in config.modes)
+    if not sampled or per_game <= config.shard_trials:
+        return [(0, config.num_trials)]
+    step = max(1, (config.shard_trials - ("logprob" in config.modes)) // sampled)
+    return [(lo, min(config.num_trials, lo + step)) for lo in range(0, config.num_trials, step)]
+
+
 def plan_matrix(config: MatrixRunConfig, run_id: str = "") -> list[Shard]:
-    """Expands ``config`` into shards, in a stable order (bucket, seed, game range)."""
+    """Expands ``config`` into shards, in a stable order (bucket, seed, game range, trial
+    range)."""
     size = games_per_shard(config)
+    ranges = trial_ranges(config)
+    split = len(ranges) > 1
     shards: list[Shard] = []
     for bucket in config.buckets:
         for seed in config.seeds:
-            for chunk in range(math.ceil(config.num_games / size)):
+            for chunk, (lo, hi) in itertools.product(
+                    range(math.ceil(config.num_games / size)), ranges):
                 start = chunk * size
                 stop = min(config.num_games, start + size)
                 chunk_key = {"family": "matrix", "bucket": bucket, "seed": seed,
                              "start": start, "stop": stop}
+                modes = tuple(m for m in config.modes if lo == 0 or m != "logprob")
                 shard_key = {
                     **chunk_key,
-                    "modes": list(config.modes),
+                    "modes": list(modes),
                     "num_trials": config.num_trials,
                     "llm": config.llm.identity(),
                     "llm_seed": config.llm_seed,
@@ -222,7 +261,9 @@ def plan_matrix(config: MatrixRunConfig, run_id: str = "") -> list[Shard]:
                     "temperature": config.temperature,
                     "max_tokens": config.max_tokens,
                 }
-                logprob = "logprob" in config.modes
+                if split:  # (an unsplit game's shard keeps the id it always had)
+                    shard_key["trials"] = [lo, hi]
+                logprob = "logprob" in modes
                 if logprob:
                     shard_key["logprob"] = [config.logprob_cue, config.min_label_mass]
                 shards.append(
@@ -234,7 +275,7 @@ def plan_matrix(config: MatrixRunConfig, run_id: str = "") -> list[Shard]:
                         seed=seed,
                         start=start,
                         stop=stop,
-                        modes=tuple(config.modes),
+                        modes=modes,
                         num_trials=config.num_trials,
                         llm=config.llm,
                         llm_seed=config.llm_seed,
@@ -243,6 +284,8 @@ def plan_matrix(config: MatrixRunConfig, run_id: str = "") -> list[Shard]:
                         max_tokens=config.max_tokens,
                         logprob_cue=config.logprob_cue if logprob else None,
                         min_label_mass=config.min_label_mass,
+                        trial_lo=lo,
+                        trial_hi=hi if split else None,
                         run_id=run_id,
                     )
                 )
@@ -305,8 +348,9 @@ def token_estimate(shards: list[Shard]) -> tuple[int, int]:
         # prompt: ~110 words of rules plus the table (about 5 tokens a cell)
         per_prompt = 160 + 5 * b.rows * b.cols + 4 * (b.rows + b.cols)
         prompt_tokens += per_prompt * shard.num_trials_total
+        lo, hi = shard.trials
         for mode in shard.modes:
-            per_game = 1 if mode == "logprob" else shard.num_trials
+            per_game = 1 if mode == "logprob" else hi - lo
             budget = 1 if mode == "logprob" else (
                 shard.max_tokens or default_max_tokens(shard.llm.style, mode))
             completion_tokens += budget * per_game * shard.num_games

@@ -26,13 +26,15 @@ from distbench.llm.calls import calls_table
 from distbench.llm.dummy import DummyBackend, splitmix64
 
 
-def request_seeds(llm_seed: int, ids: Sequence[str], mode: str, num_trials: int) -> np.ndarray:
-    """Per-request seeds, (len(ids), num_trials) uint64: a function of game, mode and trial."""
+def request_seeds(llm_seed: int, ids: Sequence[str], mode: str, num_trials: int,
+                  first: int = 0) -> np.ndarray:
+    """Per-request seeds of trials ``first`` to ``first + num_trials - 1``, (len(ids),
+    num_trials) uint64: a function of game, mode and trial."""
     base = np.fromiter(
         (derive_seed(llm_seed, gid, mode) for gid in ids), dtype=np.uint64, count=len(ids)
     )
     with np.errstate(over="ignore"):
-        grid = base[:, None] + np.arange(num_trials, dtype=np.uint64)[None, :]
+        grid = base[:, None] + np.arange(first, first + num_trials, dtype=np.uint64)[None, :]
     return splitmix64(grid)
 
 
@@ -188,18 +190,20 @@ def play_mode(
     """
     num_games, m, _ = payoffs.shape
     style = backend.spec.style
+    first = 0  # the game's first trial this shard plays (its trials may be split)
     if mode == "logprob":
         trials = 1
         cue = shard.logprob_cue or DEFAULT_CUE
     else:
-        trials = shard.num_trials
+        first, last = shard.trials
+        trials = last - first
         stop, budget = answer_policy(mode, style)
         max_tokens = shard.max_tokens or budget
     continuation = style == "completion"
     fast = isinstance(backend, DummyBackend) and backend.spec.option("fast", False)
     if fast and mode == "logprob":
         raise ValueError("the dummy's fast path answers pure and mixed mode only")
-    seeds = request_seeds(shard.llm_seed, ids, mode, trials)
+    seeds = request_seeds(shard.llm_seed, ids, mode, trials, first)
     total = num_games * trials
     game_index = np.repeat(np.arange(num_games, dtype=np.int64), trials)
     call_log: list[tuple[int, Request, Response]] | None = None
@@ -284,7 +288,7 @@ def play_mode(
     def nullable(values: np.ndarray) -> pa.Array:
         return _floats(values, np.isnan(values))
 
-    trial_no = np.tile(np.arange(trials, dtype=np.int32), num_games)
+    trial_no = np.tile(np.arange(first, first + trials, dtype=np.int32), num_games)
     # Columns that repeat a few values are dictionary-encoded: cheap to build, to send from
     # the worker and to write. trial_id is derived by the catalog's view, not stored.
     trial_game_ids = pa.DictionaryArray.from_arrays(
@@ -321,7 +325,7 @@ def play_mode(
                                    label_mass)
     calls = None
     if with_calls:
-        calls = _calls(shard, mode, ids, trials, call_log, call_ids)
+        calls = _calls(shard, mode, ids, trials, call_log, call_ids, first)
     return trials_tab, scores_tab, calls
 
 
@@ -360,13 +364,14 @@ def _per_trial(requests: list[Request], answers: list[Response], firsts: list[in
 
 
 def _calls(shard: Shard, mode: str, ids: list[str], trials: int,
-           call_log: list[tuple[int, Request, Response]], call_ids: list[str]) -> pa.Table:
+           call_log: list[tuple[int, Request, Response]], call_ids: list[str],
+           first: int = 0) -> pa.Table:
     """The ``calls`` rows of one mode, one per call made: call ``<shard>/<mode>/<k>`` answers
-    trial ``k`` (and, for a request of several samples, the trials after it that it
-    answered). A logprob reading's follow-up calls come after the first calls, as
-    ``<first call id>.<n>``."""
+    the shard's ``k``-th trial (and, for a request of several samples, the trials after it
+    that it answered); ``first`` is the game's first trial this shard plays. A logprob
+    reading's follow-up calls come after the first calls, as ``<first call id>.<n>``."""
     total = len(call_ids)
-    trial_ids = [f"{ids[k // trials]}/{mode}/t{k % trials}" for k in range(total)]
+    trial_ids = [f"{ids[k // trials]}/{mode}/t{first + k % trials}" for k in range(total)]
     seen = [False] * total
     ids_out: list[str] = []
     trial_out: list[str] = []

@@ -39,8 +39,38 @@ def _num(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
+# A game whose trials were split across shards has one game_scores row per part: ``merged``
+# pools them into one row per game (counts and sums added, the population variance pooled
+# around the game's mean, in shard order); a game of one part keeps its row's numbers exactly.
+_MERGED_SQL = """
+parts AS (
+    SELECT *, sum(coalesce(mean_nash_gap * valid, 0)) OVER w / nullif(sum(valid) OVER w, 0)
+                  AS game_mean
+    FROM game_scores
+    WINDOW w AS (PARTITION BY run_id, bucket, provider, model, tier, mode, game_id)
+),
+merged AS (
+    SELECT run_id, bucket, provider, model, tier, mode, game_id,
+           sum(trials) AS trials, sum(valid) AS valid,
+           CASE WHEN count(*) = 1 THEN any_value(mean_nash_gap)
+                ELSE sum(coalesce(mean_nash_gap * valid, 0) ORDER BY shard_id)
+                     / nullif(sum(valid), 0) END AS mean_nash_gap,
+           CASE WHEN count(*) = 1 THEN any_value(var_nash_gap)
+                ELSE sum(valid * (coalesce(var_nash_gap, 0) + (mean_nash_gap - game_mean) ** 2)
+                         ORDER BY shard_id) / nullif(sum(valid), 0) END AS var_nash_gap,
+           min(min_nash_gap) AS min_nash_gap, max(max_nash_gap) AS max_nash_gap,
+           {means},
+           avg(mean_label_mass) AS mean_label_mass, bool_or(gap_degenerate) AS gap_degenerate
+    FROM parts GROUP BY ALL
+)"""
+_MEANS = ", ".join(
+    f"CASE WHEN count(*) = 1 THEN any_value({c}) ELSE sum({c} * valid ORDER BY shard_id) "
+    f"/ nullif(sum(valid), 0) END AS {c}"
+    for c in ("mean_llm_value", "mean_br_value", "mean_abs_br_value", "mean_exploitability"))
+
 _GAMES_SQL = """
-WITH per_game AS (
+WITH """ + _MERGED_SQL.format(means=_MEANS) + """,
+per_game AS (
     SELECT s.bucket, s.provider, s.model, s.tier, s.mode, s.game_id, s.trials AS n, s.valid AS nv,
            coalesce(s.mean_nash_gap * s.valid, 0) AS s, s.var_nash_gap AS v,
            s.min_nash_gap AS lo, s.max_nash_gap AS hi,
@@ -48,7 +78,7 @@ WITH per_game AS (
            s.mean_abs_br_value * s.valid AS s_abs_br, s.mean_exploitability * s.valid AS s_expl,
            s.mean_label_mass AS lm, s.gap_degenerate AS deg,
            {honest}
-    FROM game_scores AS s{join}
+    FROM merged AS s{join}
 )
 SELECT bucket, provider, model, tier, mode,
        count(*) AS num_games, max(n) AS per_game, sum(n) AS total, sum(nv) AS valid,
@@ -88,6 +118,41 @@ _MEDIANS_SQL = (f"SELECT bucket, provider, model, tier, mode, median(nash_gap) A
 # A run of one group (one bucket, model and mode: the common single run) has every valid
 # trial in that group; grouping a million rows by five string keys would double the scan.
 _MEDIAN_SQL = f"SELECT median(nash_gap) {_VALID_TRIALS}"
+MEDIAN_IN_MEMORY = 5_000_000
+"""Above this many valid trials in a group, the medians are found from counts of distinct
+gaps (:func:`_median_by_counts`) rather than by DuckDB's ``median``, which holds every value
+in memory (10⁸ trials: 800 MB and more)."""
+
+_COUNTS_SQL = (f"SELECT nash_gap, count(*) {_VALID_TRIALS} AND bucket = ? AND provider = ? "
+               "AND model = ? AND tier IS NOT DISTINCT FROM ? AND mode = ? "
+               "GROUP BY nash_gap ORDER BY nash_gap")
+
+
+def _median_by_counts(con: duckdb.DuckDBPyConnection, key: tuple) -> float | None:
+    """The exact median of one group's valid gaps (as DuckDB's ``median``: the mean of the
+    two middle values when their number is even), from the count of each distinct gap, read
+    in order: memory is bounded by DuckDB's limit (a large aggregate spills to disk) and by
+    one batch of rows here. Answers take few distinct gaps (a pure action: one per action),
+    so the counts are short where the trials are many."""
+    result = con.execute(f"SELECT count(*) {_VALID_TRIALS} AND bucket = ? AND provider = ? "
+                         "AND model = ? AND tier IS NOT DISTINCT FROM ? AND mode = ?", list(key))
+    total = result.fetchone()[0]
+    if not total:
+        return None
+    lower_rank, upper_rank = (total - 1) // 2, total // 2  # 0-based ranks of the middle
+    result = con.execute(_COUNTS_SQL, list(key))
+    seen = 0
+    lower = None
+    while rows := result.fetchmany(10_000):
+        for value, count in rows:
+            if lower is None and seen + count > lower_rank:
+                lower = value
+            if seen + count > upper_rank:
+                return float(lower + (value - lower) / 2) if value != lower else float(value)
+            seen += count
+    return None  # pragma: no cover - the counts add up to the total
+
+
 # Why answers were invalid, per group: only the invalid rows are read.
 _INVALID_SQL = ("SELECT bucket, provider, model, tier, mode, parse_status, count(*) FROM trials "
                 "WHERE family = 'matrix' AND parse_status <> 'ok' GROUP BY ALL ORDER BY ALL")
@@ -120,7 +185,10 @@ def matrix_summary(con: duckdb.DuckDBPyConnection,
     honest_cis = [tuple(start_bootstrap_ci(r[key], r["trial_counts"], offload)
                         if _known(r[key]) else None
                         for key in ("honest_gap_sums", "honest_expl_sums")) for r in groups]
-    if len(groups) == 1:
+    if any(r["valid"] > MEDIAN_IN_MEMORY for r in groups):
+        medians = {key: _median_by_counts(con, key) for key in
+                   (tuple(r[k] for k in GROUP_KEYS) for r in groups if r["valid"])}
+    elif len(groups) == 1:
         medians = {tuple(groups[0][k] for k in GROUP_KEYS): con.execute(_MEDIAN_SQL).fetchone()[0]}
     else:
         medians = {tuple(row[:5]): row[5] for row in con.execute(_MEDIANS_SQL).fetchall()}
