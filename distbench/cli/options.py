@@ -114,7 +114,19 @@ def _check_address(ctx: click.Context, param: click.Parameter, value: str | None
     if value.startswith("ray://") and importlib.util.find_spec("grpc") is None:
         raise click.BadParameter("a ray:// address needs Ray's client: pip install 'ray[client]' "
                                  "(or run on a cluster node with --address auto)")
+    import socket
+
+    try:  # nothing listening there: say so now, not after the run has started
+        socket.create_connection((parts.hostname, port), timeout=ADDRESS_TIMEOUT).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise click.BadParameter(f"no Ray cluster answers at {parts.hostname}:{port} "
+                                 f"({reason})") from None
     return value
+
+
+ADDRESS_TIMEOUT = 3.0
+"""Seconds ``--address`` waits for a TCP connection to the cluster before refusing it."""
 
 
 execution_options = _apply([

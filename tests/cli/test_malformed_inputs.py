@@ -185,6 +185,7 @@ RUN: list[list[str]] = [
     ["--run-id", "run*"], ["--run-id", "a/b"], ["--run-id", ""], ["--run-id", "x" * 300],
     ["--run-id", "a\nb"], ["--run-id", ".."], ["--run-id", "-x"],
     ["--address", "nope"], ["--address", "127.0.0.1:99999"], ["--address", "http://x:1"],
+    ["--address", "127.0.0.1:1"],
     # endpoints
     ["--llm-type", "openai"], ["--llm-type", "llamacpp", "--base-url", DEAD],
     ["--llm-type", "llamacpp", "--base-url", "http://127.0.0.1:99999"],

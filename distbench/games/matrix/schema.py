@@ -118,7 +118,8 @@ GAME_SCORES = pa.schema(
         _f("mode", pa.string(), "Answer mode.", False),
         _f("game_id", pa.string(), "Game id (joins games.game_id).", False),
         _f("game_index", pa.int64(), "Index of the game in its stream.", False),
-        _f("trials", pa.int32(), "Trials of this game, model and mode.", False),
+        _f("trials", pa.int32(), "Trials of this game, model and mode in this shard (a game "
+           "with more trials than a shard holds has one row per part).", False),
         _f("valid", pa.int32(), "Trials with parse_status 'ok'.", False),
         _f("mean_nash_gap", _F64, "Mean nash_gap over the valid trials; NULL when none."),
         _f("var_nash_gap", _F64, "Population variance of nash_gap over the valid trials."),
