@@ -1,7 +1,7 @@
 -- Fog-of-war: outcomes per agent and opponent (both seats pooled; the agent's score rate: win 1,
--- draw 0.5, loss 0) with its 95% Wilson score interval (within [0, 1]; the formula and z of
--- distbench.report.stats.wilson_interval, so `distbench fog tournament` prints the same
--- interval for the same pairing), and belief quality (Brier, log loss, calibration error,
+-- draw 0.5, loss 0) with its 95% Wilson score interval (the store's macros wilson_low and
+-- wilson_high: the formula and z of distbench.report.stats.wilson_interval, so `distbench fog
+-- tournament` prints the same interval for the same pairing), and belief quality (Brier, log loss, calibration error,
 -- valid-report rate) per agent.
 WITH per_agent AS (
     SELECT agent_a AS agent, agent_b AS opponent, 'a' AS seat, scout_accuracy, scouting,
@@ -34,13 +34,6 @@ grouped AS (
         sum(valid_reports) / nullif(sum(reports), 0)       AS valid_report_rate
     FROM per_agent
     GROUP BY agent, opponent, scout_accuracy, scouting
-),
-wilson AS (
-    SELECT *,
-           score_sum / games AS p,
-           (1.959963984540054::DOUBLE * 1.959963984540054::DOUBLE) AS z2,
-           1.0 + (1.959963984540054::DOUBLE * 1.959963984540054::DOUBLE) / games AS denom
-    FROM grouped
 )
 SELECT
     agent,
@@ -48,15 +41,9 @@ SELECT
     scout_accuracy,
     scouting,
     games,
-    p                                                  AS score_rate,
-    CASE WHEN score_sum = 0 THEN 0.0 ELSE greatest(0.0,
-        (p + z2 / (2 * games)) / denom
-        - 1.959963984540054::DOUBLE / denom * sqrt(p * (1.0 - p) / games + z2 / (4.0 * games * games)))
-    END                                                AS score_ci_low,
-    CASE WHEN score_sum = games THEN 1.0 ELSE least(1.0,
-        (p + z2 / (2 * games)) / denom
-        + 1.959963984540054::DOUBLE / denom * sqrt(p * (1.0 - p) / games + z2 / (4.0 * games * games)))
-    END                                                AS score_ci_high,
+    score_sum / games                                  AS score_rate,
+    wilson_low(score_sum, games)                       AS score_ci_low,
+    wilson_high(score_sum, games)                      AS score_ci_high,
     mean_turns,
     mean_brier,
     mean_log_loss,
@@ -64,5 +51,5 @@ SELECT
     mean_tom_delta,
     mean_uncertainty_reduction,
     valid_report_rate
-FROM wilson
+FROM grouped
 ORDER BY agent, opponent, scout_accuracy, scouting;

@@ -40,7 +40,7 @@ import duckdb
 import pyarrow as pa
 
 from distbench.store.fields import derived_expression
-from distbench.store.schema import SCHEMAS, VIEWS, schema_for
+from distbench.store.schema import MACROS, SCHEMAS, VIEWS, schema_for
 from distbench.store.writer import COMMITS, committed_files, strict_json
 
 
@@ -239,7 +239,7 @@ def open_runs(
         con.execute("SET allowed_paths = ?", [allowed])
         con.execute("SET allowed_directories = ?", [[]])
         con.execute("SET enable_external_access = false")
-    statements = []
+    statements = [f"CREATE MACRO {name} AS {body}" for name, body in MACROS.items()]
     made = list(SCHEMAS if tables is None else tables)
     for name in made:
         schema_for(name)  # an unknown table name raises here

@@ -78,6 +78,19 @@ def register_tables(tables: dict[str, pa.Schema] | Any, owner: str) -> None:
         _OWNERS[name] = owner
 
 
+_Z = "1.959963984540054::DOUBLE"  # the normal 97.5% quantile (report.stats.Z95)
+_WILSON = (f"(s / n + {_Z} * {_Z} / (2 * n)) / (1.0 + {_Z} * {_Z} / n) {{sign}} {_Z} / "
+           f"(1.0 + {_Z} * {_Z} / n) * sqrt(s / n * (1.0 - s / n) / n + {_Z} * {_Z} / "
+           "(4.0 * n * n))")
+MACROS: dict[str, str] = {
+    "wilson_low(s, n)": f"CASE WHEN s = 0 THEN 0.0 ELSE greatest(0.0, {_WILSON.format(sign='-')}) END",
+    "wilson_high(s, n)": f"CASE WHEN s = n THEN 1.0 ELSE least(1.0, {_WILSON.format(sign='+')}) END",
+}
+"""SQL macros every connection has (the queries use them; so can a user's SQL):
+``wilson_low(successes, n)`` and ``wilson_high(successes, n)``, the 95% Wilson score interval
+of the rate ``successes / n`` within [0, 1] (successes may be fractional: a draw counts half),
+the formula of :func:`distbench.report.stats.wilson_interval`."""
+
 VIEWS: dict[str, tuple[str, tuple[str, ...]]] = {}
 """Views the game families registered (:func:`register_views`): name -> (SELECT statement,
 the tables it reads). The catalog makes each one over the tables of a connection that has
