@@ -239,6 +239,13 @@ def test_negotiation_and_fog_transcripts_render(runs, tmp_path):
         heads = [b["text"] for b in it[2] if b["t"] == "h"]
         assert heads[-1] == f"turn {turns[it[1].split(' · ')[0]]}"
         assert any(b["t"] == "grid" and b.get("label") == "events" for b in it[2])
+    # every report's action and objective prediction scores are shown (all 6 games sampled)
+    column = "actions: Brier, log loss"
+    shown = [row[b["head"].index(column)] for it in data[0]["items"] for b in it[2]
+             if b["t"] == "grid" and column in b.get("head", []) for row in b["rows"]]
+    scored = con.execute("select count(*) filter (where action_brier is not null), count(*) "
+                         "from fog_reports").fetchone()
+    assert sum(v != "-" for v in shown) == scored[0] > 0 and len(shown) == scored[1]
     dom, _ = chromium(page.resolve().as_uri(), tmp_path)
     assert len(cards(dom)) == 6 and "beliefs (true power)" in dom and "scout_reveal" in dom
     chromium(page.resolve().as_uri(), tmp_path, shot=tmp_path / "view-fog.png")

@@ -5,8 +5,9 @@ counted over every game. A game's status is the first invalid report status it h
 (``bad_beliefs``, ``no_json``, ``call_failed``...; alphabetically first when several), else
 ``ok``. Each sampled game shows its outcome and both agents' belief scores, then every turn:
 each player's orders, beliefs over the enemy's forces (with the true powers), predicted and
-actual enemy actions, objective, confidence and Brier score, the model's raw answer and prompt
-(model agents), and the engine's events. All the SQL of the fog viewer is in this module.
+actual enemy actions and objective, confidence, the Brier score of the beliefs and the Brier
+score and log loss of the action and objective distributions, the model's raw answer and
+prompt (model agents), and the engine's events. All the SQL of the fog viewer is in this module.
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ _GAMES_SQL = _SAMPLE + "SELECT * FROM chosen ORDER BY pairing, scouting_label, s
 
 _REPORTS_SQL = _SAMPLE + """SELECT r.run_id, r.shard_id, r.game_id, r.turn, r.player, r.agent,
        r.beliefs, r.true_powers, r.enemy_alive, r.predicted_actions, r.actual_actions,
-       r.predicted_objective, r.orders, r.confidence, r.brier, r.report_status, r.raw_text,
-       c.prompt_text
+       r.predicted_objective, r.actual_objective, r.orders, r.confidence, r.brier,
+       r.action_brier, r.action_log_loss, r.objective_brier, r.objective_log_loss,
+       r.report_status, r.raw_text, c.prompt_text
 FROM fog_reports r JOIN chosen g USING (run_id, shard_id, game_id)
 LEFT JOIN calls c ON c.run_id = r.run_id AND c.call_id = r.call_id
 ORDER BY r.run_id, r.shard_id, r.game_id, r.turn, r.player"""
@@ -82,15 +84,25 @@ def _actions(rec: dict[str, Any]) -> str:
                      for k, (p, a) in enumerate(zip(pred, actual, strict=False)))
 
 
+def _score(brier: float | None, log_loss: float | None) -> str:
+    """A prediction's Brier score and log loss, or ``-`` when the report made none."""
+    if brier is None and log_loss is None:
+        return "-"
+    return f"{num(brier, 3)}, {num(log_loss, 3)}"
+
+
 def _turn_blocks(reports: list[dict[str, Any]], events: list[tuple], max_chars: int
                  ) -> list[dict[str, Any]]:
     rows = []
     texts = []
     for rec in reports:
         orders = "\n".join(f"f{k}: {o}" for k, o in enumerate(rec["orders"] or []))
+        objective = f"{rec['predicted_objective'] or '-'} / {rec['actual_objective'] or '-'}"
         rows.append([f"{rec['player']} ({rec['agent']})", rec["report_status"], orders,
-                     _beliefs(rec), _actions(rec), rec["predicted_objective"] or "",
-                     num(rec["confidence"], 3), num(rec["brier"], 3)])
+                     _beliefs(rec), _actions(rec), objective,
+                     num(rec["confidence"], 3), num(rec["brier"], 3),
+                     _score(rec["action_brier"], rec["action_log_loss"]),
+                     _score(rec["objective_brier"], rec["objective_log_loss"])])
         if rec["raw_text"] is not None:
             texts.append({"t": "text", "cls": "raw", "label": f"{rec['player']} ({rec['agent']}): "
                           "raw answer", "text": clip(rec["raw_text"], max_chars)})
@@ -102,8 +114,10 @@ def _turn_blocks(reports: list[dict[str, Any]], events: list[tuple], max_chars: 
     if rows:
         bad = [i for i, r in enumerate(rows) if r[1] != "ok"]
         out.append({"t": "grid", "head": ["player", "status", "orders", "beliefs (true power)",
-                                          "predicted / actual enemy action", "objective",
-                                          "confidence", "Brier"],
+                                          "predicted / actual enemy action",
+                                          "predicted / actual objective", "confidence",
+                                          "Brier (powers)", "actions: Brier, log loss",
+                                          "objective: Brier, log loss"],
                     "rows": rows, "mark": bad})
     out += texts
     if events:
