@@ -153,7 +153,8 @@ def test_a_sweep_can_add_negotiation_and_fog_cells(tmp_path):
             "buckets": ["2x2_lowVar_mixed"],
             "negotiation": {"games": 1, "opponents": ["scripted:fair"], "max_messages": 1,
                             "max_tokens": 32},
-            "fog": {"games": 1, "opponents": ["tier1"], "max_turns": 2, "max_tokens": 32}}
+            "fog": {"games": 1, "opponents": ["tier1", "distbench.games.fog.agents:GreedyAgent"],
+                    "max_turns": 2, "max_tokens": 32}}
     with start_server(ServerConfig()) as server:
         data["providers"] = {
             "mock": {"type": "llamacpp", "base_url": server.url, "cache": False,
@@ -165,11 +166,16 @@ def test_a_sweep_can_add_negotiation_and_fog_cells(tmp_path):
     con = open_run(out.run_dir)
     # Both seat orders; the dummy skips the negotiation and fog cells.
     assert con.execute("select count(*), count(distinct player_a) from episodes").fetchone() == (2, 2)
-    assert con.execute("select count(*) from fog_games").fetchone()[0] == 2
+    assert con.execute("select count(*) from fog_games").fetchone()[0] == 4  # 2 opponents
+    opponents = {r[0] for r in con.execute("select agent_b from fog_games union "
+                                          "select agent_a from fog_games").fetchall()}
+    assert "distbench.games.fog.agents:GreedyAgent" in opponents
     assert con.execute("select count(distinct model) from trials").fetchone()[0] == 2
     families = {r["family"] for r in out.summary}
     assert families == {"matrix", "negotiation", "fog"}
     with pytest.raises(SpecError, match="negotiation.opponents"):
         parse_spec({**data, "negotiation": {"opponents": ["scripted:nice"]}}, "t.toml")
+    with pytest.raises(SpecError, match="fog.opponents.*nomodule"):
+        parse_spec({**data, "fog": {"opponents": ["tier1", "nomodule:Nope"]}}, "t.toml")
     with pytest.raises(SpecError, match="fog.gamez"):
         parse_spec({**data, "fog": {"gamez": 1}}, "t.toml")

@@ -12,7 +12,7 @@ from distbench.games.base import CommandRun, parse_player
 from distbench.games.fog.agents import STRATEGIES, TIERS, check_agent, is_agent_ref
 from distbench.games.fog.plan import FogRunConfig, plan_fog
 from distbench.games.fog.summary import format_summary
-from distbench.games.section import Section
+from distbench.games.section import Section, SectionError
 from distbench.llm.base import BackendSpec
 
 OPTIONS = [
@@ -68,11 +68,19 @@ def player(text: str, spec: BackendSpec) -> BackendSpec | str:
 
 def section(table: Any) -> dict[str, Any]:
     """The ``[fog]`` table of a sweep spec, defaults filled in: every model also plays
-    ``games`` games per seat order and seed against each tier of ``opponents``."""
+    ``games`` games per seat order and seed against each of ``opponents`` (tiers, or agent
+    classes ``module:Class``, imported here to check them)."""
     s = Section(table, SECTION_KEYS)
     out = s.rest()
     out["games"] = s.int("games", 5)
-    out["opponents"] = s.names("opponents", ["tier1"], TIERS)
+    classes = [v for v in table.get("opponents", []) if isinstance(v, str)
+               and v not in TIERS and is_agent_ref(v)] if isinstance(table.get("opponents"), list) else []
+    out["opponents"] = s.names("opponents", ["tier1"], [*TIERS, *classes])
+    for ref in classes:
+        try:
+            check_agent(ref)
+        except ValueError as exc:
+            raise SectionError("opponents", str(exc)) from None
     out["scout_accuracy"] = s.number("scout_accuracy", 0.7, 0, 1)
     out["scouting"] = s.bool("scouting", True)
     for key, default in (("max_tokens", 512), ("max_turns", 20)):
