@@ -76,6 +76,8 @@ class CommittedFile:
         rows: Rows, as the marker records them.
         size: Bytes, as the marker records them (None: a marker older than sizes).
         digest: Content hash (:func:`content_hash`), or None for an old marker.
+        columns: The stored columns' id when it was written
+            (:func:`distbench.store.schema.stored_columns_id`), or None for an old marker.
     """
 
     table: str
@@ -84,6 +86,7 @@ class CommittedFile:
     rows: int | None
     size: int | None
     digest: str | None
+    columns: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,11 +158,11 @@ def read_marker(path: Path, root: Path) -> tuple[list[CommittedFile], Damage | N
         if any(n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0)
                for n in numbers):
             return bad(f"corrupt commit marker (entry {table!r} has a bad row or byte count)")
-        digest = entry.get(HASH_NAME)
-        if digest is not None and not isinstance(digest, str):
-            return bad(f"corrupt commit marker (entry {table!r} has a bad hash)")
+        digest, columns = entry.get(HASH_NAME), entry.get("columns")
+        if any(v is not None and not isinstance(v, str) for v in (digest, columns)):
+            return bad(f"corrupt commit marker (entry {table!r} has a bad hash or columns id)")
         out.append(CommittedFile(table, root / table / parts[1], rel, numbers[0], numbers[1],
-                                 digest))
+                                 digest, columns))
     return out, None
 
 

@@ -9,11 +9,14 @@ metadata.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import pyarrow as pa
 
 from distbench.store.fields import column as _f
+from distbench.store.fields import derived_expression
 
 TIMING_COLUMNS: frozenset[str] = frozenset({"latency_ms", "elapsed_ms", "queue_ms"})
 """Columns that hold wall-clock measurements: the only ones allowed to differ between runs."""
@@ -118,6 +121,14 @@ def schema_for(table: str) -> pa.Schema:
         return SCHEMAS[table]
     except KeyError:
         raise KeyError(f"unknown table {table!r}; known: {', '.join(SCHEMAS)}") from None
+
+
+def stored_columns_id(table: str) -> str:
+    """A short hash of the columns a file of ``table`` stores (names and types, in order):
+    commit markers record it per file, so a reader knows when every file of a table has
+    today's columns and can read them without reconciling schemas file by file."""
+    fields = [(f.name, str(f.type)) for f in schema_for(table) if derived_expression(f) is None]
+    return hashlib.blake2b(json.dumps(fields).encode(), digest_size=8).hexdigest()
 
 
 def empty_table(table: str) -> pa.Table:

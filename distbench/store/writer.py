@@ -49,7 +49,7 @@ from distbench.store.integrity import (
     read_marker,
     scan,
 )
-from distbench.store.schema import schema_for
+from distbench.store.schema import schema_for, stored_columns_id
 
 log = logging.getLogger(__name__)
 
@@ -324,7 +324,8 @@ class RunWriter:
             rel = f"{name}/{stem}.parquet"
             _atomic_write_bytes(self.run_dir / rel, encoded.data)
             files[name] = {"file": rel, "rows": encoded.rows, "bytes": len(encoded.data),
-                           HASH_NAME: content_hash(encoded.data)}
+                           HASH_NAME: content_hash(encoded.data),
+                           "columns": stored_columns_id(name)}
         marker = {"shard_id": shard_id, "files": files, **(extra or {})}
         write_json(self.run_dir / COMMITS / f"{shard_id}.json", marker)
         return marker
@@ -376,7 +377,21 @@ def committed_files(run_dir: Path | str) -> dict[str, list[str]]:
     Raises:
         RunDamaged: a marker or a file it lists is damaged or foreign (one line naming it).
     """
+    return {name: paths for name, (paths, _) in committed_tables(run_dir).items()}
+
+
+def committed_tables(run_dir: Path | str) -> dict[str, tuple[list[str], bool]]:
+    """Table name -> (sorted committed files, whether every one of them stores today's
+    columns of the table, as its marker records), checked as in :func:`committed_files`."""
     files, damages = scan(run_dir)
     if damages:
         raise damage_error(run_dir, damages)
-    return {name: [str(f.path) for f in listed] for name, listed in files.items()}
+    out = {}
+    for name, listed in files.items():
+        try:
+            current = stored_columns_id(name)
+        except KeyError:  # a table no registered family knows
+            current = None
+        out[name] = ([str(f.path) for f in listed],
+                     current is not None and all(f.columns == current for f in listed))
+    return out

@@ -176,3 +176,39 @@ def test_dictionary_columns_are_written_as_plain_strings_and_unknown_columns_ref
         conform(table.append_column("surprise", pa.array([1, 2, 3, 4])), TRIALS)
     with pytest.raises(ValueError, match="no column 'bucket'"):
         conform(table.drop(["bucket"]), TRIALS)
+
+
+def _view_sql(con, name: str) -> str:
+    return con.execute("select sql from duckdb_views() where view_name = ?", [name]).fetchone()[0]
+
+
+def test_files_of_todays_columns_are_read_as_they_are_and_an_older_file_by_name(tmp_path):
+    """Markers record each file's columns id: when every file of a table has today's columns
+    the view reads them without reconciling schemas (cheap on many files); a file an older
+    version wrote (a column missing, no id in its marker) is read by column name, its missing
+    column NULL."""
+    import json
+
+    from distbench.store.integrity import HASH_NAME, content_hash
+
+    writer = RunWriter(tmp_path)
+    writer.commit_shard("s1", {"trials": ("s1", _trials("s1", 3))})
+    writer.commit_shard("s2", {"trials": ("s2", _trials("s2", 4))})
+    con = open_run(tmp_path)
+    assert "union_by_name = false" in _view_sql(con, "trials")
+    before = con.execute("select count(*), count(latency_ms) from trials").fetchone()
+    assert before == (7, 7)
+    # s2 as an older version wrote it: without latency_ms, its marker without a columns id
+    path = tmp_path / "trials" / "s2.parquet"
+    old = pq.read_table(path).drop_columns(["latency_ms"])
+    pq.write_table(old, path)
+    data = path.read_bytes()
+    marker_path = tmp_path / COMMITS / "s2.json"
+    marker = json.loads(marker_path.read_text())
+    entry = marker["files"]["trials"]
+    entry.update(bytes=len(data), **{HASH_NAME: content_hash(data)})
+    del entry["columns"]
+    marker_path.write_text(json.dumps(marker))
+    con = open_run(tmp_path)
+    assert "union_by_name = true" in _view_sql(con, "trials")
+    assert con.execute("select count(*), count(latency_ms) from trials").fetchone() == (7, 3)
