@@ -4,7 +4,8 @@ Runs ``distbench run --llm-type dummy --num-games 1 --num-trials N`` in a fresh 
 ``/usr/bin/time -v`` (the driver's peak resident memory, as the kernel counts it), while a
 poller reads ``/proc/<pid>/status`` every half second for the peak resident memory
 (``VmHWM``) of the driver and of every Ray worker process (``ray::...``; Ray's own services,
-the GCS, raylet, dashboard, are listed apart). Then it checks the rows: ``N`` trials, each
+the GCS, raylet, dashboard, are listed apart; only the run's own processes, descendants of the
+driver, are counted). Then it checks the rows: ``N`` trials, each
 trial number once, and the summary's total.
 
 The game's trials are split across shards of ``--shard-trials`` (default: the dummy's 20,000),
@@ -44,6 +45,21 @@ def _status(pid: int) -> tuple[str, int] | None:
     return (name, int(peak.group(1))) if peak else None
 
 
+def _descends(pid: int, root: int) -> bool:
+    """``pid`` is ``root`` or one of its descendants (the run's own Ray instance is started by
+    its driver, and its workers by that instance's raylet)."""
+    seen = 0
+    while pid > 1 and seen < 64:
+        if pid == root:
+            return True
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+        seen += 1
+    return False
+
+
 class Poller(threading.Thread):
     """Peak resident memory of the driver and of every Ray process, sampled every 0.5 s."""
 
@@ -67,6 +83,8 @@ class Poller(threading.Thread):
             if seen is None:
                 continue
             name, peak = seen
+            if not _descends(pid, self.driver_pid):  # another job's processes
+                continue
             driver = pid == self.driver_pid or "distbench" in name and pid in self._children()
             if driver or name.startswith("ray::") or "/ray/" in name or "raylet" in name:
                 label = "driver" if driver else name.split()[0]
