@@ -10,7 +10,7 @@
    per game: trials per second one request per trial against the trials of a game decoded in
    one llama.cpp batch, alternating the two ``--repeats`` times on the same games.
 
-Usage: python benchmarks/bench_samples.py [--games 10] [--local-games 2] [--repeats 2]
+Usage: python benchmarks/bench_samples.py [--games 10] [--local-games 3] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -83,8 +83,8 @@ def local_side_by_side(games: int, repeats: int, root: Path) -> list[dict] | Non
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=10)
-    parser.add_argument("--local-games", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--local-games", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, python "
