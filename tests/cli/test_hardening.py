@@ -62,6 +62,7 @@ def test_check_lists_damaged_shards_and_a_resume_repairs_them(results):
 @pytest.mark.parametrize("args,says", [
     (["--num-games", "1000000000000"], "shards"),
     (["--num-games", "1", "--num-trials", "10000000000"], "num_trials must be at most"),
+    (["--num-games", "1", "--num-trials", "1000000000", "--shard-trials", "1"], "parts of a game"),
     (["--num-games", "10", "--shard-trials", "1000000000"], "shard_trials must be at most"),
     (["--family", "fog", "--agent", "tier1", "--num-games", "1000000000000"], "shards"),
     (["--family", "negotiation", "--llm-type", "scripted:fair", "--num-games",

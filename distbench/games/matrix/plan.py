@@ -87,7 +87,8 @@ class MatrixRunConfig:
         if self.num_trials > MAX_TRIALS_PER_GAME:
             raise ValueError(f"num_trials must be at most {MAX_TRIALS_PER_GAME:,}, got "
                              f"{self.num_trials:,}: play more games or seeds instead")
-        parts = len(trial_ranges(self))
+        step = trial_step(self)  # counted, not listed: a bad size is refused at once
+        parts = 1 if step is None else math.ceil(self.num_trials / step)
         if parts > 1:  # one game per shard, its trials split
             check_plan_size(len(self.buckets) * len(self.seeds) * self.num_games * parts,
                             f"{len(self.buckets)} bucket(s) x {len(self.seeds)} seed(s) x "
@@ -222,16 +223,24 @@ def games_per_shard(config: MatrixRunConfig) -> int:
     return games
 
 
+def trial_step(config: MatrixRunConfig) -> int | None:
+    """Trials of each sampled mode in one part of a split game; None when a game's trials fit
+    in a shard (see :func:`trial_ranges`)."""
+    sampled = sum(1 for m in config.modes if m != "logprob")
+    per_game = sum(1 if m == "logprob" else config.num_trials for m in config.modes)
+    if not sampled or per_game <= config.shard_trials:
+        return None
+    return max(1, (config.shard_trials - ("logprob" in config.modes)) // sampled)
+
+
 def trial_ranges(config: MatrixRunConfig) -> list[tuple[int, int]]:
     """The parts a game's trials are split into: one part, ``(0, num_trials)``, when a game's
     trials fit in a shard (``shard_trials``), else ranges of ``shard_trials`` divided among
     the sampled modes (pure, mixed), each part one shard of one game. Logprob mode's one
     reading per game goes with the first part (and has its row there)."""
-    sampled = sum(1 for m in config.modes if m != "logprob")
-    per_game = sum(1 if m == "logprob" else config.num_trials for m in config.modes)
-    if not sampled or per_game <= config.shard_trials:
+    step = trial_step(config)
+    if step is None:
         return [(0, config.num_trials)]
-    step = max(1, (config.shard_trials - ("logprob" in config.modes)) // sampled)
     return [(lo, min(config.num_trials, lo + step)) for lo in range(0, config.num_trials, step)]
 
 
