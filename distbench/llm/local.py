@@ -502,12 +502,7 @@ class LocalModel:
         if n == 0 or n > self.n_ctx:
             return  # llama reports the error
         limit = min(self._batched[id(llm)], llm.n_tokens, n - _MIN_CHUNK)
-        cached = llm.input_ids[: max(limit, 0)].tolist()
-        reuse = 0
-        for old, new in zip(cached, tokens, strict=False):
-            if old != new:
-                break
-            reuse += 1
+        reuse = _common_prefix(llm.input_ids[: max(limit, 0)].tolist(), tokens)
         self._batched[id(llm)] = 0
         if reuse == 0:
             llm.reset()
@@ -692,11 +687,7 @@ class LocalModel:
         ``tokens``: their common prefix with the last prompt evaluated there, leaving at least
         ``_MIN_CHUNK`` tokens to evaluate (so no token is ever evaluated in a smaller batch).
         Games of one bucket share their instructions, so most of a prompt is reused."""
-        reuse = 0
-        for old, new in zip(self._batch_prompt, tokens, strict=False):
-            if old != new:
-                break
-            reuse += 1
+        reuse = _common_prefix(self._batch_prompt, tokens)
         return max(0, min(reuse, len(tokens) - _MIN_CHUNK))
 
     def _decode_many(self, tokens: list[int], seeds: Sequence[int], max_tokens: int,
@@ -835,6 +826,16 @@ class _Captured(Exception):  # noqa: N818 - a signal, not an error
     def __init__(self, tokens: list[int]) -> None:
         super().__init__("prompt captured")
         self.tokens = tokens
+
+
+def _common_prefix(old: Sequence[int], new: Sequence[int]) -> int:
+    """How many leading tokens ``old`` and ``new`` share."""
+    count = 0
+    for a, b in zip(old, new, strict=False):
+        if a != b:
+            break
+        count += 1
+    return count
 
 
 def _fill(batch: Any, entries: list[tuple[int, int, int]], *, logits_last: bool) -> None:

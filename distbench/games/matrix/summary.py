@@ -52,9 +52,6 @@ parts AS (
 merged AS (
     SELECT run_id, bucket, provider, model, tier, mode, game_id,
            sum(trials) AS trials, sum(valid) AS valid,
-           CASE WHEN count(*) = 1 THEN any_value(mean_nash_gap)
-                ELSE sum(coalesce(mean_nash_gap * valid, 0) ORDER BY shard_id)
-                     / nullif(sum(valid), 0) END AS mean_nash_gap,
            CASE WHEN count(*) = 1 THEN any_value(var_nash_gap)
                 ELSE sum(valid * (coalesce(var_nash_gap, 0) + (mean_nash_gap - game_mean) ** 2)
                          ORDER BY shard_id) / nullif(sum(valid), 0) END AS var_nash_gap,
@@ -66,7 +63,8 @@ merged AS (
 _MEANS = ", ".join(
     f"CASE WHEN count(*) = 1 THEN any_value({c}) ELSE sum({c} * valid ORDER BY shard_id) "
     f"/ nullif(sum(valid), 0) END AS {c}"
-    for c in ("mean_llm_value", "mean_br_value", "mean_abs_br_value", "mean_exploitability"))
+    for c in ("mean_nash_gap", "mean_llm_value", "mean_br_value", "mean_abs_br_value",
+              "mean_exploitability"))
 
 _GAMES_SQL = """
 WITH """ + _MERGED_SQL.format(means=_MEANS) + """,
@@ -128,15 +126,13 @@ _COUNTS_SQL = (f"SELECT nash_gap, count(*) {_VALID_TRIALS} AND bucket = ? AND pr
                "GROUP BY nash_gap ORDER BY nash_gap")
 
 
-def _median_by_counts(con: duckdb.DuckDBPyConnection, key: tuple) -> float | None:
-    """The exact median of one group's valid gaps (as DuckDB's ``median``: the mean of the
-    two middle values when their number is even), from the count of each distinct gap, read
-    in order: memory is bounded by DuckDB's limit (a large aggregate spills to disk) and by
-    one batch of rows here. Answers take few distinct gaps (a pure action: one per action),
-    so the counts are short where the trials are many."""
-    result = con.execute(f"SELECT count(*) {_VALID_TRIALS} AND bucket = ? AND provider = ? "
-                         "AND model = ? AND tier IS NOT DISTINCT FROM ? AND mode = ?", list(key))
-    total = result.fetchone()[0]
+def _median_by_counts(con: duckdb.DuckDBPyConnection, key: tuple, total: int) -> float | None:
+    """The exact median of one group's ``total`` valid gaps (its ``game_scores`` count them;
+    as DuckDB's ``median``: the mean of the two middle values when their number is even),
+    from the count of each distinct gap, read in order: memory is bounded by DuckDB's limit
+    (a large aggregate spills to disk) and by one batch of rows here. Answers take few
+    distinct gaps (a pure action: one per action), so the counts are short where the trials
+    are many."""
     if not total:
         return None
     lower_rank, upper_rank = (total - 1) // 2, total // 2  # 0-based ranks of the middle
@@ -186,8 +182,10 @@ def matrix_summary(con: duckdb.DuckDBPyConnection,
                         if _known(r[key]) else None
                         for key in ("honest_gap_sums", "honest_expl_sums")) for r in groups]
     if any(r["valid"] > MEDIAN_IN_MEMORY for r in groups):
-        medians = {key: _median_by_counts(con, key) for key in
-                   (tuple(r[k] for k in GROUP_KEYS) for r in groups if r["valid"])}
+        medians = {}
+        for r in groups:
+            key = tuple(r[k] for k in GROUP_KEYS)
+            medians[key] = _median_by_counts(con, key, int(r["valid"]))
     elif len(groups) == 1:
         medians = {tuple(groups[0][k] for k in GROUP_KEYS): con.execute(_MEDIAN_SQL).fetchone()[0]}
     else:
