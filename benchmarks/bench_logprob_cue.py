@@ -1,7 +1,7 @@
 """Which logprob cue makes a base model's next tokens an action distribution?
 
 Logprob mode reads the strategy from the probabilities of the tokens after the completion
-prompt's cue (``distbench/games/matrix/logprob.py``: white space and multi-digit labels are
+prompt's cue (``distbench/games/answers/logprob.py``: white space and multi-digit labels are
 followed, so the reading is the probability that the answer *reads* ``k``). A cue after which
 the model mostly writes words gives a small ``label_mass``, and the strategy is then a reading
 of noise. This script prints, per bundled model and cue, the mean and smallest label mass over
@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from distbench.games.matrix.generate import generate_games
-from distbench.games.matrix.logprob import read_strategies
+from distbench.games.answers.logprob import read_strategies
 from distbench.games.matrix.prompts import pure_prompt, with_cue
 from distbench.llm.base import Response
 from distbench.llm.local import LocalModel, find_model_path, first_token_logprobs

@@ -115,7 +115,7 @@ def child(args: list[str]) -> tuple[list[float], float]:
 
 
 def parse_rate(count: int) -> float:
-    from distbench.games.matrix.parse import parse_pure
+    from distbench.games.answers.parse import parse_pure
 
     texts = [f"Action: {1 + (k % 3)}" for k in range(count)]
     t0 = time.perf_counter()

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from distbench.games.matrix.logprob import classify_token, read_strategies
+from distbench.games.answers.logprob import classify_token, read_strategies
 from distbench.llm.base import Request, Response
 
 

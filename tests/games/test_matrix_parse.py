@@ -8,7 +8,7 @@ import string
 
 import pytest
 
-from distbench.games.matrix.parse import (
+from distbench.games.answers.parse import (
     MixedAnswer,
     ParseStatus,
     PureAnswer,

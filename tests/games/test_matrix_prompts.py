@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from distbench.games.matrix.parse import ParseStatus, parse_mixed, parse_pure
+from distbench.games.answers.parse import ParseStatus, parse_mixed, parse_pure
 from distbench.games.matrix.prompts import (
     MIXED_COMPLETION_CUE,
     MIXED_CUE,

@@ -7,7 +7,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from distbench.games.matrix.parse import ParseStatus, parse_mixed, parse_pure
+from distbench.games.answers.parse import ParseStatus, parse_mixed, parse_pure
 from distbench.llm.base import Request
 from distbench.llm.dummy import uniforms
 from distbench.llm.registry import UnknownProviderError, build_backend, get_provider, make_spec

@@ -9,7 +9,7 @@ from cli_server import start_cli_server, stop_cli_server
 from test_local import INSTALL_HINT
 
 from distbench.engine.driver import run_config
-from distbench.games.matrix.parse import ParseStatus
+from distbench.games.answers.parse import ParseStatus
 from distbench.games.matrix.plan import MatrixRunConfig
 from distbench.llm.local import local_available
 from distbench.llm.registry import make_spec

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from cli_server import distbench_argv, start_cli_server, stop_cli_server
 
-from distbench.games.matrix.parse import ParseStatus, parse_mixed, parse_pure
+from distbench.games.answers.parse import ParseStatus, parse_mixed, parse_pure
 from distbench.games.matrix.prompts import mixed_prompt, pure_prompt
 from distbench.llm.base import BackendSpec, Request
 from distbench.llm.dummy import DummyBackend

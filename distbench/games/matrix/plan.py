@@ -50,7 +50,7 @@ class MatrixRunConfig:
             one game's trials when a game has more, see :func:`trial_ranges`); None:
             :func:`default_shard_trials` of the model (set at construction).
         logprob_cue: Logprob mode: the text the completion prompt ends with (default
-            ``I choose Action``, see ``games.matrix.logprob.DEFAULT_CUE``).
+            ``I choose Action``, see ``games.answers.logprob.DEFAULT_CUE``).
         min_label_mass: Logprob mode: a reading with less probability on the action labels
             is invalid (``low_label_mass``).
     """

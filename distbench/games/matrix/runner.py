@@ -16,8 +16,8 @@ import pyarrow.compute as pc
 
 from distbench.games.base import ShardResult, derive_seed
 from distbench.games.matrix.generate import game_ids, generate_games, has_saddle_point
-from distbench.games.matrix.logprob import DEFAULT_CUE, read_strategies
-from distbench.games.matrix.parse import ParseStatus, parse_mixed, parse_pure
+from distbench.games.answers.logprob import DEFAULT_CUE, read_strategies
+from distbench.games.answers.parse import ParseStatus, parse_mixed, parse_pure
 from distbench.games.matrix.plan import Shard
 from distbench.games.matrix.prompts import answer_policy, mixed_prompt, pure_prompt, with_cue
 from distbench.kernels import score_actions, score_strategies, solve_zero_sum
@@ -225,7 +225,7 @@ def play_mode(
     elif mode == "logprob":
         # The completion prompt ends with the cue (whatever the model's style): the strategy
         # is read from the next tokens' probabilities, following white space and digit
-        # prefixes where the tokenizer needs it (see games/matrix/logprob.py).
+        # prefixes where the tokenizer needs it (see games/answers/logprob.py).
         prompts = [with_cue(pure_prompt(payoffs[g], style="completion"), cue)
                    for g in range(num_games)]
         readings, call_log = read_strategies(

@@ -60,7 +60,7 @@ def _rebuilt_prompt(rec: dict[str, Any], manifest: Any) -> tuple[str | None, str
         return None, "prompt (unknown: the game is missing)"
     payoff = np.asarray(rec["payoff"], dtype=np.float64)
     if rec["mode"] == "logprob":
-        from distbench.games.matrix.logprob import DEFAULT_CUE
+        from distbench.games.answers.logprob import DEFAULT_CUE
 
         cue = ((manifest.get("config") or {}).get("logprob_cue") if isinstance(manifest, dict)
                else None) or DEFAULT_CUE
