@@ -52,8 +52,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from distbench.games.matrix.generate import generate_games
 from distbench.games.answers.parse import ParseStatus, parse_mixed, parse_pure
+from distbench.games.matrix.generate import generate_games
 from distbench.games.matrix.prompts import PURE_COMPLETION_CUE, mixed_prompt, pure_prompt
 
 BUCKET = "3x3_midVar_any"

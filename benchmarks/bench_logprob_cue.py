@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from distbench.games.matrix.generate import generate_games
 from distbench.games.answers.logprob import read_strategies
+from distbench.games.matrix.generate import generate_games
 from distbench.games.matrix.prompts import pure_prompt, with_cue
 from distbench.llm.base import Response
 from distbench.llm.local import LocalModel, find_model_path, first_token_logprobs

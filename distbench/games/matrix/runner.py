@@ -14,10 +14,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from distbench.games.base import ShardResult, derive_seed
-from distbench.games.matrix.generate import game_ids, generate_games, has_saddle_point
 from distbench.games.answers.logprob import DEFAULT_CUE, read_strategies
 from distbench.games.answers.parse import ParseStatus, parse_mixed, parse_pure
+from distbench.games.base import ShardResult, derive_seed
+from distbench.games.matrix.generate import game_ids, generate_games, has_saddle_point
 from distbench.games.matrix.plan import Shard
 from distbench.games.matrix.prompts import answer_policy, mixed_prompt, pure_prompt, with_cue
 from distbench.kernels import score_actions, score_strategies, solve_zero_sum
