@@ -42,7 +42,7 @@ def clemeval(results: Path) -> dict[str, dict[str, float]]:
             pytest.skip(f"clemcore is not installed: pip install --target {where} clemcore")
         env["PYTHONPATH"] = os.pathsep.join([str(where), env.get("PYTHONPATH", "")])
     done = subprocess.run([sys.executable, "-c", _EVAL, str(results)], env=env,
-                          capture_output=True, text=True, timeout=300)
+                          cwd=results.parent, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     (line,) = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
     return json.loads(line[len("RESULT "):])
@@ -98,6 +98,7 @@ def test_clemeval_reads_the_exported_tree_and_agrees_with_distbench(tmp_path):
     assert "Played" not in scores  # clemeval computes it and refuses a game's own
 
     theirs = clemeval(tree)
+    assert (tmp_path / "clembench.log").is_file()  # clemcore's log, beside the tree
     expected = {**ours(tmp_path / "results" / "played", tmp_path),
                 **ours(tmp_path / "results" / "aborted", tmp_path)}
     assert set(theirs) == set(expected) == set(pairs)
