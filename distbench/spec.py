@@ -56,7 +56,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from distbench.games.matrix.buckets import DEFAULT_BUCKETS, UnknownBucketError, get_bucket
+from distbench.games.matrix.buckets import (
+    DEFAULT_BUCKETS,
+    PAYOFFS,
+    UnknownBucketError,
+    get_bucket,
+    with_payoffs,
+)
 from distbench.games.registry import families
 from distbench.games.section import SectionError, unknown_key
 from distbench.llm.base import BackendSpec, check_option
@@ -65,7 +71,7 @@ from distbench.llm.registry import UnknownProviderError, get_provider, make_spec
 MODES = ("pure", "mixed", "logprob")
 TOP_KEYS = {"name", "seeds", "games_per_bucket", "trials_per_game", "temperature", "modes",
             "buckets", "providers", "llm_seed", "max_tokens", "shard_trials", "logprob_cue",
-            "min_label_mass"}
+            "min_label_mass", "payoffs"}
 """The spec's own keys; besides them, one table per family with a ``section`` hook."""
 PROVIDER_KEYS = {"type", "tiers", "models", "base_url", "style", "rpm", "tpm",
                  "max_concurrency", "timeout", "max_retries", "cache", "price_in", "price_out",
@@ -292,6 +298,12 @@ def parse_spec(data: dict[str, Any], source: str = "<spec>") -> SweepSpec:
     if not isinstance(buckets, list) or not buckets:
         raise _fail(source, "buckets", "must be a non-empty list of bucket ids or tables")
     bucket_ids = [_bucket_id(source, f"buckets[{i}]", b) for i, b in enumerate(buckets)]
+    payoffs = data.get("payoffs", "int")
+    if payoffs not in PAYOFFS:
+        raise _fail(source, "payoffs", f"unknown payoff distribution {payoffs!r}; use "
+                                       f"{', '.join(PAYOFFS)} (seed: the seed tool's floats)")
+    if payoffs == "seed":  # every bucket draws the seed tool's floats: its ...Float twin
+        bucket_ids = [with_payoffs(b, "seed") for b in bucket_ids]
     temperature = data.get("temperature", 1.0)
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
             or not 0 <= temperature < math.inf:

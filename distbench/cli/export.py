@@ -64,6 +64,27 @@ def _family(run_dir: Path) -> str | None:
     return read_json(path).get("family") if path.is_file() else None
 
 
+def export_clembench_tree(run_dir: Path, out_dir: Path) -> list[Path]:
+    """A negotiation run as clembench's results tree (``clemeval`` reads it); one line saying
+    it does not apply to other runs."""
+    from distbench.games.negotiation.export import export_clembench
+    from distbench.store.catalog import NotARunError, open_run
+
+    family = _family(run_dir)
+    if family != "negotiation":
+        what = f"{family} runs" if family else f"{run_dir} (no run manifest there)"
+        raise UserError(f"export --format clembench applies to negotiation runs only, not to "
+                        f"{what}")
+    try:
+        con = open_run(run_dir)
+    except NotARunError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        return export_clembench(con, out_dir)
+    finally:
+        con.close()
+
+
 def export_run(run_dir: Path, out_dir: Path) -> list[Path]:
     """The export of any run: the seed tool's files for matrix and sweep runs, per-episode
     records for negotiation runs (``distbench.games.negotiation.export``); one line saying
@@ -86,10 +107,12 @@ def export_run(run_dir: Path, out_dir: Path) -> list[Path]:
 
 @click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["json", "seed"]), default="json",
-              show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["json", "seed", "clembench"]),
+              default="json", show_default=True,
               help="json: distbench's records; seed: the seed tool's files and keys exactly "
-                   "(matrix runs and sweeps).")
+                   "(matrix runs and sweeps); clembench: clembench's results tree, "
+                   "MODEL_A--MODEL_B/dond/EXPERIMENT/EPISODE/{instance,interactions,scores}.json"
+                   ", which clemcore's clemeval reads (negotiation runs).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder.  [default: RUN_DIR/export]")
 def export(run_dir: Path, fmt: str, out_dir: Path | None) -> None:
@@ -97,13 +120,17 @@ def export(run_dir: Path, fmt: str, out_dir: Path | None) -> None:
     the seed tool's (``seed``); for a negotiation run, one record per episode (dialogue,
     proposals, scores) and the summary."""
     if fmt == "seed":
+        from distbench.cli.sweep import seed_context
         from distbench.report.seed_format import NotMatrixError, resolve_run, write_seed_files
         from distbench.store.catalog import NotARunError
 
         try:
-            paths = write_seed_files(run_dir, out_dir or resolve_run(run_dir) / "export")
+            paths = write_seed_files(run_dir, out_dir or resolve_run(run_dir) / "export",
+                                     **seed_context())
         except (NotARunError, NotMatrixError) as exc:
             raise UserError(str(exc)) from None
+    elif fmt == "clembench":
+        paths = export_clembench_tree(run_dir, out_dir or run_dir / "export" / "clembench")
     else:
         paths = export_run(run_dir, out_dir or run_dir / "export")
     for path in paths:

@@ -59,8 +59,8 @@ def fog() -> None:
 @click.option("--parallel/--no-parallel", default=None,
               help="Run shards as Ray tasks, or one by one in this process.")
 @click.option("--agents", default="tier1,tier2,tier3,tier4", show_default=True,
-              help="Who plays the round robin (comma list): tiers, and agent classes as "
-                   "module:Class.")
+              help="Who plays the round robin (comma list): tiers, mock:TIER (a tier "
+                   "through the text interface), and agent classes as module:Class.")
 @click.option("--agent", "extra", multiple=True, metavar="MODULE:CLASS",
               help="Your agent class, added to --agents (repeatable); its module must be "
                    "importable (on PYTHONPATH), here and on every worker.")

@@ -98,6 +98,7 @@ def spec_data(
     openai_tiers: str | None = None,
     together_tiers: str | None = None,
     use_dummy: bool = False,
+    payoffs: str | None = None,
 ) -> tuple[dict[str, Any], str]:
     """The spec as a dict with the seed tool's override flags applied, and its source name.
 
@@ -136,6 +137,8 @@ def spec_data(
         data["providers"] = {"dummy": {"tiers": tiers or {"A": ["random"]}}}
     if bucket_ids:
         data["buckets"] = _split("--bucket-ids", bucket_ids)
+    if payoffs is not None:
+        data["payoffs"] = payoffs
     if num_games_per_bucket is not None:
         data["games_per_bucket"] = num_games_per_bucket
     if num_trials is not None:
@@ -147,6 +150,15 @@ def spec_data(
             raise UserError(f"--seeds: expected integers such as 42 43 or 42,43, got "
                             f"{seeds if isinstance(seeds, str) else ' '.join(seeds)!r}") from None
     return data, source
+
+
+def seed_context() -> dict[str, Any]:
+    """What the seed tool's files of a sweep need from above the report layer: the seed's
+    bucket objects and its default tiers (``write_seed_files``'s keywords)."""
+    from distbench.games.matrix.buckets import seed_bucket
+    from distbench.spec import BUILTIN_TIERS
+
+    return {"bucket_info": seed_bucket, "default_tiers": BUILTIN_TIERS}
 
 
 def limit_games(data: dict[str, Any], limit: int) -> dict[str, Any]:
@@ -190,6 +202,11 @@ def _override_options(func):
                      help="Together tiers, same form."),
         click.option("--use-dummy", is_flag=True,
                      help="Replace every model by the seeded dummy (tiers kept): no key, no cost."),
+        click.option("--payoffs", type=click.Choice(["int", "seed"]), default=None,
+                     help="Payoff distribution of every bucket (the spec's payoffs key). seed: "
+                          "the seed tool's floats uniform in the bucket's range (each bucket "
+                          "becomes its ...Float twin), to compare with the seed's results.  "
+                          "[default: int]"),
     ]
     for option in reversed(options):
         func = option(func)
@@ -297,6 +314,13 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
     except ValueError as exc:  # a plan over the size bounds
         raise UserError(str(exc)) from None
     plan.config["spec_data"] = data
+    # The seed's names of --use-dummy models (seed format) and its suite_metadata.json.
+    use_dummy = bool(overrides.get("use_dummy"))
+    if resume_dir is not None and spec is None:
+        use_dummy = use_dummy or bool(read_json(resume_dir / "manifest.json")
+                                      .get("config", {}).get("use_dummy"))
+    plan.config["use_dummy"] = use_dummy
+    plan.config["num_workers"] = num_workers or os.cpu_count()
     try:
         for model in plan.specs():  # a missing key or an unreachable server: before any work
             preflight(model, plan.extra_styles)
@@ -316,11 +340,12 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
         raise UserError(str(exc)) from None
     except KeyboardInterrupt:
         raise interrupted(["distbench", "sweep", "run", "--resume", str(run_dir)]) from None
-    # The seed tool's layout keeps the suite tables in the named folder itself.
+    # The seed tool's layout: its own suite tables in the named folder itself (distbench's
+    # in the run's report/ folder, as without it).
+    written = write_suite_tables(run_dir, run_dir / "report")
     tables = run_dir.parent if seed else run_dir / "report"
-    written = write_suite_tables(run_dir, tables)
     if seed:
-        written += write_seed_files(run_dir, run_dir.parent)
+        written += write_seed_files(run_dir, run_dir.parent, **seed_context())
     click.echo(f"{outcome.executed} shard(s) run, {outcome.skipped} skipped, "
                f"{outcome.elapsed_s:.1f} s", err=True)
     click.echo((tables / "big_table_aggregated.md").read_text())

@@ -177,3 +177,128 @@ def test_an_empty_tier_is_skipped_and_a_spec_without_any_model_is_refused():
     assert [(m.tier, m.spec.model) for m in spec.models] == [("A", "random")]
     with pytest.raises(SpecError, match="every tier is empty"):
         parse_spec({"providers": {"dummy": {"tiers": {"A": [], "C": []}}}})
+
+
+# The seed suite's tables and metadata, as run_tiered_research_suite.py (github.com/zehao-zhao/
+# reasoning_in_game, commit 7b3d251) writes them; written out here, not imported.
+SUITE_ROW = ["seed", "provider", "bucket_id", "equilibrium_target", "num_rows", "num_cols",
+             "payoff_min", "payoff_max", "tier", "model", "mode", "num_games",
+             "num_trials_per_game", "total_trials", "mean_nash_gap", "median_nash_gap",
+             "std_nash_gap", "min_nash_gap", "max_nash_gap", "mean_llm_value",
+             "reference_value", "parse_success_rate", "decision_source_counts"]
+SUITE_AGG = ["provider", "bucket_id", "equilibrium_target", "num_rows", "num_cols",
+             "payoff_min", "payoff_max", "tier", "model", "mode",
+             "mean_nash_gap_mean", "mean_nash_gap_std_across_seeds",
+             "median_nash_gap_mean", "median_nash_gap_std_across_seeds",
+             "std_nash_gap_mean", "std_nash_gap_std_across_seeds",
+             "mean_llm_value_mean", "mean_llm_value_std_across_seeds",
+             "reference_value_mean", "reference_value_std_across_seeds",
+             "parse_success_rate_mean", "parse_success_rate_std_across_seeds", "seeds"]
+SUITE_MD = ["provider", "bucket_id", "mode", "tier", "model", "mean_nash_gap_mean",
+            "mean_nash_gap_std_across_seeds", "mean_llm_value_mean", "reference_value_mean",
+            "parse_success_rate_mean"]
+SUITE_METADATA = ["created_at", "num_games_per_bucket", "num_trials", "seeds", "temperature",
+                  "num_workers", "providers", "buckets", "together_model_tiers",
+                  "openai_model_tiers"]
+SUITE_BUCKET = ["bucket_id", "num_rows", "num_cols", "payoff_range", "nash_type"]
+
+
+def _csv(path):
+    import csv
+
+    with open(path, newline="") as fh:
+        reader = csv.DictReader(fh)
+        return reader.fieldnames, list(reader)
+
+
+def test_a_seed_format_sweep_writes_the_seed_suites_tables_and_metadata_exactly(tmp_path):
+    run = distbench("sweep", "run", "--use-dummy", "--providers", "together", "openai",
+                    "--openai-model-tiers-json", '{"A": ["gpt-4o"], "B": ["gpt-4o-mini"]}',
+                    "--bucket-ids", "2x2_lowVar_pure", "3x3_midVar_mixed", "--seeds", "42",
+                    "43", "--num-games-per-bucket", "2", "--num-trials", "2", "--payoffs",
+                    "seed", "--no-parallel", "--output-format", "seed", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    (top,) = (tmp_path / "results").glob("tiered_suite_*")
+
+    header, rows = _csv(top / "big_table_all_runs.csv")
+    assert header == SUITE_ROW
+    together = [f"dummy_tier_{t}_{k}" for t in "ABC" for k in (1, 2)]  # two models a tier
+    models = [("together", m) for m in together] + [("openai", "dummy_tier_A"),
+                                                     ("openai", "dummy_tier_B")]
+    # The seed's loops: seed, bucket, model (providers and tiers in order), mode.
+    assert [(r["seed"], r["bucket_id"], r["provider"], r["model"], r["mode"]) for r in rows] == [
+        (s, b, p, m, mode) for s in ("42", "43") for b in ("2x2_lowVar_pure", "3x3_midVar_mixed")
+        for p, m in models for mode in ("pure", "mixed")]
+    first = rows[0]
+    assert (first["equilibrium_target"], first["num_rows"], first["payoff_min"],
+            first["payoff_max"], first["tier"]) == ("pure", "2", "-10", "10", "A")
+    # Each row is its model folder's summary (the seed's provider folder, not 'dummy').
+    for r in rows:
+        folder = (top / "model_runs" / f"seed_{r['seed']}" / r["bucket_id"] / r["provider"]
+                  / r["model"])
+        summary = _load(folder / f"summary_{r['mode']}.json")
+        assert float(r["mean_nash_gap"]) == pytest.approx(summary["mean_nash_gap"])
+        reference = summary.get("mean_br_value", summary.get("mean_nash_value"))
+        assert float(r["reference_value"]) == pytest.approx(reference)
+        assert json.loads(r["decision_source_counts"]) == summary["decision_source_counts"]
+    assert not (top / "model_runs" / "seed_42" / "2x2_lowVar_pure" / "dummy").exists()
+
+    header, agg = _csv(top / "big_table_aggregated.csv")
+    assert header == SUITE_AGG
+    assert len(agg) == 2 * len(models) * 2  # buckets x models x modes
+    keys = [(a["provider"], a["bucket_id"], a["mode"], a["tier"], a["model"]) for a in agg]
+    assert keys == sorted(keys)
+    a = agg[0]
+    pair = [float(r["mean_nash_gap"]) for r in rows
+            if (r["provider"], r["bucket_id"], r["mode"], r["model"])
+            == (a["provider"], a["bucket_id"], a["mode"], a["model"])]
+    assert len(pair) == 2 and a["seeds"] == "42,43"
+    assert float(a["mean_nash_gap_mean"]) == pytest.approx(sum(pair) / 2)
+    assert float(a["mean_nash_gap_std_across_seeds"]) == pytest.approx(abs(pair[0] - pair[1]) / 2)
+    md = (top / "big_table_aggregated.md").read_text().splitlines()
+    assert md[0] == "| " + " | ".join(SUITE_MD) + " |" and len(md) == 2 + len(agg)
+
+    meta = _load(top / "suite_metadata.json")
+    assert list(meta) == SUITE_METADATA
+    assert re.fullmatch(r"\d{8}_\d{6}", meta["created_at"]) and top.name.endswith(meta["created_at"])
+    assert (meta["num_games_per_bucket"], meta["num_trials"], meta["seeds"]) == (2, 2, [42, 43])
+    assert meta["providers"] == ["together", "openai"]
+    assert [list(b) for b in meta["buckets"]] == [SUITE_BUCKET] * 2
+    assert meta["buckets"][1] == {"bucket_id": "3x3_midVar_mixed", "num_rows": 3, "num_cols": 3,
+                                  "payoff_range": [-50, 50], "nash_type": "mixed"}
+    assert meta["openai_model_tiers"] == {"A": ["gpt-4o"], "B": ["gpt-4o-mini"], "C": []}
+    assert meta["together_model_tiers"]["C"] == ["meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo",
+                                                 "Qwen/Qwen2.5-7B-Instruct-Turbo"]
+
+    # --payoffs seed: the seed's real payoffs in the bucket's range, under the seed's bucket name.
+    games = _load(top / "games" / "seed_42" / "3x3_midVar_mixed.json")
+    payoffs = [x for g in games for row in g["payoff_matrix"] for x in row]
+    assert all(-50 <= x <= 50 for x in payoffs) and any(x != round(x) for x in payoffs)
+    assert {g["bucket_id"] for g in games} == {"3x3_midVar_mixed"}
+    inner = top / top.name
+    assert (inner / "report" / "big_table_all_runs.csv").is_file()  # distbench's own tables
+    assert "3x3_midVarFloat_mixed" in (inner / "report" / "big_table_all_runs.csv").read_text()
+
+    # export --format seed of the run writes the same tables.
+    export = distbench("export", str(top), "--format", "seed", "--out", "exp", cwd=tmp_path)
+    assert export.returncode == 0, export.stderr
+    for name in ("big_table_all_runs.csv", "big_table_aggregated.csv", "big_table_aggregated.md"):
+        assert (tmp_path / "exp" / name).read_text() == (top / name).read_text(), name
+
+
+def test_payoffs_seed_draws_the_seed_tools_floats_in_a_plain_run(tmp_path):
+    run = distbench("run", "--num-games", "3", "--num-trials", "1", "--llm-type", "dummy",
+                    "--payoffs", "seed", "--no-parallel", "--run-id", "f", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    export = distbench("export", "results/f", "--format", "seed", "--out", "exp", cwd=tmp_path)
+    assert export.returncode == 0, export.stderr
+    payoffs = [x for g in _load(tmp_path / "exp" / "games.json") for row in g["payoff_matrix"]
+               for x in row]
+    assert len(payoffs) == 27 and all(-100 <= x <= 100 for x in payoffs)
+    assert any(x != round(x) for x in payoffs) and max(map(abs, payoffs)) > 50
+    manifest = _load(tmp_path / "results" / "f" / "manifest.json")
+    assert "3x3_highVarFloat_any" in json.dumps(manifest)
+    bad = distbench("run", "--bucket", "3x3_midVar_mixd", "--payoffs", "seed", "--llm-type",
+                    "dummy", cwd=tmp_path)
+    assert bad.returncode != 0 and bad.stderr.strip().startswith("error: ")
+    assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr

@@ -10,6 +10,8 @@ from distbench.games.matrix.buckets import (
     UnknownBucketError,
     default_bucket_id,
     get_bucket,
+    seed_bucket,
+    with_payoffs,
 )
 from distbench.games.matrix.generate import (
     BLOCK,
@@ -124,3 +126,40 @@ def test_game_ids_are_stable_and_unique():
 def test_saddle_point_rate_matches_the_closed_form():
     assert saddle_point_rate(2, 2) == pytest.approx(2 / 3)
     assert saddle_point_rate(3, 3) == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize("spread, half", [("lowVar", 10), ("midVar", 50), ("highVar", 100)])
+@pytest.mark.parametrize("kind", ["pure", "mixed", "any"])
+def test_float_spreads_draw_the_seed_tools_real_payoffs_in_the_same_range(spread, half, kind):
+    bucket = f"4x4_{spread}Float_{kind}"
+    b = get_bucket(bucket)
+    assert (b.floats, b.low, b.high, b.kind) == (True, -half, half, kind)
+    g = generate_games(bucket, 5, 0, 400)
+    assert g.min() >= -half and g.max() <= half
+    assert (g != np.round(g)).mean() > 0.99  # reals, not integers
+    if kind == "any":  # uniform: mean near 0, spread of the uniform law (sd = half / sqrt 3)
+        assert abs(g.mean()) < 0.05 * half and abs(g.std() - half / 3**0.5) < 0.05 * half
+    else:
+        assert has_saddle_point(g).all() == (kind == "pure")
+        assert (~has_saddle_point(g)).all() == (kind == "mixed")
+    np.testing.assert_array_equal(g, generate_games(bucket, 5, 0, 400))  # seeded
+    assert not np.array_equal(g, generate_games(f"4x4_{spread}_{kind}", 5, 0, 400))
+
+
+def test_planted_saddle_points_of_float_buckets_are_saddle_points():
+    g = generate_games("8x8_highVarFloat_pure", 3, 0, 300)  # rate < PLANT_BELOW: planted
+    assert has_saddle_point(g).all() and (g != np.round(g)).any()
+    assert g.min() >= -100 and g.max() <= 100
+
+
+def test_the_seed_payoffs_name_a_buckets_float_twin_and_back():
+    assert with_payoffs("3x3_midVar_mixed", "seed") == "3x3_midVarFloat_mixed"
+    assert with_payoffs("3x3_midVarFloat_mixed", "seed") == "3x3_midVarFloat_mixed"
+    assert with_payoffs("3x3_midVarFloat_mixed", "int") == "3x3_midVar_mixed"
+    assert seed_bucket("4x4_highVarFloat_pure") == {
+        "bucket_id": "4x4_highVar_pure", "num_rows": 4, "num_cols": 4,
+        "payoff_range": [-100, 100], "nash_type": "pure"}
+    with pytest.raises(ValueError, match="int, seed"):
+        with_payoffs("3x3_midVar_mixed", "normal")
+    with pytest.raises(UnknownBucketError, match="Float"):
+        get_bucket("3x3_midFloat_mixed")

@@ -42,8 +42,11 @@ Predicted opponent actions of Tiers 3-4 repeat each enemy force's last observed 
 Their objective prediction reads the enemy's last moves (:func:`objective_from_moves`).
 
 The design's names of the strategies (:data:`STRATEGIES`: ``random``, ``greedy``,
-``bayesian_hunter``, ``lookahead``) are accepted wherever a tier name is. A user's own agent
-class, named ``module:Class``, plays like a tier (:func:`load_agent_class`, :class:`UserAgent`).
+``bayesian_hunter``, ``lookahead``) are accepted wherever a tier name is, and ``mock:NAME``
+(the fog seed's ``--agent mock:tier3``) is that strategy behind the text interface
+(``text.MockLLMAgent``, registered in :data:`WRAPPERS`). A user's own agent class, named
+``module:Class``, plays like a tier (:func:`load_agent_class`, :class:`UserAgent`); it may use
+the fog seed's forms (:class:`UserAgent`).
 """
 
 from __future__ import annotations
@@ -51,7 +54,9 @@ from __future__ import annotations
 import abc
 import importlib
 import inspect
+import random
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,6 +72,7 @@ from distbench.games.fog.rules import (
     Rules,
     chebyshev,
     random_deployment,
+    seed_force_id,
     valid_power_vectors,
 )
 
@@ -659,9 +665,22 @@ def load_agent_class(ref: str) -> type:
     return cls
 
 
+WRAPPERS: dict[str, type[Agent]] = {}
+"""``prefix`` -> a class wrapping an agent (``mock`` -> ``text.MockLLMAgent``, registered by
+``distbench.games.fog.text``): ``mock:tier3`` is ``MockLLMAgent(make_agent("tier3"))``."""
+MOCK_PREFIX = "mock:"
+
+
 def check_agent(name: str) -> str:
-    """The canonical name of a scripted agent (a tier or a :data:`STRATEGIES` name: its tier)
-    or a checked ``module:Class`` (ValueError: one line)."""
+    """The canonical name of a scripted agent (a tier or a :data:`STRATEGIES` name: its tier;
+    ``mock:NAME``: ``mock:`` and NAME's canonical name) or a checked ``module:Class``
+    (ValueError: one line)."""
+    if isinstance(name, str) and name.startswith(MOCK_PREFIX):
+        inner = name[len(MOCK_PREFIX):]
+        if inner.startswith(MOCK_PREFIX) or not inner:
+            raise ValueError(f"agent {name!r}: mock: takes a tier, a strategy name or "
+                             "module:Class, such as mock:tier3")
+        return MOCK_PREFIX + check_agent(inner)
     if name in AGENTS:
         return name
     if name in STRATEGIES:
@@ -678,6 +697,11 @@ def make_agent(name: str) -> Agent:
     (:data:`STRATEGIES`) or a user's class ``module:Class`` (wrapped in :class:`UserAgent`)."""
     if name in AGENTS or name in STRATEGIES:
         return AGENTS[STRATEGIES.get(name, name)]()
+    if name.startswith(MOCK_PREFIX):
+        if "mock" not in WRAPPERS:
+            raise ValueError(f"agent {name!r}: import distbench.games.fog.text first (it "
+                             "registers mock:)")
+        return WRAPPERS["mock"](make_agent(name[len(MOCK_PREFIX):]))
     if is_agent_ref(name):
         return UserAgent(name, load_agent_class(name)())
     raise ValueError(f"unknown scripted agent {name!r}; known: {', '.join(AGENTS)} "
@@ -736,6 +760,8 @@ def _check_orders(orders: object, k: int) -> list[Order] | None:
         return None
     out: list[Order] = []
     for o in orders:
+        if isinstance(o, tuple) and len(o) == 2 and isinstance(o[0], str):
+            o = (o[0].lower(), o[1])  # the seed's kinds are capitalised (Move, Charge, ...)
         if not isinstance(o, tuple) or len(o) != 2 or o[0] not in ORDER_KINDS:
             return None
         kind, arg = o
@@ -746,6 +772,96 @@ def _check_orders(orders: object, k: int) -> list[Order] | None:
             return None
         out.append((kind, int(arg)) if kind == "scout" else (kind, arg))
     return out + [HOLD] * (k - len(out))
+
+
+@dataclass(frozen=True, slots=True)
+class SeedForce:
+    """A force as the fog seed's ``deploy(player, rng)`` sees it: its ``id`` (``p1_f1``)."""
+
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeedPlayer:
+    """The player the fog seed's ``deploy(player, rng)`` receives: ``id`` (``p1``/``p2``)
+    and its ``forces`` (:class:`SeedForce`, in force order)."""
+
+    id: str
+    forces: tuple[SeedForce, ...]
+
+
+def seed_player_id(player: int) -> str:
+    """``0`` (seat a) -> ``"p1"``, ``1`` -> ``"p2"``: the fog seed's player ids."""
+    return f"p{player + 1}"
+
+
+def _force_index(key: object, side: int, k: int) -> int | None:
+    """The force index of a key naming one of ``side``'s forces: the seed's ``p2_f1``
+    (1-based), distbench's ``E0`` / ``F0`` (0-based) or an int; None when it names none."""
+    if isinstance(key, int | np.integer) and not isinstance(key, bool):
+        j = int(key)
+    else:
+        text = str(key)
+        m = re.fullmatch(r"p([12])_f(\d+)", text)
+        if m:
+            if int(m[1]) != side + 1:
+                return None
+            j = int(m[2]) - 1
+        elif re.fullmatch(r"[EF]\d+", text):
+            j = int(text[1:])
+        else:
+            return None
+    return j if 0 <= j < k else None
+
+
+def _keyed_row(row: object, labels: tuple) -> object:
+    """One distribution given as a mapping (the seed's ``BeliefState``, ``{1: 0.2, ...}``,
+    ``{"Move": 0.3, ...}``) as a list over ``labels`` (names matched without case, missing
+    ones 0); anything else unchanged. A name outside ``labels`` makes it invalid."""
+    row = getattr(row, "distribution", row)  # the seed's BeliefState
+    if not isinstance(row, Mapping):
+        return row
+    index = {str(x).lower(): i for i, x in enumerate(labels)}
+    out: list[object] = [0.0] * len(labels)
+    for key, value in row.items():
+        i = index.get(str(key).lower())
+        if i is None:
+            return ["invalid"]
+        out[i] = value
+    return out
+
+
+def _keyed_rows(values: object, side: int, k: int, labels: tuple) -> object:
+    """Per-force distributions given as a mapping keyed by force (``{"p2_f1": ...}``, as the
+    fog seed reports them) as K rows (None for a force not named); a mapping naming no force
+    of ``side`` is invalid (None); rows given as a list are read row by row."""
+    if isinstance(values, Mapping):
+        rows: list[object] = [None] * k
+        for key, row in values.items():
+            j = _force_index(key, side, k)
+            if j is None:
+                return None
+            rows[j] = _keyed_row(row, labels)
+        return rows
+    if isinstance(values, list | tuple):
+        return [_keyed_row(r, labels) for r in values]
+    return values
+
+
+def _seed_report(out: object) -> object:
+    """The fog seed's ``(orders, AgentReport)`` (its report: ``beliefs``,
+    ``action_predictions``, ``objective_prediction`` mappings, ``confidence``,
+    ``raw_reasoning``) as distbench's; anything else unchanged."""
+    if not (isinstance(out, tuple) and len(out) == 2) or isinstance(out[1], AgentReport) \
+            or not hasattr(out[1], "beliefs"):
+        return out
+    seed = out[1]
+    return out[0], AgentReport(
+        getattr(seed, "beliefs", None), (), "", [], getattr(seed, "confidence", None),
+        raw_text=getattr(seed, "raw_reasoning", None) or None,
+        action_probs=getattr(seed, "action_predictions", None) or None,
+        objective_probs=getattr(seed, "objective_prediction", None) or None,
+        objective=getattr(seed, "objective", "") or "")
 
 
 class UserAgent(Agent):
@@ -759,27 +875,85 @@ class UserAgent(Agent):
     (every force holds, the exception kept as ``raw_text``). The status is the first problem
     found. Missing point predictions are read from the distributions (their most likely kind
     or objective); an own objective outside :data:`OBJECTIVES` counts as none.
+
+    The fog seed's forms are accepted beside these (its ``benchmark.llm_agent_interface``):
+
+    - ``deploy(player, rng)`` without ``rules`` (called with the player id, or, for a class
+      with ``seed_api = True``, a :class:`SeedPlayer`), returning a :class:`Deployment` or the
+      seed's ``{force_id: power}`` (``p1_f1`` or an index; home columns and sovereign are then
+      drawn as a random deployment draws them);
+    - a class with ``seed_api = True`` (``benchmark.llm_agent_interface.LLMAgent``) gets the
+      seed's player id ``"p1"`` / ``"p2"`` and a ``random.Random`` (seeded from the game's
+      generator) instead of ``0`` / ``1`` and a numpy generator;
+    - the seed's report (``benchmark.telemetry.AgentReport``: ``beliefs``,
+      ``action_predictions``, ``objective_prediction``, ``confidence``, ``raw_reasoning``),
+      and distributions as mappings keyed by force (``p2_f1``, 1-based, or ``E0``) of
+      mappings keyed by value or kind (``{1: 0.2, ...}``, the seed's ``BeliefState``,
+      ``{"Move": 0.3, "Charge": 0.2, ...}``: kinds without case, a kind not named is 0);
+    - order kinds in any case (``("Move", "N")``).
+
+    The observation stays distbench's :class:`Observation` (the seed's ``GameState`` methods
+    are not emulated) and orders are distbench's ``(kind, arg)`` pairs.
     """
 
     def __init__(self, name: str, inner: object) -> None:
         self.name = name
         self.inner = inner
+        self.seed_api = bool(getattr(inner, "seed_api", False))
+
+    def _ids(self, player_id: int, rng: np.random.Generator) -> tuple[object, object]:
+        if not self.seed_api:
+            return player_id, rng
+        return seed_player_id(player_id), random.Random(int(rng.integers(2**62)))
 
     def deploy(self, player_id: int, rules: Rules, rng: np.random.Generator) -> Deployment:
         deploy = getattr(self.inner, "deploy", None)
         if deploy is None:
             return super().deploy(player_id, rules, rng)
-        dep = deploy(player_id, rules, rng)
+        try:
+            takes_rules = len(inspect.signature(deploy).parameters) >= 3
+        except (TypeError, ValueError):
+            takes_rules = True
+        if takes_rules:
+            dep = deploy(player_id, rules, rng)
+        else:  # the fog seed's deploy(player, rng)
+            who, seed_rng = self._ids(player_id, rng)
+            if self.seed_api:
+                who = SeedPlayer(str(who), tuple(SeedForce(seed_force_id(player_id, i))
+                                                 for i in range(rules.num_forces)))
+            dep = deploy(who, seed_rng)
+        if isinstance(dep, Mapping):
+            dep = self._seed_deployment(dep, player_id, rules, rng)
         if not isinstance(dep, Deployment):
             raise ValueError(f"agent {self.name!r}: deploy returned {type(dep).__name__}, "
-                             "not a Deployment")
+                             "not a Deployment (or the seed's {force_id: power})")
         return dep
+
+    def _seed_deployment(self, powers: Mapping, player_id: int, rules: Rules,
+                         rng: np.random.Generator) -> Deployment:
+        """The seed's ``{force_id: power}``, on a random deployment's columns and sovereign."""
+        k = rules.num_forces
+        base = random_deployment(rules.board_size, k, rng)
+        out: list[int] = [0] * k
+        named = set()
+        for key, power in powers.items():
+            j = _force_index(key, player_id, k)
+            if j is None or isinstance(power, bool) or not isinstance(power, int | np.integer):
+                raise ValueError(f"agent {self.name!r}: deploy: {key!r}: {power!r} is not "
+                                 f"a force id ({seed_force_id(player_id, 0)}..) and a power")
+            out[j] = int(power)
+            named.add(j)
+        if len(named) != k:
+            raise ValueError(f"agent {self.name!r}: deploy names {len(named)} of the {k} "
+                             "forces; each needs a power")
+        return Deployment(base.cols, tuple(out), base.sovereign)
 
     def observe_and_plan(self, player_id, observation, rng):
         k = observation.rules.num_forces
         hold = [HOLD] * k
+        who, agent_rng = self._ids(player_id, rng)
         try:
-            out = self.inner.observe_and_plan(player_id, observation, rng)
+            out = _seed_report(self.inner.observe_and_plan(who, observation, agent_rng))
         except Exception as exc:  # noqa: BLE001 - failures are data
             return hold, AgentReport(None, ("",) * k, "", hold, None, "agent_error",
                                      f"{type(exc).__name__}: {exc}")
@@ -794,8 +968,15 @@ def check_report(orders: object, report: AgentReport,
     """A user's (orders, report) checked as :class:`UserAgent` says; returns new objects."""
     k = obs.rules.num_forces
     alive = obs.enemy_alive
+    enemy = 1 - obs.player
     problems: list[str] = []
     checked = _check_orders(orders, k)
+    report = AgentReport(  # the fog seed's forms: mappings keyed by force, value or kind
+        _keyed_rows(report.beliefs, enemy, k, POWERS), report.predicted_actions,
+        report.predicted_objective, report.orders, report.confidence, report.status,
+        report.raw_text, report.extra,
+        _keyed_rows(report.action_probs, enemy, k, ACTION_KINDS),
+        _keyed_row(report.objective_probs, OBJECTIVES), report.objective)
     if checked is None:
         problems.append("bad_orders")
         checked = [HOLD] * k

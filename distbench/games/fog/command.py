@@ -17,8 +17,10 @@ from distbench.llm.base import BackendSpec
 
 OPTIONS = [
     click.Option(["--agent"], default=None,
-                 help="The first seat: tier1..tier4, or your agent class as module:Class "
-                      "(importable: on PYTHONPATH).  [default: the model of --llm-type]"),
+                 help="The first seat: tier1..tier4, mock:TIER (a tier through the text "
+                      "interface, as the fog seed's --agent mock:tier3), or your agent class "
+                      "as module:Class (importable: on PYTHONPATH).  [default: the model of "
+                      "--llm-type]"),
     click.Option(["--scout-accuracy"], type=click.FloatRange(0, 1), default=0.7,
                  show_default=True, help="Probability a scout reveals the exact power."),
     click.Option(["--no-scouting"], is_flag=True, help="Forbid Scout orders."),

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import distbench.games.fog.text  # noqa: F401 - registers the mock:NAME agents
 from distbench.games.fog.agents import Agent, AgentReport, make_agent
 from distbench.games.fog.rules import Event, Game, Observation, Order, Rules
 

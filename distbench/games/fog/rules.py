@@ -451,10 +451,12 @@ class Game:
         a_i, b_i = (i, j) if p == 0 else (j, i)
         a_out = outcome if p == 0 else other
         winner = {"win": "a", "loss": "b", "tie": "tie"}[a_out]
+        eff_a, eff_b = (eff_p, eff_e) if p == 0 else (eff_e, eff_p)
         events.append(Event(t, "ambush" if ambusher is not None else "combat", ambusher, None, {
             "how": how, "force_a": a_i, "force_b": b_i, "cell": list(self.pos[0][a_i]),
-            "eff_a": eff_p if p == 0 else eff_e, "eff_b": eff_e if p == 0 else eff_p,
-            "winner": winner, **_roles(attacker, winner)}))
+            "eff_a": eff_a, "eff_b": eff_b,
+            "winner": winner, **_roles(attacker, winner),
+            **seed_combat_fields(attacker, (a_i, b_i), (eff_a, eff_b))}))
 
     def _fight(self, t, events, deaths, i, j, bonus_a, bonus_b, how, attacker=None) -> None:
         ea, eb = self.power[0][i] + bonus_a, self.power[1][j] + bonus_b
@@ -510,6 +512,26 @@ def _roles(attacker: int | None, winner: str) -> dict:
     side, other = "ab"[attacker], "ab"[1 - attacker]
     result = "tie" if winner == "tie" else "attacker_wins" if winner == side else "defender_wins"
     return {"attacker": side, "defender": other, "result": result}
+
+
+def seed_force_id(side: int, force: int) -> str:
+    """The fog seed's name of a force: ``p1_f1`` .. ``p2_f5`` (seat a is ``p1``; 1-based)."""
+    return f"p{side + 1}_f{force + 1}"
+
+
+def seed_combat_fields(attacker: int | None, forces: tuple[int, int],
+                       powers: tuple[int, int]) -> dict:
+    """The fog seed's combat event fields (its ``EventLog.add_combat``), beside distbench's:
+    ``attacker_id`` / ``defender_id`` (``p1_f3``; in a head-on clash, where both attack,
+    seat a's force is the attacker), ``attacker_power`` / ``defender_power`` (the effective
+    powers, bonuses included). The seed's ``result`` is distbench's (``attacker_wins``,
+    ``defender_wins``, ``tie``; null in a head-on clash); its ``attacker`` / ``defender`` are
+    distbench's seats (``a`` / ``b``), hence the ``_id`` names."""
+    side = 0 if attacker is None else attacker
+    other = 1 - side
+    return {"attacker_id": seed_force_id(side, forces[side]),
+            "defender_id": seed_force_id(other, forces[other]),
+            "attacker_power": int(powers[side]), "defender_power": int(powers[other])}
 
 
 def _fmt(order: Order) -> str:

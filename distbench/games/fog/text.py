@@ -37,6 +37,7 @@ from distbench.games.fog.agents import (
     ACTION_KINDS,
     OBJECTIVES,
     TOLERANCE,
+    WRAPPERS,
     Agent,
     AgentReport,
     flat_beliefs,
@@ -343,6 +344,8 @@ class LLMAgent(Agent):
     def observe_and_plan(self, player_id, observation, rng):
         raise NotImplementedError("LLM agents are driven by the runner (batched per turn)")
 
+
+WRAPPERS["mock"] = MockLLMAgent  # mock:NAME, the fog seed's --agent mock:tier3
 
 __all__ = ["DIRS", "LLMAgent", "MockLLMAgent", "answer_json", "build_request", "parse_answer",
            "parse_order", "render_observation"]

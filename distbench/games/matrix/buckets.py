@@ -4,7 +4,9 @@ A bucket names a game size, a payoff spread and an equilibrium kind, e.g. ``3x3_
 
 * size ``MxN``: M row actions (the model's), N column actions, each from 1 to 10;
 * spread ``lowVar`` / ``midVar`` / ``highVar``: integer payoffs drawn uniformly from
-  [-10, 10] / [-50, 50] / [-100, 100];
+  [-10, 10] / [-50, 50] / [-100, 100]; ``lowVarFloat`` / ``midVarFloat`` / ``highVarFloat``:
+  real (float) payoffs drawn uniformly from the same ranges, as the seed tool drew them
+  (:data:`FLOAT_SUFFIX`; :func:`seed_payoffs` turns a bucket id into its seed-tool twin);
 * kind ``pure``: the game has a pure saddle point; ``mixed``: it has none, so every Nash
   equilibrium is mixed; ``any``: no condition (plain uniform payoffs, what ``distbench run
   --num-rows/--num-cols`` draws when no bucket is named). (``MxN`` with M or N equal to 1
@@ -21,6 +23,11 @@ import re
 from dataclasses import dataclass
 
 SPREADS: dict[str, int] = {"lowVar": 10, "midVar": 50, "highVar": 100}
+FLOAT_SUFFIX = "Float"
+"""A spread ending in it (``highVarFloat``) draws real payoffs uniformly in the spread's range."""
+PAYOFFS: tuple[str, ...] = ("int", "seed")
+"""Payoff distributions by name: ``int`` (distbench's default: integers), ``seed`` (the seed
+tool's: floats uniform in the bucket's range; [-100, 100] when no bucket is named)."""
 KINDS: tuple[str, ...] = ("pure", "mixed", "any")
 MAX_ACTIONS = 10
 
@@ -52,6 +59,8 @@ class Bucket:
         kind: ``"pure"`` (has a saddle point), ``"mixed"`` (has none) or ``"any"``.
         low: Smallest payoff that can be drawn.
         high: Largest payoff that can be drawn.
+        floats: Payoffs are real numbers drawn uniformly in ``[low, high]`` (a ``...Float``
+            spread), not integers.
     """
 
     id: str
@@ -61,6 +70,7 @@ class Bucket:
     kind: str
     low: int
     high: int
+    floats: bool = False
 
 
 def _example_ids() -> list[str]:
@@ -89,12 +99,15 @@ def get_bucket(bucket_id: str) -> Bucket:
             f"'3x3_midVar_mixed' (spreads: {', '.join(SPREADS)}; kinds: {', '.join(KINDS)}).{hint}"
         )
     rows, cols, spread, kind = int(match[1]), int(match[2]), match[3], match[4]
-    if spread not in SPREADS:
+    floats = spread.endswith(FLOAT_SUFFIX) and spread[: -len(FLOAT_SUFFIX)] in SPREADS
+    base = spread[: -len(FLOAT_SUFFIX)] if floats else spread
+    if base not in SPREADS:
         close = difflib.get_close_matches(spread, list(SPREADS), n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise UnknownBucketError(
             f"unknown payoff spread {spread!r} in bucket {bucket_id!r}: use one of "
-            f"{', '.join(SPREADS)}.{hint}"
+            f"{', '.join(SPREADS)} (integer payoffs), or one of them with '{FLOAT_SUFFIX}' "
+            f"(real payoffs, as the seed tool drew them).{hint}"
         )
     if kind not in KINDS:
         raise UnknownBucketError(
@@ -109,10 +122,36 @@ def get_bucket(bucket_id: str) -> Bucket:
             f"bucket {bucket_id!r}: a game with a single action for one player always has a "
             "saddle point, so a 'mixed' bucket needs at least 2x2."
         )
-    half = SPREADS[spread]
-    return Bucket(bucket_id, rows, cols, spread, kind, -half, half)
+    half = SPREADS[base]
+    return Bucket(bucket_id, rows, cols, spread, kind, -half, half, floats)
 
 
 def default_bucket_id(rows: int, cols: int, kind: str = "any", spread: str = "midVar") -> str:
     """The bucket id used when only a size is given (``--num-rows/--num-cols``)."""
     return f"{rows}x{cols}_{spread}_{kind}"
+
+
+def with_payoffs(bucket_id: str, payoffs: str) -> str:
+    """``bucket_id`` drawing ``payoffs`` (a name of :data:`PAYOFFS`): ``seed`` turns
+    ``3x3_midVar_mixed`` into ``3x3_midVarFloat_mixed``; ``int`` the other way round.
+
+    Raises:
+        UnknownBucketError: a bad bucket id.
+        ValueError: an unknown distribution name.
+    """
+    if payoffs not in PAYOFFS:
+        raise ValueError(f"unknown payoff distribution {payoffs!r}: use one of {', '.join(PAYOFFS)}")
+    bucket = get_bucket(bucket_id)
+    base = bucket.spread[: -len(FLOAT_SUFFIX)] if bucket.floats else bucket.spread
+    spread = base + FLOAT_SUFFIX if payoffs == "seed" else base
+    return f"{bucket.rows}x{bucket.cols}_{spread}_{bucket.kind}"
+
+
+def seed_bucket(bucket_id: str) -> dict[str, object]:
+    """The seed tool's description of a bucket (``suite_metadata.json``'s ``buckets``): its id
+    as the seed named it (a ``...Float`` spread is the seed's own, so it loses the suffix),
+    ``num_rows``, ``num_cols``, ``payoff_range`` and ``nash_type``."""
+    bucket = get_bucket(bucket_id)
+    return {"bucket_id": with_payoffs(bucket_id, "int"), "num_rows": bucket.rows,
+            "num_cols": bucket.cols, "payoff_range": [bucket.low, bucket.high],
+            "nash_type": bucket.kind}

@@ -10,7 +10,12 @@ from typing import Any
 import click
 
 from distbench.games.base import CommandRun
-from distbench.games.matrix.buckets import default_bucket_id
+from distbench.games.matrix.buckets import (
+    PAYOFFS,
+    UnknownBucketError,
+    default_bucket_id,
+    with_payoffs,
+)
 from distbench.games.matrix.plan import MODES, MatrixRunConfig, matrix_plan
 from distbench.games.matrix.summary import format_summary
 from distbench.llm.base import BackendSpec
@@ -25,6 +30,12 @@ OPTIONS = [
     click.Option(["--bucket", "buckets"], multiple=True, metavar="ID",
                  help="Bucket id such as 3x3_midVar_mixed (repeatable). Default: "
                       "<rows>x<cols>_midVar_any from --num-rows/--num-cols."),
+    click.Option(["--payoffs"], type=click.Choice(PAYOFFS), default="int", show_default=True,
+                 help="Payoff distribution. int: integers uniform in the bucket's range; seed: "
+                      "the seed tool's, floats uniform in the bucket's range (each bucket "
+                      "becomes its ...Float twin; without --bucket, <rows>x<cols>_highVarFloat_any:"
+                      " floats in [-100, 100], as the seed's main.py). Use seed to compare with "
+                      "the seed tool's results."),
     click.Option(["--combined"], is_flag=True, help="Play pure and mixed mode on the same games."),
     click.Option(["--logprob-cue"], default="I choose Action", show_default=True, metavar="TEXT",
                  help="Logprob mode: the text the completion prompt ends with (white space and "
@@ -60,7 +71,17 @@ def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
         raise ValueError(f"--mode for matrix games is one of pure, mixed, logprob (got "
                          f"{', '.join(mode_names)}); use --combined for pure and mixed")
     modes = ("pure", "mixed") if options["combined"] else (mode_names[0] if mode_names else "pure",)
-    buckets = options["buckets"] or (default_bucket_id(options["num_rows"], options["num_cols"]),)
+    payoffs = options.get("payoffs") or "int"
+    if options["buckets"]:
+        buckets = tuple(options["buckets"])
+        if payoffs == "seed":
+            try:
+                buckets = tuple(with_payoffs(b, "seed") for b in buckets)
+            except UnknownBucketError as exc:
+                raise ValueError(str(exc)) from None
+    else:
+        spread = "highVarFloat" if payoffs == "seed" else "midVar"
+        buckets = (default_bucket_id(options["num_rows"], options["num_cols"], spread=spread),)
     config = MatrixRunConfig(
         buckets=tuple(dict.fromkeys(buckets)),
         seeds=tuple(dict.fromkeys(options["seeds"])),

@@ -6,7 +6,8 @@ is drawn from its own generator, ``SeedSequence([seed, *bucket_key, b])``, so a 
 generating games ``[start, stop)`` draws only the blocks it covers and nothing depends on how
 the work was sharded.
 
-Within a block, payoffs are integers drawn uniformly from the bucket's range, and:
+Within a block, payoffs are integers drawn uniformly from the bucket's range (real numbers,
+uniform in ``[low, high)``, for a ``...Float`` spread: the seed tool's draws), and:
 
 * ``any`` buckets keep every draw;
 * ``mixed`` buckets keep the draws without a saddle point (rejection sampling, vectorised);
@@ -15,7 +16,7 @@ Within a block, payoffs are integers drawn uniformly from the bucket's range, an
   least :data:`PLANT_BELOW`; for larger games, where rejection would need hundreds of draws per
   game, a saddle point is planted instead: a uniform cell ``(i, j)`` keeps its value ``v``,
   the rest of row ``i`` is redrawn uniformly from ``[v, high]`` and the rest of column ``j``
-  from ``[low, v]``.
+  from ``[low, v]`` (integers or reals, as the bucket draws).
 
 A game has a saddle point exactly when ``max_i min_j U[i, j] == min_j max_i U[i, j]``.
 """
@@ -61,7 +62,17 @@ def saddle_point_rate(rows: int, cols: int) -> float:
 
 
 def _draw(rng: np.random.Generator, bucket: Bucket, count: int) -> np.ndarray:
+    if bucket.floats:
+        return rng.uniform(bucket.low, bucket.high, size=(count, bucket.rows, bucket.cols))
     return rng.integers(bucket.low, bucket.high + 1, size=(count, bucket.rows, bucket.cols))
+
+
+def _between(rng: np.random.Generator, bucket: Bucket, lo: np.ndarray | int,
+             hi: np.ndarray | int, size: tuple[int, int]) -> np.ndarray:
+    """Uniform draws in ``[lo, hi]``, broadcast to ``size``, of the bucket's kind of number."""
+    if bucket.floats:
+        return rng.uniform(lo, hi, size=size)
+    return rng.integers(lo, np.asarray(hi) + 1, size=size)
 
 
 def _plant_saddle(rng: np.random.Generator, bucket: Bucket, count: int) -> np.ndarray:
@@ -70,8 +81,8 @@ def _plant_saddle(rng: np.random.Generator, bucket: Bucket, count: int) -> np.nd
     i = rng.integers(0, bucket.rows, size=count)
     j = rng.integers(0, bucket.cols, size=count)
     v = games[idx, i, j]
-    row = rng.integers(v[:, None], bucket.high + 1, size=(count, bucket.cols))
-    col = rng.integers(bucket.low, v[:, None] + 1, size=(count, bucket.rows))
+    row = _between(rng, bucket, v[:, None], bucket.high, (count, bucket.cols))
+    col = _between(rng, bucket, bucket.low, v[:, None], (count, bucket.rows))
     games[idx, i, :] = row
     games[idx, :, j] = col
     games[idx, i, j] = v
@@ -96,7 +107,7 @@ def generate_block(bucket: Bucket, seed: int, block: int) -> np.ndarray:
     """Games ``[block * BLOCK, (block + 1) * BLOCK)`` of the stream of ``(bucket, seed)``.
 
     Returns:
-        (BLOCK, rows, cols) int64 payoffs.
+        (BLOCK, rows, cols) int64 payoffs (float64 for a ``...Float`` spread).
     """
     rng = np.random.default_rng(np.random.SeedSequence([seed, *stable_key(bucket.id), block]))
     if bucket.kind == "any":

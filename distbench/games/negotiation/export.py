@@ -16,6 +16,27 @@ seat) and two score blocks:
   episode's gap, ``pareto_optimal``, ``sum_score_ratio``, ``comp_score``...).
 
 ``summary.json`` holds the run summary (``queries/negotiation_summary.sql``).
+
+``--format clembench`` (:func:`export_clembench`) writes the results tree clembench writes and
+its ``clemeval`` reads instead: ``<player a>--<player b>/dond/<experiment>/<episode>/`` with
+``instance.json``, ``interactions.json`` and ``scores.json``, where
+
+- the model folder names the player in seat a (clembench's player A, who speaks first), then
+  the one in seat b, as clemcore's ``Model.to_identifier`` joins them (``/`` in a name is
+  written ``_``: clemeval splits paths at it);
+- the experiment is the instance file's experiment (``semi_en``) for clembench instances,
+  ``<mode>_<lang>`` for generated ones;
+- the episode folder is ``instance_<game_id>`` (5 digits, clembench's ``ResultsFolder``) when the
+  experiment's instances have distinct game ids, else ``episode_<n>`` in episode order
+  (``EpisodeResultsFolder``), ``n`` from 1;
+- ``scores.json`` is ``{"meta", "players", "round scores", "episode scores"}``, the episode
+  scores those of the ``clembench`` block above with clembench's ``NaN`` (not ``null``) for
+  ``Main Score`` of an aborted episode, so clemeval's ``% Played`` and ``Quality Score`` are
+  distbench's ``clem_pct_played`` and ``clem_quality_score`` of the pairing;
+- ``interactions.json`` has clemcore's recorder keys (``meta``, ``player_models``,
+  ``players`` GM / Player 1 / Player 2, ``turns``: one round per answer, each answer a
+  ``get message`` event from its player to the GM, the proposal read from it a ``parse``
+  event of the GM; timestamps are null: distbench keeps none per answer).
 """
 
 from __future__ import annotations
@@ -41,6 +62,84 @@ FROM turns ORDER BY episode_id, turn
 
 
 
+
+
+def _slug(name: str) -> str:
+    return str(name).replace("/", "_").replace("\\", "_")
+
+
+def _experiment(e: dict[str, Any]) -> str:
+    parts = str(e["instance_id"]).split("/")
+    if e["seed"] == -1 and len(parts) >= 3:  # a clembench file: <file stem>/<experiment>/<id>
+        return _slug(parts[-2])
+    return f"{e['mode']}_{e['lang']}"
+
+
+def _interactions(rec: dict[str, Any], experiment: str, folder: str) -> dict[str, Any]:
+    players = {"GM": {"game_role": "Game Master", "model_name": "programmatic"},
+               "Player 1": {"game_role": "Negotiator A", "model_name": rec["player_a"]},
+               "Player 2": {"game_role": "Negotiator B", "model_name": rec["player_b"]}}
+    name = {"a": "Player 1", "b": "Player 2"}
+    turns = []
+    for t in rec["dialogue"]:
+        who = name.get(str(t.get("player") or "")[-1:], str(t.get("player")))
+        events = [{"from": who, "to": "GM", "timestamp": None,
+                   "action": {"type": "get message", "content": t["raw_text"],
+                              "kind": t["kind"]}},
+                  {"from": "GM", "to": "GM", "timestamp": None,
+                   "action": {"type": "parse", "content": t["parse_status"],
+                              "detail": t["parse_detail"], "proposal": t["proposal"]}}]
+        turns.append(events)
+    return {
+        "meta": {"game_name": "dond", "experiment_name": experiment,
+                 "game_id": rec["game_id"], "results_folder": folder,
+                 "clem_version": None, "round_count": len(turns), "completed": True},
+        "player_models": {"Player 1": rec["player_a"], "Player 2": rec["player_b"]},
+        "players": players,
+        "turns": turns or [[]],
+    }
+
+
+def export_clembench(con: Any, out_dir: Path) -> list[Path]:
+    """Writes a negotiation run as clembench's results tree (the module docstring) into
+    ``out_dir``; ``clemeval`` reads it as it reads clembench's own."""
+    records = episode_records(con)
+    folders: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for rec in records:
+        pair = f"{_slug(rec['player_a'])}--{_slug(rec['player_b'])}"
+        folders.setdefault((pair, _experiment(rec)), []).append(rec)
+    written = []
+    for (pair, experiment), recs in folders.items():
+        ids = [r["game_id"] for r in recs]
+        by_id = len(set(ids)) == len(ids) and all(isinstance(i, int) and i >= 0 for i in ids)
+        for n, rec in enumerate(recs, start=1):
+            episode = f"instance_{rec['game_id']:05d}" if by_id else f"episode_{n:05d}"
+            folder = out_dir / pair / "dond" / experiment / episode
+            folder.mkdir(parents=True, exist_ok=True)
+            scores = dict(rec["clembench"])
+            if scores["Main Score"] is None:
+                scores["Main Score"] = float("nan")  # as clembench logs an aborted episode
+            instance = {"game_id": rec["game_id"], "instance_id": rec["instance_id"],
+                        "mode": rec["mode"], "lang": rec["lang"],
+                        "item_types": rec["item_types"], "item_counts": rec["item_counts"],
+                        "player_a_values": rec["player_a_values"],
+                        "player_b_values": rec["player_b_values"],
+                        "max_turns": rec["max_messages"], "episode_id": rec["episode_id"]}
+            payloads = {
+                "instance.json": instance,
+                "interactions.json": _interactions(rec, experiment, pair),
+                "scores.json": {"meta": {"game_name": "dond", "experiment_name": experiment,
+                                         "episode_id": rec["episode_id"]},
+                                "players": {"Player 1": rec["player_a"],
+                                            "Player 2": rec["player_b"]},
+                                "round scores": {}, "episode scores": scores},
+            }
+            for name, payload in payloads.items():
+                path = folder / name
+                path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n",
+                                encoding="utf-8")
+                written.append(path)
+    return written
 
 
 def _clembench_scores(e: dict[str, Any]) -> dict[str, Any]:
