@@ -16,7 +16,7 @@ from distbench.cli.errors import UserError
 from distbench.engine.executors import DEFAULT_KEEP_WARM_S
 
 CONFIRM_CALLS = 5_000
-"""Model calls above which a run asks first (``--yes`` skips the question)."""
+"""Model requests above which a run asks first (``--yes`` skips the question)."""
 
 
 INT64_MAX = 2**63 - 1
@@ -152,27 +152,29 @@ size_options = _apply([
                  help="At most N games per cell (bucket and seed; per seed for the other "
                       "families), for a quick look, as lm-eval's --limit."),
     click.option("--yes", "-y", is_flag=True,
-                 help=f"Start without asking, whatever the number of model calls (a run "
+                 help=f"Start without asking, whatever the number of model requests (a run "
                       f"of more than {CONFIRM_CALLS:,} asks first, or refuses off a terminal)."),
 ])
 """``--limit N`` and ``--yes``."""
 
 
 def confirm_size(plan: Any, run_dir: Path, yes: bool) -> None:
-    """Asks before a run that will make more than :data:`CONFIRM_CALLS` model calls (those of
-    its shards not committed yet); off a terminal it refuses in one line instead. Runs of the
-    dummy and other free models never ask."""
+    """Asks before a run that will send more than :data:`CONFIRM_CALLS` model requests (those
+    of its shards not committed yet; a request of several samples counts once, as it is sent);
+    off a terminal it refuses in one line instead. Runs of the dummy and other free models
+    never ask."""
     from distbench.store.writer import committed_ids
 
-    if yes or not plan.expected_calls:
+    planned = plan.expected_requests or plan.expected_calls
+    if yes or not planned:
         return
     done = committed_ids(run_dir)
     units = sum(s.num_units for s in plan.shards) or 1
     left = sum(s.num_units for s in plan.shards if s.shard_id not in done)
-    calls = round(plan.expected_calls * left / units)
-    if calls <= CONFIRM_CALLS:
+    requests = round(planned * left / units)
+    if requests <= CONFIRM_CALLS:
         return
-    what = f"this run makes about {calls:,} model calls"
+    what = f"this run sends about {requests:,} model requests"
     if sys.stdin.isatty() and sys.stderr.isatty():
         if not click.confirm(f"{what}; start it?", default=False, err=True):
             raise UserError("not started")

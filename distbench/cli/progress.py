@@ -29,6 +29,12 @@ def _clock(seconds: float) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
+def requests_text(requests: int, samples: int) -> str:
+    """``about 10 model requests (100 samples)``: requests as they are sent (a request of
+    several samples is one, as it is one ``calls`` row) and the answers they ask for."""
+    return f"about {requests:,} model requests ({samples:,} samples)"
+
+
 class Progress:
     """Callbacks for :func:`distbench.engine.driver.run_plan` (``on_stage``, ``on_start``,
     ``progress``, ``on_calls``) that draw the progress line.
@@ -46,8 +52,10 @@ class Progress:
                  expected_calls: int | None = None, stream: TextIO | None = None,
                  tty: bool | None = None,
                  expected_tokens: tuple[int, int] | None = None,
-                 expected_cost: float | None = None) -> None:
+                 expected_cost: float | None = None,
+                 expected_requests: int | None = None) -> None:
         self.unit = unit
+        self.expected_requests = expected_requests
         self.planned = planned
         self.clock = clock
         self.expected_calls = expected_calls
@@ -91,8 +99,13 @@ class Progress:
             return
         note = f" ({committed} already committed)" if committed else ""
         calls = f", about {self.expected_calls:,} model calls" if self.expected_calls else ""
+        if self.expected_calls and self.expected_requests is not None:
+            calls = f", {requests_text(self.expected_requests, self.expected_calls)}"
+            if self.expected_tokens:  # one parenthesis: samples, then tokens
+                calls = calls[:-1] + "; "
         if self.expected_calls and self.expected_tokens:
-            calls += (f" (~{self.expected_tokens[0]:,} prompt tokens, at most "
+            calls += (f"{'' if calls.endswith('; ') else ' ('}~{self.expected_tokens[0]:,} "
+                      f"prompt tokens, at most "
                       f"{self.expected_tokens[1]:,} completion tokens"
                       + (f"; at most ${self.expected_cost:,.2f}" if self.expected_cost is not None
                          else "; no price given (--price)") + ")")
@@ -200,7 +213,8 @@ def run_with_progress(plan: Any, run_dir: Any, **kwargs: Any) -> Any:
     from distbench.engine.driver import run_plan
 
     progress = Progress(plan.unit, planned=len(plan.shards), expected_calls=plan.expected_calls,
-                        expected_tokens=plan.expected_tokens, expected_cost=plan.expected_cost)
+                        expected_tokens=plan.expected_tokens, expected_cost=plan.expected_cost,
+                        expected_requests=plan.expected_requests)
     try:
         return run_plan(plan, run_dir, progress=progress.update, on_start=progress.start,
                         on_stage=progress.stage, on_calls=progress.live, **kwargs)

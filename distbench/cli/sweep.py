@@ -205,7 +205,8 @@ def sweep() -> None:
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
 @_override_options
 def plan_cmd(spec: Path | None, **overrides: Any) -> None:
-    """Print the cells, shards, calls and a token estimate of SPEC (default: built-in suite)."""
+    """Print the cells, shards, model requests and samples, and a token estimate of SPEC
+    (default: built-in suite)."""
     from distbench.engine.sweep import describe_plan
 
     data, source = spec_data(spec, **overrides)
@@ -217,12 +218,18 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
     click.echo(f"sweep {parsed.name} ({source})")
     click.echo(f"  seeds {list(parsed.seeds)} | {len(parsed.buckets)} buckets | "
                f"{len(parsed.models)} models | modes {', '.join(parsed.modes)}")
-    click.echo(f"  cells {info['cells']:,} | shards {info['shards']:,} | calls {info['calls']:,}")
-    click.echo(f"  tokens: about {info['prompt_tokens_est']:,} prompt, at most "
-               f"{info['completion_tokens_max']:,} completion (matrix cells)")
+    free = (f" | free answers {info['free_answers']:,} (in process: no call, no "
+            "calls row)" if info["free_answers"] else "")
+    click.echo(f"  cells {info['cells']:,} | shards {info['shards']:,} | model requests "
+               f"{info['requests']:,} ({info['samples']:,} samples){free}")
+    if info["requests"]:
+        click.echo(f"  tokens: about {info['prompt_tokens_est']:,} prompt (a request of several "
+                   f"samples bills its prompt once), at most {info['completion_tokens_max']:,} "
+                   "completion (matrix cells)")
     cost, unpriced = info["cost_usd_max"], info["unpriced_models"]
     click.echo("  cost: " + (f"at most ${cost:,.2f} (matrix cells of the models with a price)"
-                             if cost is not None else "unknown")
+                             if cost is not None else "unknown" if unpriced
+                             else "none (in-process models only)")
                + (f"; no price for {', '.join(unpriced)} (price_in, price_out in its "
                   "provider or model table)" if unpriced else ""))
     for name, figures in info["families"].items():
@@ -236,8 +243,10 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
         builtin = " (built-in)" if table.get("tiers") == BUILTIN_TIERS.get(name) else ""
         for t, models in sorted(tiers.items()):
             click.echo(f"  {name} tier {t}{builtin}: {', '.join(models)}")
-    for key, calls in info["calls_by_model"].items():
-        click.echo(f"    {key}: {calls:,} calls")
+    for key, figures in info["by_model"].items():
+        click.echo(f"    {key}: " + (f"{figures['samples']:,} free answers" if figures["free"]
+                                      else f"{figures['requests']:,} requests "
+                                           f"({figures['samples']:,} samples)"))
 
 
 @sweep.command("run", cls=ListFlagsCommand)
