@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -196,6 +197,23 @@ def check_run_id(run_id: str, flag: str = "--run-id") -> str:
                         f"first a letter, digit or _), got {run_id[:60]!r}"
                         + ("..." if len(run_id) > 60 else ""))
     return run_id
+
+
+def make_output_dir(path: Path, flag: str = "--output-dir") -> Path:
+    """Creates the folder of run folders (and its parents) before a command prints anything,
+    so a place where no folder can be made is one line naming it (:class:`UserError`): a
+    dangling symbolic link, a file, or a file system that refuses (``/proc/x``)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if path.is_symlink() and not path.exists():
+            why = f"a symbolic link to {os.readlink(path)}, which does not exist"
+        elif path.exists() and not path.is_dir():
+            why = "a file, not a folder"
+        else:
+            why = f"cannot create it ({exc.strerror or type(exc).__name__})"
+        raise UserError(f"{flag} {path}: {why}; choose another folder") from None
+    return path
 
 
 output_dir_option = click.option(

@@ -18,6 +18,7 @@ from distbench.cli.options import (
     check_run_id,
     confirm_size,
     execution_options,
+    make_output_dir,
     output_dir_option,
     size_options,
 )
@@ -312,6 +313,8 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
     except (BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     confirm_size(plan, run_dir, yes)
+    make_output_dir(run_dir.parent if resume_dir is None else run_dir, "--output-dir"
+                    if resume_dir is None else "--resume")
     total = sum(s.num_units for s in plan.shards)
     click.echo(f"sweep {parsed.name}: {len(plan.shards)} shards, {total:,} units (trials, episodes, games) -> {run_dir}",
                err=True)
