@@ -335,10 +335,40 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
         written += write_seed_files(run_dir, run_dir.parent)
     click.echo(f"{outcome.executed} shard(s) run, {outcome.skipped} skipped, "
                f"{outcome.elapsed_s:.1f} s", err=True)
-    click.echo((tables / "big_table_aggregated.md").read_text())
+    board = leaderboard_text(run_dir)
+    if board:
+        click.echo(board)
+    click.echo(f"full tables (every bucket, every column): {tables}/", err=True)
     for path in written:
-        click.echo(str(path), err=True)
+        click.echo(f"  {path}", err=True)
     check_calls(outcome.calls)
+
+
+def _g(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3g}"
+
+
+def leaderboard_text(run_dir: Path) -> str | None:
+    """The essential columns of the suite's leaderboard (``queries/leaderboard.sql``) for the
+    terminal: per answer mode each model's rank, valid-answer rate, honest exploitability with
+    its 95% interval (models whose intervals overlap share a rank), honest Nash gap and whom
+    it ties with; None when the sweep played no matrix game. The files hold the rest."""
+    from distbench.report.sql import render, resolve_query_file, run_sql
+
+    columns, rows = run_sql(run_dir, resolve_query_file("leaderboard").read_text("utf-8"))
+    records = [dict(zip(columns, row, strict=True)) for row in rows]
+    if not records:
+        return None
+    head = ["mode", "rank", "tier", "model", "valid", "exploitability [95% CI]", "nash gap",
+            "tied with"]
+    body = [(r.get("mode"), r.get("rank"), r.get("tier"), f"{r.get('provider')}:{r.get('model')}",
+             _g(r.get("valid_rate")),
+             f"{_g(r.get('honest_exploitability'))} [{_g(r.get('honest_exploitability_ci95_low'))}"
+             f", {_g(r.get('honest_exploitability_ci95_high'))}]",
+             _g(r.get("honest_nash_gap")), r.get("tied_with") or "")
+            for r in records]
+    return ("leaderboard (lower exploitability is better; an invalid answer counts as "
+            "chance)\n" + render(head, body, "table"))
 
 
 @sweep.command("report")

@@ -65,7 +65,7 @@ def test_sweep_plan_run_and_calls_table_agree_on_the_example(tmp_path, max_n, pe
     totals = re.search(r"model requests ([\d,]+) \(([\d,]+) samples\) \| free answers ([\d,]+)",
                        plan.stdout)
     assert totals and _ints(totals) == (2 * requests, 2 * samples, samples), plan.stdout
-    for model in ("mock-large", "mock-small"):
+    for model in ("mock-nash90", "mock-nash50"):
         line = re.search(rf":llamacpp:{model}: ([\d,]+) requests \(([\d,]+) samples\)",
                          plan.stdout)
         assert line and _ints(line) == (requests, samples), plan.stdout
@@ -75,13 +75,29 @@ def test_sweep_plan_run_and_calls_table_agree_on_the_example(tmp_path, max_n, pe
     assert announced[:2] == (2 * requests, 2 * samples)
     # ... and the calls table holds exactly that: a row per request, its samples summed
     stored = _stored(tmp_path / "results" / "t")
-    assert sorted(stored) == ["mock-large", "mock-small"]  # the dummy makes no call
+    assert sorted(stored) == ["mock-nash50", "mock-nash90"]  # the dummy makes no call
     assert all(v[:2] == (requests, samples) for v in stored.values()), stored
     # the prompt is billed once per request: the estimate is of the tokens the server reports
     reported = sum(v[2] for v in stored.values())
     assert 0.5 * reported <= announced[2] <= 1.5 * reported, (announced, reported)
     plan_tokens = re.search(r"tokens: about ([\d,]+) prompt", plan.stdout)
     assert plan_tokens and _ints(plan_tokens)[0] == announced[2]
+    if max_n is None:
+        _check_the_example_shows_the_tiers_apart(run.stdout)
+
+
+def _check_the_example_shows_the_tiers_apart(stdout: str) -> None:
+    """The terminal gets the leaderboard's essential columns (the files hold every column);
+    in mixed mode the tiers rank in their order of skill, none tied: A (mock-nash90), B
+    (mock-nash50), C (the dummy)."""
+    lines = stdout.strip().splitlines()
+    assert lines[1].split() == ["mode", "rank", "tier", "model", "valid", "exploitability",
+                                "[95%", "CI]", "nash", "gap", "tied", "with"]
+    assert len(lines) == 2 + 1 + 6 + 1  # title, header, rule, 2 modes x 3 models, count
+    mixed = [ln.split()[:4] for ln in lines if ln.startswith("mixed")]
+    assert mixed == [["mixed", "1", "A", "llamacpp:mock-nash90"],
+                     ["mixed", "2", "B", "llamacpp:mock-nash50"],
+                     ["mixed", "3", "C", "dummy:random"]]
 
 
 def test_the_quick_start_with_the_dummy_announces_no_model_call(tmp_path):

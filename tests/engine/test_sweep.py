@@ -93,7 +93,7 @@ def test_the_example_spec_runs_against_the_mock_server(tmp_path):
     assert con.execute("select count(*), count(distinct (model, trial_id)) from trials").fetchone() == (expected, expected)
     assert con.execute("select count(distinct game_id) from games").fetchone()[0] == 2 * 4 * 8
     tiers = con.execute("select tier, model from trials group by all order by tier").fetchall()
-    assert tiers == [("A", "mock-large"), ("B", "mock-small"), ("C", "random")]
+    assert tiers == [("A", "mock-nash90"), ("B", "mock-nash50"), ("C", "random")]
 
 
 def test_a_shard_run_twice_leaves_no_duplicates_and_no_visible_temp_files(tmp_path):
