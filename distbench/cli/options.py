@@ -159,21 +159,45 @@ size_options = _apply([
 """``--limit N`` and ``--yes``."""
 
 
-def confirm_size(plan: Any, run_dir: Path, yes: bool) -> None:
-    """Asks before a run that will send more than :data:`CONFIRM_CALLS` model requests (those
-    of its shards not committed yet; a request of several samples counts once, as it is sent);
-    off a terminal it refuses in one line instead. Runs of the dummy and other free models
-    never ask."""
+def plan_left(plan: Any, run_dir: Path) -> Any:
+    """``plan`` with its estimates (requests, samples, tokens, cost) for the shards not
+    committed in ``run_dir`` yet: what a resumed run will still send. The share left is
+    counted in the units of the shards that call a model (a free in-process model's shards,
+    such as the dummy's, cost nothing either way)."""
+    import dataclasses
+
+    from distbench.engine.worker import in_process, shard_specs
     from distbench.store.writer import committed_ids
 
-    planned = plan.expected_requests or plan.expected_calls
-    if yes or not planned:
-        return
     done = committed_ids(run_dir)
-    units = sum(s.num_units for s in plan.shards) or 1
-    left = sum(s.num_units for s in plan.shards if s.shard_id not in done)
-    requests = round(planned * left / units)
-    if requests <= CONFIRM_CALLS:
+    if not done or not plan.expected_calls:
+        return plan
+    paid = [s for s in plan.shards if not all(in_process(m) for m in shard_specs(s))]
+    total = sum(s.num_units for s in paid)
+    left = sum(s.num_units for s in paid if s.shard_id not in done)
+    if not total or left == total:
+        return plan
+
+    def share(value: Any) -> Any:
+        return None if value is None else type(value)(value * left / total)
+
+    return dataclasses.replace(
+        plan, expected_calls=round(plan.expected_calls * left / total) or None,
+        expected_requests=None if plan.expected_requests is None
+        else round(plan.expected_requests * left / total),
+        expected_tokens=None if plan.expected_tokens is None
+        else tuple(round(t * left / total) for t in plan.expected_tokens),
+        expected_cost=share(plan.expected_cost))
+
+
+def confirm_size(plan: Any, run_dir: Path, yes: bool) -> None:
+    """Asks before a run that will send more than :data:`CONFIRM_CALLS` model requests (those
+    of its shards not committed yet, see :func:`plan_left`; a request of several samples
+    counts once, as it is sent); off a terminal it refuses in one line instead. Runs of the
+    dummy and other free models never ask."""
+    left = plan_left(plan, run_dir)
+    requests = left.expected_requests or left.expected_calls
+    if yes or not requests or requests <= CONFIRM_CALLS:
         return
     what = f"this run sends about {requests:,} model requests"
     if sys.stdin.isatty() and sys.stderr.isatty():

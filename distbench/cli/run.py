@@ -18,6 +18,7 @@ from distbench.cli.options import (
     execution_options,
     make_output_dir,
     output_dir_option,
+    plan_left,
     size_options,
 )
 from distbench.cli.progress import run_with_progress
@@ -180,6 +181,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         raise UserError(str(exc)) from None
     if not overwrite:
         confirm_size(plan, run_dir, yes)
+        plan = plan_left(plan, run_dir)  # a resume announces what it still sends
     make_output_dir(output_dir)
     _resolve_run_dir(output_dir, run_dir.name, command.folder, overwrite, **layout)
     click.echo(f"run {run_dir.name}: {command.label}", err=True)

@@ -20,6 +20,7 @@ from distbench.cli.options import (
     execution_options,
     make_output_dir,
     output_dir_option,
+    plan_left,
     size_options,
 )
 from distbench.cli.progress import run_with_progress
@@ -313,6 +314,7 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
     except (BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     confirm_size(plan, run_dir, yes)
+    plan = plan_left(plan, run_dir)  # a resume announces what it still sends
     make_output_dir(run_dir.parent if resume_dir is None else run_dir, "--output-dir"
                     if resume_dir is None else "--resume")
     total = sum(s.num_units for s in plan.shards)

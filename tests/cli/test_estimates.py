@@ -59,6 +59,14 @@ def test_sweep_plan_run_and_calls_table_agree_on_the_example(tmp_path, max_n, pe
         spec = _example(tmp_path, server.url, f"max_n = {max_n}\n" if max_n else "")
         plan = _cli("sweep", "plan", str(spec), cwd=tmp_path)
         run = _cli("sweep", "run", str(spec), "--run-id", "t", "--no-parallel", cwd=tmp_path)
+        if max_n is None:
+            # one mock shard (a bucket and seed: 8 games x 2 modes) set to be played again
+            commits = tmp_path / "results" / "t" / "_commits"
+            marker = next(p for p in sorted(commits.glob("*.json"))
+                          if "mock-nash90" in p.read_text())
+            marker.unlink()
+            again = _cli("sweep", "run", str(spec), "--run-id", "t", "--no-parallel",
+                         cwd=tmp_path)
     assert plan.returncode == 0, plan.stderr
     assert run.returncode == 0, run.stderr
     # the plan: the two mock models' requests and samples, the dummy's free answers apart
@@ -73,7 +81,11 @@ def test_sweep_plan_run_and_calls_table_agree_on_the_example(tmp_path, max_n, pe
     # the run says the same before it starts ...
     announced = _announced(run.stderr)
     assert announced[:2] == (2 * requests, 2 * samples)
-    # ... and the calls table holds exactly that: a row per request, its samples summed
+    if max_n is None:  # ... and a resume what it still sends: that shard's 16 requests
+        assert again.returncode == 0, again.stderr
+        assert _announced(again.stderr)[:2] == (8 * 2, 8 * 2 * 4)
+    # ... and the calls table holds exactly that: a row per request, its samples summed (the
+    # replayed shard's requests once)
     stored = _stored(tmp_path / "results" / "t")
     assert sorted(stored) == ["mock-nash50", "mock-nash90"]  # the dummy makes no call
     assert all(v[:2] == (requests, samples) for v in stored.values()), stored
