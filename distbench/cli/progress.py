@@ -29,12 +29,6 @@ def _clock(seconds: float) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
-def requests_text(requests: int, samples: int) -> str:
-    """``about 10 model requests (100 samples)``: requests as they are sent (a request of
-    several samples is one, as it is one ``calls`` row) and the answers they ask for."""
-    return f"about {requests:,} model requests ({samples:,} samples)"
-
-
 class Progress:
     """Callbacks for :func:`distbench.engine.driver.run_plan` (``on_stage``, ``on_start``,
     ``progress``, ``on_calls``) that draw the progress line.
@@ -98,17 +92,20 @@ class Progress:
             click.echo("all shards already committed; nothing to run", file=self.stream)
             return
         note = f" ({committed} already committed)" if committed else ""
-        calls = f", about {self.expected_calls:,} model calls" if self.expected_calls else ""
-        if self.expected_calls and self.expected_requests is not None:
-            calls = f", {requests_text(self.expected_requests, self.expected_calls)}"
-            if self.expected_tokens:  # one parenthesis: samples, then tokens
-                calls = calls[:-1] + "; "
-        if self.expected_calls and self.expected_tokens:
-            calls += (f"{'' if calls.endswith('; ') else ' ('}~{self.expected_tokens[0]:,} "
-                      f"prompt tokens, at most "
-                      f"{self.expected_tokens[1]:,} completion tokens"
-                      + (f"; at most ${self.expected_cost:,.2f}" if self.expected_cost is not None
-                         else "; no price given (--price)") + ")")
+        calls = ""
+        if self.expected_calls:
+            details = []  # in one parenthesis: samples, tokens, cost
+            if self.expected_requests is not None:
+                what = f"about {self.expected_requests:,} model requests"
+                details.append(f"{self.expected_calls:,} samples")
+            else:
+                what = f"about {self.expected_calls:,} model calls"
+            if self.expected_tokens:
+                details.append(f"~{self.expected_tokens[0]:,} prompt tokens, at most "
+                               f"{self.expected_tokens[1]:,} completion tokens")
+                details.append(f"at most ${self.expected_cost:,.2f}"
+                               if self.expected_cost is not None else "no price given (--price)")
+            calls = f", {what}" + (f" ({'; '.join(details)})" if details else "")
         click.echo(f"running {shards} shard(s), {units:,} {self.unit}{calls}{note}",
                    file=self.stream)
         self.todo_units, self.todo_shards = units, shards

@@ -404,12 +404,6 @@ def call_estimate(shards: list[Shard]) -> CallEstimate:
     return CallEstimate(requests, samples, prompt_tokens, completion_tokens)
 
 
-def token_estimate(shards: list[Shard]) -> tuple[int, int]:
-    """(prompt tokens, about; completion tokens, at most) of the shards' calls."""
-    estimate = call_estimate(shards)
-    return estimate.prompt_tokens, estimate.completion_tokens
-
-
 def describe_shards(spec: Any, shards: list[Shard]) -> dict[str, Any]:
     """Cells, requests, samples and token estimates of a sweep's matrix shards: the models'
     calls (``requests``, ``samples``, tokens) apart from the answers of free in-process models
