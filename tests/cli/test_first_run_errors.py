@@ -100,3 +100,17 @@ def test_a_scripted_fog_run_does_not_mention_the_bundled_model(tmp_path, monkeyp
     matrix = _cli("run", "--num-games", "1", "--num-trials", "1", "--run-id", "m", cwd=tmp_path)
     assert matrix.returncode == 0, matrix.stderr
     assert "note: the bundled model is not installed" in matrix.stderr
+
+
+def test_the_readme_plugin_example_is_the_command_the_plugin_test_plays_on_ray():
+    """The README says the plugin example runs "on Ray": a run this small plays in the
+    process unless --parallel asks for Ray, so the line must carry it: it is the command
+    ``tests/plugins/test_beauty_plugin.py`` runs, checking that Ray started."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    line = next(ln for ln in readme.splitlines() if ln.startswith("distbench run --family beauty"))
+    command, _, comment = line.partition("#")
+    assert "on Ray" in comment
+    assert command.split()[1:] == ["run", "--family", "beauty", "--llm-type", "dummy",
+                                   "--num-games", "20", "--run-id", "b", "--parallel"]
