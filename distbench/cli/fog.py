@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from distbench.cli.errors import UserError, interrupted
-from distbench.cli.options import check_run_id
+from distbench.cli.options import check_run_id, make_output_dir, output_dir_option
 
 
 def format_gradient(gradient: list[dict], verdict: str) -> str:
@@ -54,8 +54,7 @@ def fog() -> None:
               help="Probability that a scout reveals the exact power.")
 @click.option("--no-scouting", is_flag=True, help="Play without Scout orders.")
 @click.option("--run-id", required=True, help="Run folder name (re-running it resumes).")
-@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder of run folders.")
+@output_dir_option
 @click.option("--parallel/--no-parallel", default=None,
               help="Run shards as Ray tasks, or one by one in this process.")
 @click.option("--agents", default="tier1,tier2,tier3,tier4", show_default=True,
@@ -91,7 +90,7 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
                                    scouting=not no_scouting, tiers=players)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    run_dir = output_dir / run_id
+    run_dir = make_output_dir(output_dir) / run_id
     try:
         outcome = run_with_progress(plan_fog(config, run_id), run_dir, parallel=parallel,
                                     command=["distbench", *sys.argv[1:]])
@@ -120,8 +119,7 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
               help="Accuracy whose games measure the scouting value.  [default: the middle one]")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--run-id", required=True, help="Run folder name (re-running it resumes).")
-@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("results"), show_default=True)
+@output_dir_option
 @click.option("--parallel/--no-parallel", default=None,
               help="Run shards as Ray tasks, or here.  [default: auto, by the work]")
 def study(games_per_pairing: int, accuracies: str, reference_accuracy: float | None, seed: int,
@@ -145,7 +143,7 @@ def study(games_per_pairing: int, accuracies: str, reference_accuracy: float | N
     if reference not in accs:
         raise UserError(f"--reference-accuracy {reference:g} is not one of --accuracies")
     check_run_id(run_id)
-    run_dir = output_dir / run_id
+    run_dir = make_output_dir(output_dir) / run_id
     try:
         outcome = run_with_progress(plan_study(games_per_pairing, seed, accs, run_id), run_dir,
                                     parallel=parallel, command=["distbench", *sys.argv[1:]])

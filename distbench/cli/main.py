@@ -80,6 +80,16 @@ def _quiet_after_interrupt() -> None:
     os.dup2(devnull, 1)
 
 
+def _interrupted_query(exc: BaseException) -> bool:
+    """DuckDB turns a Ctrl-C during a query into an exception of its own
+    (``duckdb.InterruptException``, or a ``RuntimeError: Query interrupted`` while fetching):
+    the user's interrupt, not a failure."""
+    duckdb = sys.modules.get("duckdb")
+    if duckdb is not None and isinstance(exc, duckdb.InterruptException):
+        return True
+    return isinstance(exc, RuntimeError) and str(exc).strip() == "Query interrupted"
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -108,6 +118,9 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # noqa: BLE001 - last line of defence, one line unless --debug
         if debug:
             raise
+        if _interrupted_query(exc):  # Ctrl-C while DuckDB ran a query (view, report, ...)
+            _error("interrupted")
+            sys.exit(130)
         text = (str(exc).strip().splitlines() or [""])[0]
         _error(f"{type(exc).__name__}: {text} (run with --debug for the traceback)")
         sys.exit(1)

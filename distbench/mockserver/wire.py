@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -22,6 +23,7 @@ __all__ = [
     "completion_args",
     "completion_response",
     "error_body",
+    "skill_of",
 ]
 
 
@@ -146,6 +148,28 @@ def _n_field(body: dict[str, Any]) -> int:
     return n
 
 
+_SKILL = re.compile(r"-nash(\d{1,3})$")
+
+
+def skill_of(model: Any) -> float | None:
+    """The skill a model name asks the mock for: ``mock-nash90`` plays the equilibrium in 90%
+    of its answers (``-nash0`` to ``-nash100``); None for any other name (the dummy's random
+    answers)."""
+    found = _SKILL.search(model) if isinstance(model, str) else None
+    if found is None or int(found.group(1)) > 100:
+        return None
+    return int(found.group(1)) / 100
+
+
+def _with_skill(body: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with ``skill`` when the body's model names one (:func:`skill_of`); left out
+    otherwise, so an answerer need not know it."""
+    skill = skill_of(body.get("model"))
+    if skill is not None:
+        args["skill"] = skill
+    return args
+
+
 def chat_args(body: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(messages, keyword arguments of ``Answerer.chat``) from a chat request body.
 
@@ -164,14 +188,14 @@ def chat_args(body: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any
     top = _int_field(body, "top_logprobs", None)
     if top is not None and top > 20:
         raise BadRequest("'top_logprobs' must be between 0 and 20")
-    return messages, {
+    return messages, _with_skill(body, {
         "max_tokens": _int_field(body, "max_tokens", 256, low=1),
         "temperature": _float_field(body, "temperature", 1.0),
         "seed": _seed_field(body),
         "logprobs": logprobs,
         "top_logprobs": top,
         "n": _n_field(body),
-    }
+    })
 
 
 def completion_args(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -193,11 +217,11 @@ def completion_args(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         stop = [stop]
     if stop is not None and not (isinstance(stop, list) and all(isinstance(s, str) for s in stop)):
         raise BadRequest("'stop' must be a string or a list of strings")
-    return prompt, {
+    return prompt, _with_skill(body, {
         "max_tokens": _int_field(body, "max_tokens", 16, low=1),
         "temperature": _float_field(body, "temperature", 1.0),
         "seed": _seed_field(body),
         "logprobs": logprobs,
         "stop": stop,
         "n": _n_field(body),
-    }
+    })

@@ -168,14 +168,22 @@ def clip(text: Any, max_chars: int) -> str | None:
     return text[:max_chars] + f"\n… [clipped: {len(text):,} characters in all]"
 
 
+TINY = 1e-9
+"""Numbers smaller than this in size are shown as 0, as the report does: a Nash gap of
+6.661e-16 is float noise around a zero, not a number to print."""
+
+
 def num(value: Any, digits: int = 4) -> str:
-    """A number as the page shows it: ``digits`` significant digits, None as ``n/a``."""
+    """A number as the page shows it: ``digits`` significant digits, sizes below
+    :data:`TINY` as 0, None as ``n/a``."""
     if value is None:
         return "n/a"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return "n/a" if not math.isfinite(value) else f"{value:.{digits}g}"
+        if not math.isfinite(value):
+            return "n/a"
+        return "0" if abs(value) < TINY else f"{value:.{digits}g}"
     return str(value)
 
 

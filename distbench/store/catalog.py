@@ -116,9 +116,20 @@ def check_run_dir(run_dir: Path | str) -> Path:
     return path
 
 
+def _run_in(path: Path) -> Path | None:
+    """The run a subfolder of a folder of runs holds: the subfolder itself, or the run folder
+    of the same name inside it (the layout of ``--output-format seed``:
+    ``results/run_X/run_X/``); None when it holds neither."""
+    if is_run_dir(path):
+        return path
+    inner = path / path.name
+    return inner if is_run_dir(inner) else None
+
+
 def find_runs(paths: Sequence[Path | str]) -> list[Path]:
     """The runs named by ``paths``: each is a run folder, or a folder whose direct subfolders
-    include runs (such as ``results/``; its other entries are ignored).
+    include runs (such as ``results/``, runs written with ``--output-format seed`` included;
+    its other entries are ignored).
 
     Returns:
         The run folders in the order given (a folder's runs sorted by name), each once.
@@ -137,7 +148,8 @@ def find_runs(paths: Sequence[Path | str]) -> list[Path]:
         if is_run_dir(path):
             found = [path]
         else:
-            found = sorted(p for p in path.iterdir() if is_run_dir(p))
+            found = sorted(run for p in path.iterdir() if p.is_dir()
+                           and (run := _run_in(p)) is not None)
             if not found:
                 raise NotARunError(
                     f"{path} is neither a distbench run directory nor a folder of runs (no "

@@ -20,7 +20,7 @@ def test_a_run_states_its_estimate_and_its_cost_at_the_price_given(tmp_path):
         free = _cli(*base, "--run-id", "f", cwd=tmp_path)
         bad = _cli(*base, "--price", "cheap", "--run-id", "b", cwd=tmp_path)
     assert priced.returncode == 0, priced.stderr
-    assert "about 12 model calls (~" in priced.stderr and "at most $" in priced.stderr
+    assert "about 3 model requests (12 samples; ~" in priced.stderr and "at most $" in priced.stderr
     con = open_run(tmp_path / "results" / "p")
     pt, ct = con.execute("select sum(prompt_tokens), sum(completion_tokens) from calls").fetchone()
     health = json.loads((tmp_path / "results" / "p" / "summary.json").read_text())["calls"]

@@ -14,17 +14,24 @@ from distbench.store.catalog import open_run
 def test_a_large_run_is_refused_off_a_terminal_and_limit_makes_it_small(tmp_path):
     with start_server(ServerConfig()) as server:
         model = ["--llm-type", "llamacpp", "--base-url", server.url, "--no-parallel"]
-        big = _cli("run", *model, "--num-games", "100", "--num-trials", "100", "--run-id", "big",
-                   cwd=tmp_path)
+        # one request per trial: 10,000 requests
+        big = _cli("run", *model, "--max-n", "1", "--num-games", "100", "--num-trials", "100",
+                   "--run-id", "big", cwd=tmp_path)
         assert big.returncode == 2
         assert big.stderr.strip() == (
-            "error: this run makes about 10,000 model calls (more than 5,000): add --yes to "
+            "error: this run sends about 10,000 model requests (more than 5,000): add --yes to "
             "start it, or --limit N to play at most N games per cell")
         assert not (tmp_path / "results" / "big").exists()  # nothing started, nothing written
+        # the guard counts requests as they are sent: the same trials in 100 requests of 100
+        # samples (--max-n 128, the provider's) are not asked about
+        many = _cli("run", *model, "--num-games", "100", "--num-trials", "100", "--limit", "60",
+                    "--max-n", "50", "--run-id", "many", cwd=tmp_path)
+        assert many.returncode == 0, many.stderr
+        assert "about 120 model requests (6,000 samples" in many.stderr
         small = _cli("run", *model, "--num-games", "100", "--num-trials", "10", "--limit", "3",
                      "--run-id", "small", cwd=tmp_path)
         assert small.returncode == 0, small.stderr
-        assert "about 30 model calls" in small.stderr
+        assert "about 3 model requests (30 samples" in small.stderr
         con = open_run(tmp_path / "results" / "small")
         assert con.execute("select count(distinct game_id), count(*) from trials").fetchone() == (3, 30)
         # the dummy is free: no question whatever the size

@@ -307,7 +307,8 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
 
     shards = plan_matrix(config, run_id=run_id)
     free = _free(config.llm)
-    tokens = token_estimate(shards)
+    estimate = call_estimate(shards)
+    tokens = (estimate.prompt_tokens, estimate.completion_tokens)
     return RunPlan(
         family="matrix",
         config=config.to_dict(),
@@ -318,9 +319,10 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
         summary_threads=None,  # its sums run in a fixed order: the same on any thread count
         summary_tables=("game_scores", "trials", "games"),
         extra_styles=("completion",) if "logprob" in config.modes else (),
-        expected_calls=None if free else sum(s.num_trials_total for s in shards),
+        expected_calls=None if free else estimate.samples,
         expected_tokens=None if free else tokens,
         expected_cost=None if free else cost_usd(config.llm, *tokens),
+        expected_requests=None if free else estimate.requests,
     )
 
 
@@ -349,34 +351,78 @@ def sweep_configs(spec: Any, entry: Any) -> list[MatrixRunConfig]:
     )]
 
 
-def token_estimate(shards: list[Shard]) -> tuple[int, int]:
-    """(prompt tokens, about; completion tokens, at most) of the shards' calls."""
-    prompt_tokens = completion_tokens = 0
+def requests_per_game(trials: int, max_n: int) -> int:
+    """Requests that ask one game's ``trials`` samples of a mode: one per trial when the
+    endpoint takes one sample per request (``max_n`` 1), else ``ceil(trials / max_n)``
+    (:func:`distbench.games.matrix.runner.sample_chunks` cuts them so)."""
+    if max_n <= 1 or trials <= 1:
+        return trials
+    return -(-trials // max_n)
+
+
+@dataclass(frozen=True, slots=True)
+class CallEstimate:
+    """What a set of shards asks the model, counted as it will be sent.
+
+    Attributes:
+        requests: Requests sent (a ``calls`` row each): one per request of several samples
+            (``--max-n``), one per logprob reading (its follow-up calls, when the tokenizer
+            needs them, come on top).
+        samples: Answers asked for (the ``samples`` of those rows summed): one per trial.
+        prompt_tokens: Prompt tokens, about: a request of several samples bills its prompt
+            once.
+        completion_tokens: Completion tokens, at most: every sample's budget.
+    """
+
+    requests: int
+    samples: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def call_estimate(shards: list[Shard]) -> CallEstimate:
+    """The :class:`CallEstimate` of ``shards`` (the model calls of a free, in-process model
+    such as the dummy are counted the same way: the caller tells them apart)."""
+    requests = samples = prompt_tokens = completion_tokens = 0
     for shard in shards:
         b = get_bucket(shard.bucket)
         # prompt: ~110 words of rules plus the table (about 5 tokens a cell)
         per_prompt = 160 + 5 * b.rows * b.cols + 4 * (b.rows + b.cols)
-        prompt_tokens += per_prompt * shard.num_trials_total
         lo, hi = shard.trials
         for mode in shard.modes:
-            per_game = 1 if mode == "logprob" else hi - lo
-            budget = 1 if mode == "logprob" else (
-                shard.max_tokens or default_max_tokens(shard.llm.style, mode))
-            completion_tokens += budget * per_game * shard.num_games
-    return prompt_tokens, completion_tokens
+            if mode == "logprob":
+                asked = sent = 1
+                budget = 1
+            else:
+                asked = hi - lo
+                sent = requests_per_game(asked, shard.llm.max_samples())
+                budget = shard.max_tokens or default_max_tokens(shard.llm.style, mode)
+            requests += sent * shard.num_games
+            samples += asked * shard.num_games
+            prompt_tokens += per_prompt * sent * shard.num_games
+            completion_tokens += budget * asked * shard.num_games
+    return CallEstimate(requests, samples, prompt_tokens, completion_tokens)
 
 
 def describe_shards(spec: Any, shards: list[Shard]) -> dict[str, Any]:
-    """Cells, calls and token estimates of a sweep's matrix shards."""
+    """Cells, requests, samples and token estimates of a sweep's matrix shards: the models'
+    calls (``requests``, ``samples``, tokens) apart from the answers of free in-process models
+    such as the dummy (``free_answers``: no call, no token, no ``calls`` row)."""
     cells = len(spec.seeds) * len(spec.buckets) * len(spec.models) * len(spec.modes)
-    calls = sum(s.num_trials_total for s in shards)
-    prompt_tokens, completion_tokens = token_estimate(shards)
-    by_model: dict[str, int] = {}
+    paid = [s for s in shards if not _free(s.llm)]
+    total = call_estimate(paid)
+    by_model: dict[str, dict[str, Any]] = {}
     for shard in shards:
         key = f"{shard.tier}:{shard.llm.provider}:{shard.llm.model}"
-        by_model[key] = by_model.get(key, 0) + shard.num_trials_total
-    return {"cells": cells, "calls": calls, "prompt_tokens_est": prompt_tokens,
-            "completion_tokens_max": completion_tokens, "calls_by_model": by_model}
+        one = call_estimate([shard])
+        entry = by_model.setdefault(key, {"requests": 0, "samples": 0,
+                                          "free": _free(shard.llm)})
+        entry["requests"] += one.requests
+        entry["samples"] += one.samples
+    return {"cells": cells, "requests": total.requests, "samples": total.samples,
+            "free_answers": call_estimate([s for s in shards if _free(s.llm)]).samples,
+            "prompt_tokens_est": total.prompt_tokens,
+            "completion_tokens_max": total.completion_tokens, "by_model": by_model}
 
 
 FAMILY = register(Family(

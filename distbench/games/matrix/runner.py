@@ -18,7 +18,7 @@ from distbench.games.answers.logprob import DEFAULT_CUE, read_strategies
 from distbench.games.answers.parse import ParseStatus, parse_mixed, parse_pure
 from distbench.games.base import ShardResult, derive_seed
 from distbench.games.matrix.generate import game_ids, generate_games, has_saddle_point
-from distbench.games.matrix.plan import Shard
+from distbench.games.matrix.plan import Shard, requests_per_game
 from distbench.games.matrix.prompts import answer_policy, mixed_prompt, pure_prompt, with_cue
 from distbench.kernels import score_actions, score_strategies, solve_zero_sum
 from distbench.llm.base import Backend, BackendSpec, Request, Response
@@ -335,7 +335,7 @@ def sample_chunks(trials: int, max_n: int) -> list[tuple[int, int]]:
     allows, of sizes differing by at most one."""
     if max_n <= 1 or trials <= 1:
         return [(t, t + 1) for t in range(trials)]
-    count = -(-trials // max_n)
+    count = requests_per_game(trials, max_n)
     bounds = [trials * i // count for i in range(count + 1)]
     return list(zip(bounds[:-1], bounds[1:], strict=True))
 
