@@ -292,6 +292,10 @@ def test_cli_prints_invariance_and_refuses_a_bad_perturbation(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "invariance, 3x3_midVar_any dummy:random pure" in run.stdout
     assert "position-1 bias" in run.stdout
+    report = _cli("report", "results/p", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    md = (tmp_path / "results/p/report/report.md").read_text()
+    assert "table:matrix_invariance" in md and "| framing |" in md
     bad = _cli("run", "--llm-type", "dummy", "--perturb", "labels,colour", cwd=tmp_path)
     assert bad.returncode != 0
     assert bad.stderr.strip().splitlines()[-1].startswith("error: unknown perturbation 'colour'")
