@@ -135,63 +135,57 @@ def invariance_records(
     if kind not in ("pure", "mixed"):
         raise ValueError(f"kind must be 'pure' or 'mixed', got {kind!r}")
     names = np.asarray(presentations, dtype=object)
-    games = np.asarray(game_ids, dtype=object)
+    keys, game = np.unique(np.asarray(game_ids, dtype=object).astype(str), return_inverse=True)
     under = np.asarray(underlying, dtype=np.float64)
     shown = np.asarray(presented, dtype=np.float64)
     orders = np.asarray(row_orders, dtype=np.int64)
     ok = np.asarray(valid, dtype=bool)
-    base_rows = ok & (names == BASE)
-    reference: dict[Any, np.ndarray] = {}
-    base_order: dict[Any, np.ndarray] = {}
-    for g in dict.fromkeys(games[names == BASE].tolist()):
-        rows = base_rows & (games == g)
-        if rows.any():
-            reference[g] = under[rows].mean(axis=0)
-        base_order[g] = orders[np.flatnonzero((names == BASE) & (games == g))[0]]
+    num_games, m = len(keys), under.shape[1]
+
+    def per_game(rows: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Per game over ``rows``: the valid answers' sums (underlying, presented), their
+        count, the game's order (its rows share one) and whether it has any row."""
+        use = rows & ok
+        sums = np.zeros((num_games, m))
+        shown_sums = np.zeros((num_games, m))
+        np.add.at(sums, game[use], under[use])
+        np.add.at(shown_sums, game[use], shown[use])
+        counts = np.bincount(game[use], minlength=num_games).astype(np.float64)
+        order = np.tile(np.arange(m), (num_games, 1))
+        order[game[rows]] = orders[rows]
+        present = np.bincount(game[rows], minlength=num_games) > 0
+        return sums, shown_sums, counts, order, present
+
+    base_sums, _, base_counts, base_order, base_present = per_game(names == BASE)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        reference = base_sums / base_counts[:, None]
     out = []
     order_of = {p: k for k, p in enumerate(PERTURBATIONS)}
-    for name in sorted(dict.fromkeys(names.tolist()), key=lambda p: (order_of.get(p, 99), p)):
-        if name == BASE:
-            continue
-        mine = names == name
-        agree: list[float] = []
-        fixed: list[float] = []
-        obs_counts: list[np.ndarray] = []
-        pred_counts: list[np.ndarray] = []
-        totals: list[float] = []
-        changed = False
-        for g in dict.fromkeys(games[mine].tolist()):
-            rows = mine & (games == g)
-            order = orders[np.flatnonzero(rows)[0]]
-            ref_order = base_order.get(g)
-            if ref_order is not None and not np.array_equal(order, ref_order):
-                changed = True
-            answered = rows & ok
-            if g not in reference or not answered.any():
-                continue
-            q_base = reference[g]
-            q_here = under[answered].mean(axis=0)
-            agree.append(float(q_base @ q_here) if kind == "pure"
-                         else 1.0 - 0.5 * float(np.abs(q_base - q_here).sum()))
-            fixed.append(float(np.mean(order == ref_order)) if ref_order is not None
-                         else float("nan"))
-            obs_counts.append(shown[answered].sum(axis=0))
-            pred_counts.append(answered.sum() * q_base[order])
-            totals.append(float(answered.sum()))
-        record: dict[str, Any] = {"presentation": name, "games": len(agree),
+    for name in sorted(set(names.tolist()) - {BASE}, key=lambda p: (order_of.get(p, 99), p)):
+        sums, shown_sums, counts, order, present = per_game(names == name)
+        changed = bool((present & base_present & (order != base_order).any(axis=1)).any())
+        used = present & (counts > 0) & (base_counts > 0)
+        q_base = reference[used]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            q_here = sums[used] / counts[used, None]
+        if kind == "pure":
+            agree = (q_base * q_here).sum(axis=1)
+        else:
+            agree = 1.0 - 0.5 * np.abs(q_base - q_here).sum(axis=1)
+        fixed = (order[used] == base_order[used]).mean(axis=1)
+        record: dict[str, Any] = {"presentation": name, "games": int(used.sum()),
                                   "order_changed": changed}
-        if agree:
-            values = np.asarray(agree)
-            record["consistency"] = _num(values.mean())
-            record["consistency_ci95"] = _ci(bootstrap_diff_ci(values)) if len(values) > 1 \
+        if agree.size:
+            record["consistency"] = _num(agree.mean())
+            record["consistency_ci95"] = _ci(bootstrap_diff_ci(agree)) if agree.size > 1 \
                 else None
-            record["position_only_consistency"] = _num(float(np.nanmean(fixed)))
+            record["position_only_consistency"] = _num(fixed.mean())
         else:
             record.update(consistency=None, consistency_ci95=None,
                           position_only_consistency=None)
-        if changed and agree:
-            bias = position_bias(np.asarray(obs_counts), np.asarray(pred_counts),
-                                 np.asarray(totals))
+        if changed and agree.size:
+            predicted = counts[used, None] * np.take_along_axis(q_base, order[used], axis=1)
+            bias = position_bias(shown_sums[used], predicted, counts[used])
             record["position_bias"] = bias["bias"][0]
             record["position_bias_ci95"] = bias["bias_ci95"][0]
             record["position_shares"] = bias["shares"]
