@@ -386,6 +386,8 @@ def add_invariance(con: duckdb.DuckDBPyConnection, records: list[dict[str, Any]]
     they are."""
     if not (_has_view(con, "perturb_trials") and _has_view(con, "games")):
         return
+    if con.execute("SELECT count(*) FROM (SELECT 1 FROM perturb_trials LIMIT 1)").fetchone()[0] == 0:
+        return  # no presentation played: no scan of the trials
     for record in records:
         metric = record.get("headline_metric", "nash_gap")
         sql = _PRESENTED_SQL.format(score=presentation_score_sql(metric))
