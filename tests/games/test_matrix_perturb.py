@@ -286,10 +286,11 @@ def test_sweep_spec_takes_perturb_and_names_a_bad_value():
         parse_spec({"perturb": "colour", "providers": providers})
 
 
-def test_cli_prints_invariance_and_refuses_a_bad_perturbation(tmp_path):
+def test_cli_on_ray_prints_invariance_reports_it_and_refuses_a_bad_perturbation(tmp_path):
     run = _cli("run", "--llm-type", "dummy", "--num-games", "6", "--num-trials", "2",
-               "--perturb", ALL, "--run-id", "p", cwd=tmp_path)
+               "--perturb", ALL, "--run-id", "p", "--parallel", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
+    assert "starting a local Ray instance" in run.stderr  # shards as Ray tasks
     assert "invariance, 3x3_midVar_any dummy:random pure" in run.stdout
     assert "position-1 bias" in run.stdout
     report = _cli("report", "results/p", cwd=tmp_path)
