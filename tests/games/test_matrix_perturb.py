@@ -217,6 +217,7 @@ def test_exact_solver_is_consistent_and_unbiased(scripted, tmp_path):
         assert entry["valid_rate"] == 1.0
         assert entry["consistency"] == 1.0 and entry["consistency_ci95"] == [1.0, 1.0]
         assert entry["headline_diff"] == 0.0
+        assert entry["valid_rate_diff"] == 0.0 and entry["valid_rate_diff_ci95"] == [0.0, 0.0]
     assert entries["labels"]["position_bias_by_position"] == [0.0, 0.0, 0.0]
     assert entries["labels"]["position_bias_ci95"] == [0.0, 0.0]
     con = open_run(out.run_dir)

@@ -429,7 +429,9 @@ def invariance_of_rows(rows: list[tuple], mode: str, metric: str) -> list[dict[s
     entries = invariance_records(games, names, under, shown, orders, ok,
                                  kind="pure" if mode == "pure" else "mixed")
     means: dict[tuple[str, str], list[float]] = {}
-    for g, name, score in zip(games, names, (r[7] for r in rows), strict=True):
+    answered: dict[tuple[str, str], list[float]] = {}
+    for k, (g, name, score) in enumerate(zip(games, names, (r[7] for r in rows), strict=True)):
+        answered.setdefault((name, g), []).append(float(ok[k]))
         if score is not None and math.isfinite(score):
             means.setdefault((name, g), []).append(score)
     for entry in entries:
@@ -449,6 +451,15 @@ def invariance_of_rows(rows: list[tuple], mode: str, metric: str) -> list[dict[s
         entry["headline_diff"] = _num(diff.diff) if diff else None
         entry["headline_diff_ci95"] = ([_num(diff.ci_low), _num(diff.ci_high)]
                                        if diff and diff.n >= 2 else None)
+        both = sorted({g for (p, g) in answered if p == name}
+                      & {g for (p, g) in answered if p == "none"})
+        rates = paired_bootstrap(np.array([np.mean(answered[(name, g)]) for g in both]),
+                                 np.array([np.mean(answered[("none", g)]) for g in both]),
+                                 labels=(name, "none")) if both else None
+        entry["valid_rate_base"] = _num(rates.mean_b) if rates else None
+        entry["valid_rate_diff"] = _num(rates.diff) if rates else None
+        entry["valid_rate_diff_ci95"] = ([_num(rates.ci_low), _num(rates.ci_high)]
+                                         if rates and rates.n >= 2 else None)
     return entries
 
 
