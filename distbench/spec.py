@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from distbench.games.answers.presentation import parse_perturb
 from distbench.games.matrix.buckets import (
     DEFAULT_BUCKETS,
     PAYOFFS,
@@ -71,7 +72,7 @@ from distbench.llm.registry import UnknownProviderError, get_provider, make_spec
 MODES = ("pure", "mixed", "logprob")
 TOP_KEYS = {"name", "seeds", "games_per_bucket", "trials_per_game", "temperature", "modes",
             "buckets", "providers", "llm_seed", "max_tokens", "shard_trials", "logprob_cue",
-            "min_label_mass", "payoffs"}
+            "min_label_mass", "payoffs", "perturb"}
 """The spec's own keys; besides them, one table per family with a ``section`` hook."""
 PROVIDER_KEYS = {"type", "tiers", "models", "base_url", "style", "rpm", "tpm",
                  "max_concurrency", "timeout", "max_retries", "cache", "price_in", "price_out",
@@ -121,6 +122,8 @@ class SweepSpec:
         logprob_cue: Logprob mode: the text the completion prompt ends with.
         min_label_mass: Logprob mode: the least probability on the action labels for a
             valid reading.
+        perturb: Matrix games: other presentations of every game (``perturb = ["labels",
+            "seat", "affine", "framing"]`` or a comma string; see ``--perturb``).
         source: Where the spec came from (a path, or ``"built-in default suite"``).
     """
 
@@ -138,6 +141,7 @@ class SweepSpec:
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     logprob_cue: str = "I choose Action"
     min_label_mass: float = 0.5
+    perturb: tuple[str, ...] = ()
     source: str = field(default="", compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -156,6 +160,7 @@ class SweepSpec:
             **{name: self.sections.get(name) for name in _section_families()},
             **({"logprob_cue": self.logprob_cue, "min_label_mass": self.min_label_mass}
                if "logprob" in self.modes else {}),
+            **({"perturb": list(self.perturb)} if self.perturb else {}),
             "models": [{"provider_name": m.name, "tier": m.tier, "provider": m.spec.provider,
                         "model": m.spec.model, "style": m.spec.style,
                         "options": dict(m.spec.options)} for m in self.models],
@@ -317,6 +322,10 @@ def parse_spec(data: dict[str, Any], source: str = "<spec>") -> SweepSpec:
     min_mass = data.get("min_label_mass", 0.5)
     if isinstance(min_mass, bool) or not isinstance(min_mass, (int, float)) or not 0 <= min_mass <= 1:
         raise _fail(source, "min_label_mass", f"must be a number in [0, 1], got {min_mass!r}")
+    try:
+        perturb = parse_perturb(data.get("perturb"))
+    except ValueError as exc:
+        raise _fail(source, "perturb", str(exc)) from None
     return SweepSpec(
         name=str(data.get("name", "sweep")),
         seeds=tuple(dict.fromkeys(seeds)),
@@ -333,6 +342,7 @@ def parse_spec(data: dict[str, Any], source: str = "<spec>") -> SweepSpec:
         sections=_sections(source, data),
         logprob_cue=cue,
         min_label_mass=float(min_mass),
+        perturb=perturb,
         source=source,
     )
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from distbench.games.answers.presentation import parse_perturb
 from distbench.games.base import CommandRun
 from distbench.games.matrix.buckets import (
     PAYOFFS,
@@ -51,6 +52,11 @@ OPTIONS = [
                       "_mixed_strategy.json) into results/run_YYYYMMDD_HHMMSS/ (with "
                       "--combined: pure_and_mixed_...), distbench's own run in the folder of "
                       "the same name inside it."),
+    click.Option(["--perturb"], default="", metavar="LIST",
+                 help="Also play every game in other presentations and measure invariance "
+                      "(consistency, position bias): a comma list of labels (actions "
+                      "reordered), seat (the other seat of the same game), affine (payoffs "
+                      "scaled and shifted), framing (a story instead of a table)."),
     click.Option(["--shard-trials"], type=click.IntRange(min=1), default=None,
                  help="Target trials per shard.  [default: 20000 for the dummy, 500 for a "
                       "model behind an endpoint: a stop loses little, progress moves often]"),
@@ -95,9 +101,11 @@ def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
         shard_trials=options["shard_trials"],
         logprob_cue=options["logprob_cue"],
         min_label_mass=options["min_label_mass"],
+        perturb=parse_perturb(options.get("perturb")),
     )
     label = (f"{', '.join(config.buckets)} | {spec.provider}:{spec.model} | {'+'.join(modes)} | "
-             f"{config.num_games} games x {config.num_trials} trials")
+             f"{config.num_games} games x {config.num_trials} trials"
+             + (f" | perturb {','.join(config.perturb)}" if config.perturb else ""))
     folder = "pure_and_mixed" if len(modes) > 1 else modes[0]
     if options.get("output_format") == "seed":
         return CommandRun(plan=lambda run_id: matrix_plan(config, run_id), label=label,

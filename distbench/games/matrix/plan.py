@@ -14,6 +14,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from distbench.games.answers.presentation import parse_perturb
 from distbench.games.base import Family, RunPlan, check_config, check_plan_size, stable_hash
 from distbench.games.matrix.buckets import get_bucket
 from distbench.games.matrix.generate import BLOCK
@@ -53,6 +54,10 @@ class MatrixRunConfig:
             ``I choose Action``, see ``games.answers.logprob.DEFAULT_CUE``).
         min_label_mass: Logprob mode: a reading with less probability on the action labels
             is invalid (``low_label_mass``).
+        perturb: Other presentations of every game (``--perturb``: ``labels``, ``seat``,
+            ``affine``, ``framing``; see ``games.answers.presentation``), each played with
+            the same modes and trials as the base presentation; their trials go to
+            ``perturb_trials``. Empty: none (the run is what it always was).
     """
 
     buckets: tuple[str, ...]
@@ -68,8 +73,10 @@ class MatrixRunConfig:
     shard_trials: int | None = None
     logprob_cue: str = "I choose Action"
     min_label_mass: float = 0.5
+    perturb: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "perturb", parse_perturb(self.perturb))
         if self.shard_trials is None:
             object.__setattr__(self, "shard_trials", default_shard_trials(self.llm))
         if not self.buckets:
@@ -105,6 +112,8 @@ class MatrixRunConfig:
         out = json.loads(json.dumps(asdict(self)))
         if "logprob" not in self.modes:
             del out["logprob_cue"], out["min_label_mass"]
+        if not self.perturb:  # a run without presentations keeps its old identity
+            del out["perturb"]
         return out
 
     def plan(self, run_id: str) -> RunPlan:
@@ -146,6 +155,7 @@ class Shard:
         trial_lo: First trial of each game this shard plays (0 unless the game's trials are
             split across shards, see :func:`trial_ranges`).
         trial_hi: One past its last trial; None: ``num_trials``.
+        perturb: Other presentations played on the same games (``--perturb``).
         run_id: The run the rows belong to.
     """
 
@@ -167,6 +177,7 @@ class Shard:
     min_label_mass: float = 0.5
     trial_lo: int = 0
     trial_hi: int | None = None
+    perturb: tuple[str, ...] = ()
     run_id: str = field(default="", compare=False)
 
     @property
@@ -189,7 +200,7 @@ class Shard:
         """Trial rows this shard produces (logprob mode: one per game)."""
         lo, hi = self.trials
         per_game = sum(1 if m == "logprob" else hi - lo for m in self.modes)
-        return self.num_games * per_game
+        return self.num_games * per_game * (1 + len(self.perturb))
 
 
 FREE_SHARD_TRIALS = 20_000
@@ -217,6 +228,7 @@ def default_max_tokens(style: str, mode: str = "pure") -> int:
 def games_per_shard(config: MatrixRunConfig) -> int:
     """Whole games per shard: about ``shard_trials`` trials, aligned to generation blocks."""
     per_game = sum(1 if m == "logprob" else config.num_trials for m in config.modes)
+    per_game *= 1 + len(config.perturb)
     games = max(1, config.shard_trials // per_game)
     if games >= BLOCK:
         games -= games % BLOCK
@@ -226,11 +238,12 @@ def games_per_shard(config: MatrixRunConfig) -> int:
 def trial_step(config: MatrixRunConfig) -> int | None:
     """Trials of each sampled mode in one part of a split game; None when a game's trials fit
     in a shard (see :func:`trial_ranges`)."""
+    shown = 1 + len(config.perturb)  # presentations of each game
     sampled = sum(1 for m in config.modes if m != "logprob")
-    per_game = sum(1 if m == "logprob" else config.num_trials for m in config.modes)
+    per_game = sum(1 if m == "logprob" else config.num_trials for m in config.modes) * shown
     if not sampled or per_game <= config.shard_trials:
         return None
-    return max(1, (config.shard_trials - ("logprob" in config.modes)) // sampled)
+    return max(1, (config.shard_trials - ("logprob" in config.modes) * shown) // (sampled * shown))
 
 
 def trial_ranges(config: MatrixRunConfig) -> list[tuple[int, int]]:
@@ -272,6 +285,8 @@ def plan_matrix(config: MatrixRunConfig, run_id: str = "") -> list[Shard]:
                 }
                 if split:  # (an unsplit game's shard keeps the id it always had)
                     shard_key["trials"] = [lo, hi]
+                if config.perturb:
+                    shard_key["perturb"] = list(config.perturb)
                 logprob = "logprob" in modes
                 if logprob:
                     shard_key["logprob"] = [config.logprob_cue, config.min_label_mass]
@@ -295,6 +310,7 @@ def plan_matrix(config: MatrixRunConfig, run_id: str = "") -> list[Shard]:
                         min_label_mass=config.min_label_mass,
                         trial_lo=lo,
                         trial_hi=hi if split else None,
+                        perturb=config.perturb,
                         run_id=run_id,
                     )
                 )
@@ -317,7 +333,7 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
         seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
         summarize=matrix_summary,
         summary_threads=None,  # its sums run in a fixed order: the same on any thread count
-        summary_tables=("game_scores", "trials", "games"),
+        summary_tables=("game_scores", "trials", "games", "perturb_trials"),
         extra_styles=("completion",) if "logprob" in config.modes else (),
         expected_calls=None if free else estimate.samples,
         expected_tokens=None if free else tokens,
@@ -348,6 +364,7 @@ def sweep_configs(spec: Any, entry: Any) -> list[MatrixRunConfig]:
         shard_trials=spec.shard_trials,
         logprob_cue=spec.logprob_cue,
         min_label_mass=spec.min_label_mass,
+        perturb=getattr(spec, "perturb", ()),
     )]
 
 
@@ -397,10 +414,12 @@ def call_estimate(shards: list[Shard]) -> CallEstimate:
                 asked = hi - lo
                 sent = requests_per_game(asked, shard.llm.max_samples())
                 budget = shard.max_tokens or default_max_tokens(shard.llm.style, mode)
-            requests += sent * shard.num_games
-            samples += asked * shard.num_games
-            prompt_tokens += per_prompt * sent * shard.num_games
-            completion_tokens += budget * asked * shard.num_games
+            # every presentation of a game (--perturb) is asked as the game itself is
+            games = shard.num_games * (1 + len(shard.perturb))
+            requests += sent * games
+            samples += asked * games
+            prompt_tokens += per_prompt * sent * games
+            completion_tokens += budget * asked * games
     return CallEstimate(requests, samples, prompt_tokens, completion_tokens)
 
 

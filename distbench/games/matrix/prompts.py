@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from distbench.games.answers.presentation import Presentation, presented_payoff
+
 __all__ = [
     "MIXED_COMPLETION_CUE",
     "MIXED_CUE",
@@ -37,6 +39,7 @@ __all__ = [
     "format_payoff",
     "mixed_prompt",
     "payoff_table",
+    "presented_prompt",
     "pure_prompt",
     "with_cue",
 ]
@@ -99,10 +102,13 @@ def payoff_table(payoff: np.ndarray) -> str:
         Lines ``Action 1 .. Action m`` by ``Column 1 .. Column n``, numbers right-aligned, no
         trailing spaces.
     """
-    matrix = _validated(payoff)
+    return _table(_validated(payoff), "Action", "Column")
+
+
+def _table(matrix: np.ndarray, row_label: str, col_label: str) -> str:
     m, n = matrix.shape
-    header = [""] + [f"Column {j}" for j in range(1, n + 1)]
-    rows = [[f"Action {i + 1}"] + [format_payoff(v) for v in matrix[i]] for i in range(m)]
+    header = [""] + [f"{col_label} {j}" for j in range(1, n + 1)]
+    rows = [[f"{row_label} {i + 1}"] + [format_payoff(v) for v in matrix[i]] for i in range(m)]
     widths = [max(len(row[c]) for row in [header, *rows]) for c in range(n + 1)]
     lines = []
     for row in [header, *rows]:
@@ -125,8 +131,12 @@ def pure_prompt(payoff: np.ndarray, *, style: str = "chat") -> str:
     """
     matrix = _validated(payoff)
     _check_style(style)
-    m = matrix.shape[0]
-    parts = [_describe(matrix, mixed=False)]
+    return _ask_pure(_describe(matrix, mixed=False), matrix.shape[0], style)
+
+
+def _ask_pure(description: str, m: int, style: str) -> str:
+    """A game description followed by the request for one of ``m`` actions."""
+    parts = [description]
     goal = (
         f"Choose one of your {_count(m, 'action')}, 1 to {m}, to make your payoff as high as "
         "possible against this opponent."
@@ -156,9 +166,13 @@ def mixed_prompt(payoff: np.ndarray, *, style: str = "chat") -> str:
     """
     matrix = _validated(payoff)
     _check_style(style)
-    m = matrix.shape[0]
+    return _ask_mixed(_describe(matrix, mixed=True), matrix.shape[0], style)
+
+
+def _ask_mixed(description: str, m: int, style: str) -> str:
+    """A game description followed by the request for a strategy over ``m`` actions."""
     labels = ", ".join(f"p{i}" for i in range(1, m + 1))
-    parts = [_describe(matrix, mixed=True)]
+    parts = [description]
     goal = (
         f"Choose your mixed strategy: {_count(m, 'probability')}, one for each of your "
         f"{_count(m, 'action')} in the order {_span('Action', m)}, each between 0 and 1 and "
@@ -189,6 +203,115 @@ def with_cue(prompt: str, cue: str) -> str:
     if not prompt.endswith(PURE_COMPLETION_CUE):
         raise ValueError("with_cue takes a completion-style pure prompt")
     return prompt[: -len(PURE_COMPLETION_CUE)] + cue
+
+
+def presented_prompt(payoff: np.ndarray, pres: Presentation, mode: str, *,
+                     style: str = "chat") -> str:
+    """The prompt of one presentation of a game (``--perturb``; see
+    ``distbench.games.answers.presentation``). The answer is asked for exactly as in
+    :func:`pure_prompt` / :func:`mixed_prompt` (``Action: <k>``, ``Strategy: [...]``, the same
+    completion cues), ``k`` being the position the model sees; only the description differs:
+
+    - ``none``, ``labels``, ``affine``: the usual table of the presented payoffs (reordered,
+      or scaled and shifted).
+    - ``seat``: the model is the column player; the table gives the row player's (the
+      opponent's) payoffs ``-U^T``, with the model's actions as its columns ``Action 1..m``
+      and the opponent's as rows ``Row 1..n``; the model's payoff is the negative of the
+      table's number.
+    - ``framing``: a story (one of :data:`STORIES`, by the presentation's template) that
+      states the model's gain or loss for every pair of choices in a sentence.
+
+    Args:
+        payoff: (m, n) payoffs to the model in the original game.
+        pres: The presentation.
+        mode: ``pure`` or ``mixed`` (logprob mode uses the completion-style pure prompt).
+        style: ``chat`` or ``completion``.
+    """
+    matrix = _validated(payoff)
+    _check_style(style)
+    if mode not in ("pure", "mixed"):
+        raise ValueError(f"mode must be 'pure' or 'mixed', got {mode!r}")
+    shown = presented_payoff(matrix, pres)
+    mixed = mode == "mixed"
+    m = matrix.shape[0]
+    if pres.seat:
+        description = _describe_seat(shown, mixed=mixed)
+    elif pres.template >= 0:
+        description = _describe_story(shown, pres.template, mixed=mixed)
+    else:
+        description = _describe(shown, mixed=mixed)
+    return _ask_mixed(description, m, style) if mixed else _ask_pure(description, m, style)
+
+
+STORIES: tuple[dict[str, str], ...] = (
+    {"intro": "You run a small shop, and a rival shop across the street competes with you for "
+              "the same customers this week. Every customer you win is one your rival loses, "
+              "and the other way round.",
+     "them": "your rival", "their": "Campaign", "unit": "customers",
+     "move": "advertising plans"},
+    {"intro": "You lead an army in a border dispute against a rival general. Every acre of "
+              "land you gain, the other general loses, and the other way round.",
+     "them": "the other general", "their": "Route", "unit": "acres",
+     "move": "battle plans"},
+    {"intro": "You are one of two chefs in a cooking duel judged by the same panel. Every "
+              "point the judges give to you is taken from the other chef, and the other way "
+              "round.",
+     "them": "the other chef", "their": "Dish", "unit": "points",
+     "move": "menus"},
+)
+"""The ``framing`` presentation's story templates (the model's gain in a sentence per pair)."""
+
+
+def _describe_story(matrix: np.ndarray, template: int, *, mixed: bool) -> str:
+    story = STORIES[template % len(STORIES)]
+    m, n = matrix.shape
+    them, their, unit = story["them"], story["their"], story["unit"]
+    if mixed:
+        move = (f"You will pick one of your {m} {story['move']} ({_span('Action', m)}) at "
+                "random, with probabilities you choose.")
+    else:
+        move = f"You pick one of your {m} {story['move']} ({_span('Action', m)})."
+    rules = (f"{move} At the same time, without knowing your choice, {them} picks one of "
+             f"{_count(n, their.lower())} ({_span(their, n)}). {them[0].upper() + them[1:]} "
+             f"knows everything below and always picks what leaves you as badly off as "
+             "possible.")
+    lines = []
+    for i in range(m):
+        for j in range(n):
+            value = float(matrix[i, j])
+            amount = f"{format_payoff(abs(value))} {unit[:-1] if abs(value) == 1 else unit}"
+            result = f"you lose {amount}" if value < 0 else f"you gain {amount}"
+            lines.append(f"If you pick Action {i + 1} and {them} picks {their} {j + 1}, "
+                         f"{result}.")
+    return "\n\n".join([story["intro"], rules, "\n".join(lines)])
+
+
+def _describe_seat(matrix: np.ndarray, *, mixed: bool) -> str:
+    n, m = matrix.shape  # rows: the opponent's actions; columns: the model's
+    if mixed:
+        move = (
+            f"You play a mixed strategy: you give a probability to each of your "
+            f"{_count(m, 'action')} ({_span('Action', m)}), the columns of the table, and "
+            "your action is drawn at random with these probabilities."
+        )
+    else:
+        move = (f"You choose one of your {_count(m, 'action')} ({_span('Action', m)}), the "
+                "columns of the table.")
+    intro = (
+        "You are playing a two-player zero-sum game. You are the column player; your "
+        "opponent is the row player."
+    )
+    rules = (
+        f"{move} At the same time, without seeing your choice, the row player chooses one "
+        f"of {_count(n, 'row')} ({_span('Row', n)}). The table below gives the row player's "
+        "payoff for each pair of their row and your action (column). The game is zero-sum: "
+        "your payoff is the negative of the number in the table, so whatever they win, you "
+        "lose. Your opponent is a perfectly rational player who knows this table and plays to "
+        "make their payoff as high as possible, so yours as low as possible."
+    )
+    table = "The row player's payoffs (yours are their negatives):\n\n" + _table(
+        matrix, "Row", "Action")
+    return "\n\n".join([intro, rules, table])
 
 
 def _describe(matrix: np.ndarray, *, mixed: bool) -> str:

@@ -42,7 +42,11 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
     groups = records(con, "matrix_groups")
     sec.table(Table("matrix_groups", "Per bucket x model x mode",
                     list(groups[0]) if groups else [], [tuple(r.values()) for r in groups]))
-    _headline_figure(sec, con)
+    from distbench.games.matrix.summary import matrix_summary
+
+    summary = matrix_summary(con)
+    _headline_figure(sec, summary)
+    _invariance_table(sec, summary)
 
     trials = records(con, "matrix_trials")
     for metric, fid, unit in (("nash_gap", "matrix_nash_gap", "Nash gap (payoff units)"),
@@ -154,14 +158,44 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
         paired(sec, tid, diffs, "games", what, xlabel)
 
 
-def _headline_figure(sec, con: duckdb.DuckDBPyConnection) -> None:
+def _invariance_table(sec, summary: list[dict]) -> None:
+    """``--perturb``: per group and presentation, consistency, position bias and the
+    headline against the base presentation (summary.json's ``perturbation`` entries)."""
+    rows = []
+    for r in summary:
+        for e in r.get("perturbation") or ():
+            c = e.get("consistency_ci95") or [None, None]
+            b = e.get("position_bias_ci95") or [None, None]
+            d = e.get("headline_diff_ci95") or [None, None]
+            rows.append((r["bucket"], f"{r['provider']}:{r['model']}", r["mode"],
+                         e["presentation"], e["games"], e["valid_rate"], e["consistency"],
+                         c[0], c[1], e["position_only_consistency"], e.get("position_bias"),
+                         b[0], b[1], e["headline_metric"], e["headline_base"], e["headline"],
+                         e["headline_diff"], d[0], d[1]))
+    if not rows:
+        return
+    sec.table(Table(
+        "matrix_invariance", "Invariance: the same games in other presentations (--perturb)",
+        ["bucket", "model", "mode", "presentation", "games", "valid_rate", "consistency",
+         "consistency_ci95_low", "consistency_ci95_high", "position_only_consistency",
+         "position_1_bias", "position_1_bias_ci95_low", "position_1_bias_ci95_high",
+         "headline_metric", "headline_base", "headline_presented", "headline_diff",
+         "headline_diff_ci95_low", "headline_diff_ci95_high"], rows,
+        note="Consistency: does the model pick the same underlying action as in the base "
+             "presentation (1 = invariant; position_only_consistency: what answering by "
+             "position alone scores, the presentation's chance level). Position-1 bias: 0 = "
+             "the first label is chosen as often as the model's base answers predict, 1 = "
+             "always. headline_diff: the honest headline score under the presentation minus "
+             "the base's, paired over games. 95% bootstrap intervals over games."))
+
+
+def _headline_figure(sec, summary: list[dict]) -> None:
     """Per bucket x mode, each model's headline (honest) metric with its 95% bootstrap CI
     (the run summary's figures: the same numbers as summary.json)."""
-    from distbench.games.matrix.summary import matrix_summary
     from distbench.report import figures
 
     rows = []
-    for r in matrix_summary(con):
+    for r in summary:
         key = ("honest_exploitability" if r.get("headline_metric") == "exploitability"
                else "honest_nash_gap")
         ci = r.get(f"{key}_ci95") or [None, None]

@@ -16,10 +16,21 @@ import pyarrow.compute as pc
 
 from distbench.games.answers.logprob import DEFAULT_CUE, read_strategies
 from distbench.games.answers.parse import ParseStatus, parse_mixed, parse_pure
+from distbench.games.answers.presentation import (
+    make_presentation,
+    to_underlying_actions,
+    to_underlying_strategies,
+)
 from distbench.games.base import ShardResult, derive_seed
 from distbench.games.matrix.generate import game_ids, generate_games, has_saddle_point
 from distbench.games.matrix.plan import Shard, requests_per_game
-from distbench.games.matrix.prompts import answer_policy, mixed_prompt, pure_prompt, with_cue
+from distbench.games.matrix.prompts import (
+    answer_policy,
+    mixed_prompt,
+    presented_prompt,
+    pure_prompt,
+    with_cue,
+)
 from distbench.kernels import score_actions, score_strategies, solve_zero_sum
 from distbench.llm.base import Backend, BackendSpec, Request, Response
 from distbench.llm.calls import calls_table
@@ -181,8 +192,14 @@ def play_mode(
     ids: list[str],
     payoffs: np.ndarray,
     sol,
+    presentation: str | None = None,
 ) -> tuple[pa.Table, pa.Table, pa.Table | None]:
     """Asks, parses and scores every trial of one mode.
+
+    With ``presentation`` (a ``--perturb`` name), every game is shown in that presentation
+    (``games.answers.presentation``): the answers are mapped back to the original game and
+    scored there, the trials carry the presentation columns (``perturb_trials``), and the
+    requests have their own seeds (derived from the presentation id).
 
     Returns:
         The ``trials`` rows, the ``game_scores`` rows, and the ``calls`` rows (None for the
@@ -203,7 +220,17 @@ def play_mode(
     fast = isinstance(backend, DummyBackend) and backend.spec.option("fast", False)
     if fast and mode == "logprob":
         raise ValueError("the dummy's fast path answers pure and mixed mode only")
-    seeds = request_seeds(shard.llm_seed, ids, mode, trials, first)
+    shown = None if presentation is None else [
+        make_presentation(gid, presentation, m, payoffs.shape[2]) for gid in ids]
+    seeds = request_seeds(shard.llm_seed, ids if shown is None else
+                          [p.presentation_id for p in shown], mode, trials, first)
+    tag = mode if presentation is None else f"{mode}/{presentation}"
+
+    def prompt_of(g: int, kind: str, sty: str) -> str:
+        if shown is not None:
+            return presented_prompt(payoffs[g], shown[g], kind, style=sty)
+        return (pure_prompt if kind == "pure" else mixed_prompt)(payoffs[g], style=sty)
+
     total = num_games * trials
     game_index = np.repeat(np.arange(num_games, dtype=np.int64), trials)
     call_log: list[tuple[int, Request, Response]] | None = None
@@ -226,8 +253,7 @@ def play_mode(
         # The completion prompt ends with the cue (whatever the model's style): the strategy
         # is read from the next tokens' probabilities, following white space and digit
         # prefixes where the tokenizer needs it (see games/answers/logprob.py).
-        prompts = [with_cue(pure_prompt(payoffs[g], style="completion"), cue)
-                   for g in range(num_games)]
+        prompts = [with_cue(prompt_of(g, "pure", "completion"), cue) for g in range(num_games)]
         readings, call_log = read_strategies(
             prompts, seeds[:, 0], m, lambda batch: _ask(backend, batch),
             temperature=shard.temperature, min_label_mass=shard.min_label_mass,
@@ -244,8 +270,7 @@ def play_mode(
         firsts = [resp for _, _, resp in call_log[:num_games]]
         latency = np.fromiter((r.latency_ms for r in firsts), dtype=np.float64, count=total)
     else:
-        make_prompt = pure_prompt if mode == "pure" else mixed_prompt
-        prompts = [make_prompt(payoffs[g], style=style) for g in range(num_games)]
+        prompts = [prompt_of(g, mode, style) for g in range(num_games)]
         task = f"matrix.{mode}:{m}"
         chunks = sample_chunks(trials, backend.spec.max_samples())
         requests = [
@@ -270,6 +295,12 @@ def play_mode(
         raw = pa.array([r.text for r in responses], type=pa.string())
         latency = np.fromiter((r.latency_ms for r in responses), dtype=np.float64, count=total)
 
+    positions = None
+    if shown is not None:  # answers by presented position -> the original game's actions
+        orders = np.asarray([p.row_order for p in shown], dtype=np.int64)[game_index]
+        positions = actions
+        actions = to_underlying_actions(actions, orders)
+        strategies = to_underlying_strategies(strategies, orders)
     if mode == "pure":
         scores = score_actions(payoffs, sol.col, sol.value, game_index, actions)
         decision = pa.array(actions, mask=actions < 0, type=pa.int32())
@@ -294,7 +325,7 @@ def play_mode(
     trial_game_ids = pa.DictionaryArray.from_arrays(
         pa.array(game_index.astype(np.int32)), pa.array(ids, type=pa.string()))
     with_calls = call_log is not None and shard.llm.provider != "dummy"
-    call_ids = [f"{shard.shard_id}/{mode}/{k}" for k in range(total)] if with_calls else None
+    call_ids = [f"{shard.shard_id}/{tag}/{k}" for k in range(total)] if with_calls else None
     trial_call_ids = call_ids
     if with_calls and owner is not None:
         trial_call_ids = [call_ids[k] for k in owner]  # a trial names the call that answered it
@@ -318,6 +349,8 @@ def play_mode(
         "call_id": trial_call_ids if with_calls else pa.nulls(total, type=pa.string()),
         "latency_ms": latency,
     }
+    if shown is not None:
+        columns.update(_presentation_columns(shown, game_index, mode, positions, m))
     trials_tab = pa.table(columns)
     ok = (np.ones(total, dtype=bool) if fast
           else np.asarray(statuses, dtype=object) == ParseStatus.OK.value)
@@ -325,8 +358,29 @@ def play_mode(
                                    label_mass)
     calls = None
     if with_calls:
-        calls = _calls(shard, mode, ids, trials, call_log, call_ids, first)
+        calls = _calls(shard, mode, ids, trials, call_log, call_ids, first, tag)
     return trials_tab, scores_tab, calls
+
+
+def _presentation_columns(shown: list, game_index: np.ndarray, mode: str,
+                          positions: np.ndarray | None, m: int) -> dict[str, pa.Array]:
+    """The ``perturb_trials`` columns saying how each trial's game was presented."""
+    total = len(game_index)
+    codes = pa.array(game_index.astype(np.int32))
+    orders = np.asarray([p.row_order for p in shown], dtype=np.int32)[game_index]
+    row_order = pa.ListArray.from_arrays(
+        pa.array(np.arange(0, total * m + 1, m, dtype=np.int32)), pa.array(orders.reshape(-1)))
+    if mode == "pure" and positions is not None:
+        position = pa.array(positions, mask=positions < 0, type=pa.int32())
+    else:
+        position = pa.nulls(total, type=pa.int32())
+    return {
+        "presentation": _repeat(shown[0].name, total),
+        "presentation_id": pa.DictionaryArray.from_arrays(
+            codes, pa.array([p.presentation_id for p in shown], type=pa.string())),
+        "row_order": row_order,
+        "position": position,
+    }
 
 
 def sample_chunks(trials: int, max_n: int) -> list[tuple[int, int]]:
@@ -365,13 +419,13 @@ def _per_trial(requests: list[Request], answers: list[Response], firsts: list[in
 
 def _calls(shard: Shard, mode: str, ids: list[str], trials: int,
            call_log: list[tuple[int, Request, Response]], call_ids: list[str],
-           first: int = 0) -> pa.Table:
+           first: int = 0, tag: str | None = None) -> pa.Table:
     """The ``calls`` rows of one mode, one per call made: call ``<shard>/<mode>/<k>`` answers
     the shard's ``k``-th trial (and, for a request of several samples, the trials after it
     that it answered); ``first`` is the game's first trial this shard plays. A logprob
     reading's follow-up calls come after the first calls, as ``<first call id>.<n>``."""
     total = len(call_ids)
-    trial_ids = [f"{ids[k // trials]}/{mode}/t{first + k % trials}" for k in range(total)]
+    trial_ids = [f"{ids[k // trials]}/{tag or mode}/t{first + k % trials}" for k in range(total)]
     seen = [False] * total
     ids_out: list[str] = []
     trial_out: list[str] = []
@@ -458,16 +512,25 @@ def run_shard(shard: Shard, backends: Mapping[BackendSpec, Backend]) -> ShardRes
     sol = solve_zero_sum(payoffs)
     games = games_table(shard, ids, payoffs, sol)
     played = [play_mode(shard, mode, backend, ids, payoffs, sol) for mode in shard.modes]
+    perturbed = [play_mode(shard, mode, backend, ids, payoffs, sol, name)
+                 for name in shard.perturb for mode in shard.modes]
     trials = _concat([t for t, _, _ in played])
     game_scores = _concat([t for _, t, _ in played])
-    calls = [c for _, _, c in played if c is not None]
+    calls = [c for _, _, c in played + perturbed if c is not None]
     statuses = trials["parse_status"]
     valid = int(pc.sum(game_scores["valid"]).as_py() or 0)  # counted per game already
     failed = _count(statuses, ParseStatus.CALL_FAILED.value)
-    stats = {"games": games.num_rows, "trials": trials.num_rows, "valid": valid,
-             "call_failed": failed, "calls": sum(c.num_rows for c in calls)}
+    other = _concat([t for t, _, _ in perturbed]) if perturbed else None
+    if other is not None:
+        valid += _count(other["parse_status"], ParseStatus.OK.value)
+        failed += _count(other["parse_status"], ParseStatus.CALL_FAILED.value)
+    stats = {"games": games.num_rows,
+             "trials": trials.num_rows + (other.num_rows if other is not None else 0),
+             "valid": valid, "call_failed": failed, "calls": sum(c.num_rows for c in calls)}
     tables = {"games": (shard.chunk_id, games), "trials": (shard.shard_id, trials),
               "game_scores": (shard.shard_id, game_scores)}
+    if other is not None:
+        tables["perturb_trials"] = (shard.shard_id, other)
     if calls:
         tables["calls"] = (shard.shard_id, pa.concat_tables(calls))
     return ShardResult(shard_id=shard.shard_id, tables=tables, stats=stats)

@@ -137,7 +137,44 @@ GAME_SCORES = pa.schema(
 )
 
 
-TABLES: dict[str, pa.Schema] = {"games": GAMES, "trials": TRIALS, "game_scores": GAME_SCORES}
+def _perturbed_trials() -> pa.Schema:
+    """``perturb_trials``: the trials of a game's other presentations (``--perturb``), the
+    ``trials`` columns with the answer mapped back to the original game (so ``decision``,
+    ``strategy`` and the scores are the original game's), plus the presentation."""
+    fields = []
+    for f in TRIALS:
+        if f.name == "trial_id":
+            f = _f("trial_id", pa.string(),
+                   "Stable trial id '<game_id>/<mode>/<presentation>/t<trial>' (computed by the "
+                   "view; not stored).", False,
+                   derived="game_id || '/' || mode || '/' || presentation || '/t' || "
+                           "CAST(trial AS VARCHAR)")
+        elif f.name == "decision":
+            f = _f("decision", pa.int32(), "Pure mode: the chosen action mapped back to the "
+                   "original game, 0-based (position's underlying action); NULL when invalid.")
+        elif f.name == "strategy":
+            f = _f("strategy", _LIST_F64, "Mixed / logprob mode: the strategy mapped back to the "
+                   "original game's actions; NULL when invalid.")
+        fields.append(f)
+        if f.name == "game_index":
+            fields += [
+                _f("presentation", pa.string(), "How the game was presented: 'labels', 'seat', "
+                   "'affine' or 'framing' (the base presentation's rows are in trials).", False),
+                _f("presentation_id", pa.string(), "Stable presentation id "
+                   "'<game_id>/<presentation>' (its order, scale and template are a function "
+                   "of it).", False),
+                _f("row_order", pa.list_(pa.int32()), "The original action shown at each "
+                   "position: position k (label k+1) is action row_order[k] (0-based).", False),
+                _f("position", pa.int32(), "Pure mode: the position the model chose as it saw "
+                   "it (0-based; label position+1); NULL when invalid or not pure."),
+            ]
+    return pa.schema(fields)
+
+
+PERTURB_TRIALS = _perturbed_trials()
+
+TABLES: dict[str, pa.Schema] = {"games": GAMES, "trials": TRIALS, "game_scores": GAME_SCORES,
+                                "perturb_trials": PERTURB_TRIALS}
 
 SCORED_SQL = """
 SELECT t.*,

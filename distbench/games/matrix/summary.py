@@ -204,6 +204,7 @@ def matrix_summary(con: duckdb.DuckDBPyConnection,
         record["invalid_by_status"] = statuses
         record.update(_honest(r, gap_ci() if gap_ci else None, expl_ci() if expl_ci else None))
         records.append(record)
+    add_invariance(con, records)
     return records
 
 
@@ -331,4 +332,178 @@ def format_summary(records: list[dict[str, Any]]) -> str:
     lines.append("honest headline: over all trials, an invalid answer scored as chance (the "
                  "uniform strategy); exploitability for mixed buckets and gap-degenerate games. "
                  "mean gap, median, mean expl.: over valid answers only.")
+    lines += format_invariance(records)
     return "\n".join(lines)
+
+
+# --- Invariance (``--perturb``): the base presentation (``trials``) against the others
+# (``perturb_trials``), per summary group. The figures are defined in
+# ``distbench.games.answers.invariance``; the per-trial score compared across presentations
+# is :func:`presentation_score_sql`'s.
+
+def presentation_score_sql(metric: str) -> str:
+    """The per-trial score compared across presentations (SQL over a trial ``t`` and its
+    game's chance baselines ``g``): today the honest headline aggregate of the group
+    (``exploitability`` or ``nash_gap``: a valid answer's own, an invalid one scored as
+    chance, as in ``matrix_scored``). The one place to re-point when the headline changes."""
+    if metric == "exploitability":
+        return ("CASE WHEN t.parse_status = 'ok' THEN t.exploitability WHEN t.mode = 'pure' "
+                "THEN g.uniform_pure_exploitability ELSE g.uniform_exploitability END")
+    return "CASE WHEN t.parse_status = 'ok' THEN t.nash_gap ELSE g.uniform_nash_gap END"
+
+
+_PRESENTED_SQL = """
+SELECT t.game_id, t.presentation, t.decision, t.strategy, t.position, t.row_order,
+       t.parse_status = 'ok' AS ok, {score} AS score
+FROM (SELECT run_id, game_id, mode, trial, 'none' AS presentation, decision, strategy,
+             decision AS position, NULL::INTEGER[] AS row_order, parse_status, nash_gap,
+             exploitability, bucket, provider, model, tier
+      FROM trials WHERE family = 'matrix'
+      UNION ALL
+      SELECT run_id, game_id, mode, trial, presentation, decision, strategy, position,
+             row_order, parse_status, nash_gap, exploitability, bucket, provider, model, tier
+      FROM perturb_trials WHERE family = 'matrix') AS t
+LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
+                           uniform_pure_exploitability FROM games) AS g
+    USING (run_id, game_id)
+WHERE t.bucket = ? AND t.provider = ? AND t.model = ? AND t.tier IS NOT DISTINCT FROM ?
+      AND t.mode = ?
+ORDER BY t.presentation, t.game_id, t.trial
+"""
+
+
+def _has_view(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    return bool(con.execute(
+        "SELECT count(*) FROM (SELECT table_name FROM duckdb_tables() UNION ALL "
+        "SELECT view_name FROM duckdb_views()) WHERE table_name = ?", [name]).fetchone()[0])
+
+
+def add_invariance(con: duckdb.DuckDBPyConnection, records: list[dict[str, Any]]) -> None:
+    """Adds ``perturbation`` (a list, one entry per presentation other than the base) to
+    each group record of a run with ``perturb_trials``: consistency, position bias (see
+    ``games.answers.invariance``) and the headline score by presentation, paired with the
+    base presentation over the games both have. Runs without presentations are left as
+    they are."""
+    if not (_has_view(con, "perturb_trials") and _has_view(con, "games")):
+        return
+    if con.execute("SELECT count(*) FROM (SELECT 1 FROM perturb_trials LIMIT 1)").fetchone()[0] == 0:
+        return  # no presentation played: no scan of the trials
+    for record in records:
+        metric = record.get("headline_metric", "nash_gap")
+        sql = _PRESENTED_SQL.format(score=presentation_score_sql(metric))
+        rows = con.execute(sql, [record[k] for k in GROUP_KEYS]).fetchall()
+        if any(r[1] != "none" for r in rows):
+            record["perturbation"] = invariance_of_rows(rows, record["mode"], metric)
+
+
+def invariance_of_rows(rows: list[tuple], mode: str, metric: str) -> list[dict[str, Any]]:
+    """The ``perturbation`` entries of one group from its trial rows (game_id, presentation,
+    decision, strategy, position, row_order, ok, score), base rows included."""
+    from distbench.games.answers.invariance import invariance_records
+    from distbench.report.stats import paired_bootstrap
+
+    m = next(len(r[5]) for r in rows if r[5] is not None)
+    total = len(rows)
+    under = np.zeros((total, m))
+    shown = np.zeros((total, m))
+    orders = np.tile(np.arange(m), (total, 1))
+    ok = np.zeros(total, dtype=bool)
+    for k, (_, _, decision, strategy, position, order, valid, _) in enumerate(rows):
+        if order is not None:
+            orders[k] = order
+        if not valid:
+            continue
+        if mode == "pure":
+            if decision is None or position is None:
+                continue
+            under[k, decision] = 1.0
+            shown[k, position] = 1.0
+        else:
+            if strategy is None:
+                continue
+            under[k] = strategy
+            shown[k] = under[k, orders[k]]
+        ok[k] = True
+    games = [r[0] for r in rows]
+    names = [r[1] for r in rows]
+    entries = invariance_records(games, names, under, shown, orders, ok,
+                                 kind="pure" if mode == "pure" else "mixed")
+    means: dict[tuple[str, str], list[float]] = {}
+    answered: dict[tuple[str, str], list[float]] = {}
+    for k, (g, name, score) in enumerate(zip(games, names, (r[7] for r in rows), strict=True)):
+        answered.setdefault((name, g), []).append(float(ok[k]))
+        if score is not None and math.isfinite(score):
+            means.setdefault((name, g), []).append(score)
+    for entry in entries:
+        name = entry["presentation"]
+        mine = [k for k in range(total) if names[k] == name]
+        entry["trials"] = len(mine)
+        entry["valid_rate"] = float(ok[mine].mean()) if mine else None
+        shared = sorted({g for (p, g) in means if p == name} & {g for (p, g) in means
+                                                                 if p == "none"})
+        here = np.array([np.mean(means[(name, g)]) for g in shared])
+        base = np.array([np.mean(means[("none", g)]) for g in shared])
+        diff = paired_bootstrap(here, base, labels=(name, "none")) if shared else None
+        entry["headline_metric"] = metric
+        entry["paired_games"] = len(shared)
+        entry["headline"] = _num(diff.mean_a) if diff else None
+        entry["headline_base"] = _num(diff.mean_b) if diff else None
+        entry["headline_diff"] = _num(diff.diff) if diff else None
+        entry["headline_diff_ci95"] = ([_num(diff.ci_low), _num(diff.ci_high)]
+                                       if diff and diff.n >= 2 else None)
+        both = sorted({g for (p, g) in answered if p == name}
+                      & {g for (p, g) in answered if p == "none"})
+        rates = paired_bootstrap(np.array([np.mean(answered[(name, g)]) for g in both]),
+                                 np.array([np.mean(answered[("none", g)]) for g in both]),
+                                 labels=(name, "none")) if both else None
+        entry["valid_rate_base"] = _num(rates.mean_b) if rates else None
+        entry["valid_rate_diff"] = _num(rates.diff) if rates else None
+        entry["valid_rate_diff_ci95"] = ([_num(rates.ci_low), _num(rates.ci_high)]
+                                         if rates and rates.n >= 2 else None)
+    return entries
+
+
+def format_invariance(records: list[dict[str, Any]]) -> list[str]:
+    """Terminal lines of the ``perturbation`` entries (none when the run has none)."""
+    lines: list[str] = []
+
+    def fmt(x: float | None, digits: str = ".3f") -> str:
+        return "-" if x is None else format(x, digits)
+
+    def interval(ci: list | None, digits: str = ".3f") -> str:
+        return "-" if not ci or ci[0] is None else f"[{ci[0]:{digits}}, {ci[1]:{digits}}]"
+
+    for r in records:
+        entries = r.get("perturbation")
+        if not entries:
+            continue
+        name = "expl." if entries[0]["headline_metric"] == "exploitability" else "gap"
+        lines.append(f"invariance, {r['bucket']} {r['provider']}:{r['model']} {r['mode']} "
+                     f"(against the base presentation, paired over games):")
+        header = ["presentation", "games", "valid", "consistency", "95% CI", "position-only",
+                  "position-1 bias", "95% CI", f"{name} (base)", f"diff {name}", "95% CI"]
+        rows = [[e["presentation"], str(e["games"]),
+                 "-" if e["valid_rate"] is None else f"{100 * e['valid_rate']:.1f}%",
+                 fmt(e["consistency"]), interval(e["consistency_ci95"]),
+                 fmt(e["position_only_consistency"]), fmt(e.get("position_bias")),
+                 interval(e.get("position_bias_ci95")),
+                 f"{fmt(e['headline'], '.4g')} ({fmt(e['headline_base'], '.4g')})",
+                 fmt(e["headline_diff"], "+.4g"), interval(e["headline_diff_ci95"], ".4g")]
+                for e in entries]
+        widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+        lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
+        lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
+                  for row in rows]
+        for e in entries:
+            if e.get("position_shares"):
+                shares = ", ".join(f"{k + 1}: {fmt(o, '.2f')} vs {fmt(p, '.2f')}" for k, (o, p)
+                                   in enumerate(zip(e["position_shares"],
+                                                    e["predicted_shares"], strict=True)))
+                lines.append(f"  {e['presentation']}: share of each position, observed vs "
+                             f"predicted by the base answers: {shares}")
+    if lines:
+        lines.append("consistency: same underlying action as in the base presentation (1 = "
+                     "invariant; position-only: what answering by position alone scores); "
+                     "position-1 bias: 0 = as the base answers predict, 1 = always the first "
+                     "label; diff: headline score of the presentation minus the base's.")
+    return lines
