@@ -70,7 +70,7 @@ def serve() -> None:
 @click.option("--hostile-body", metavar="NAME", default="usage_1e30", show_default=True,
               help="The hostile body: odd usage (usage_1e30, usage_nan, usage_inf, "
                    "usage_int64_max, usage_negative, usage_string_count, usage_list_count, "
-                   "usage_list, usage_string), surrogate, a bad choice index (index_string, "
+                   "usage_list, usage_string), surrogate, html, a bad choice index (index_string, "
                    "index_duplicate, index_range), drip (a byte a second), huge (1 GB), or a "
                    "429 with an unbounded Retry-After (retry_after_huge, retry_after_inf, "
                    "retry_after_2099).")

@@ -312,6 +312,27 @@ class BodyTooLarge(Exception):
     """A response body longer than :data:`MAX_BODY_BYTES`."""
 
 
+async def read_capped(client: httpx.AsyncClient, method: str, path: str, timeout: float,
+                      **kwargs: Any) -> tuple[int, bytes, httpx.Headers]:
+    """One request: (status, body, headers). The whole of it (connecting, sending, reading
+    every byte) has ``timeout`` seconds (``TimeoutError`` past it: a server that drips its
+    body a byte a second is not waited for), and the body is read as it streams in,
+    abandoned past :data:`MAX_BODY_BYTES` (:class:`BodyTooLarge` with (status, message))."""
+    async with asyncio.timeout(timeout):
+        async with client.stream(method, path, **kwargs) as resp:
+            declared = resp.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+                raise BodyTooLarge(resp.status_code, _too_large(int(declared)))
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in resp.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise BodyTooLarge(resp.status_code, _too_large(None))
+                chunks.append(chunk)
+            return resp.status_code, b"".join(chunks), resp.headers
+
+
 def _too_large(declared: int | None) -> str:
     size = f"{declared:,} bytes" if declared is not None else f"over {MAX_BODY_BYTES:,} bytes"
     return (f"response body too large ({size}; at most {MAX_BODY_BYTES:,} are read): "
@@ -486,24 +507,9 @@ class OpenAICompatibleBackend(Backend):
 
     async def _attempt(self, client: httpx.AsyncClient, path: str,
                        body: dict[str, Any]) -> tuple[int, bytes, httpx.Headers]:
-        """One POST: (status, body, headers). The whole attempt (connecting, sending, reading
-        every byte) has ``timeout`` seconds (``TimeoutError`` past it: a server that drips its
-        body a byte a second is not waited for), and the body is read as it streams in,
-        abandoned past :data:`MAX_BODY_BYTES` (:class:`BodyTooLarge` with (status, message))."""
-        async with asyncio.timeout(self.limits.timeout):
-            async with client.stream("POST", path, json=body, headers=self._headers(),
-                                     params=self._params) as resp:
-                declared = resp.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-                    raise BodyTooLarge(resp.status_code, _too_large(int(declared)))
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in resp.aiter_bytes():
-                    size += len(chunk)
-                    if size > MAX_BODY_BYTES:
-                        raise BodyTooLarge(resp.status_code, _too_large(None))
-                    chunks.append(chunk)
-                return resp.status_code, b"".join(chunks), resp.headers
+        """One POST (:func:`read_capped` with this endpoint's timeout, key and query)."""
+        return await read_capped(client, "POST", path, self.limits.timeout, json=body,
+                                 headers=self._headers(), params=self._params)
 
     async def _call(self, req: Request) -> Response:
         client, limiter = self._ensure()
@@ -591,12 +597,12 @@ def _json(content: bytes) -> Any:
     return json.loads(content)
 
 
-def _server_message(resp: httpx.Response) -> str:
-    """The error message of a server's answer, short: OpenAI's ``error.message``, FastAPI's
-    ``detail``, or the start of the body."""
+def _server_message(content: bytes) -> str:
+    """The error message of a server's answer body, short: OpenAI's ``error.message``,
+    FastAPI's ``detail``, or the start of the body."""
     try:
-        data = resp.json()
-    except ValueError:
+        data = json.loads(content)
+    except (ValueError, RecursionError):
         data = None
     if isinstance(data, dict):
         err = data.get("error")
@@ -606,7 +612,7 @@ def _server_message(resp: httpx.Response) -> str:
             return err[:200]
         if data.get("detail"):
             return str(data["detail"])[:200]
-    return resp.text.strip()[:200]
+    return content[:400].decode("utf-8", errors="replace").strip()[:200]
 
 
 async def check_endpoint(spec: BackendSpec, styles: Sequence[str] = (),
@@ -629,22 +635,24 @@ async def check_endpoint(spec: BackendSpec, styles: Sequence[str] = (),
     try:
         async with httpx.AsyncClient(base_url=backend.base_url, timeout=timeout,
                                      params=backend._params) as client:
-            resp = await client.get("/v1/models", headers=backend._headers())
-            if resp.status_code in (401, 403):
-                raise AuthenticationFailed(backend._auth_message(resp.status_code))
+            listed, content, _ = await read_capped(client, "GET", "/v1/models", timeout,
+                                                   headers=backend._headers())
+            if listed in (401, 403):
+                raise AuthenticationFailed(backend._auth_message(listed))
             models: list[str] = []
-            if resp.status_code == 200:
+            if listed == 200:
                 try:
-                    models = [str(m["id"]) for m in resp.json().get("data", []) if "id" in m]
-                except (ValueError, AttributeError, TypeError, KeyError):
+                    models = [valid_text(str(m["id"]), "id")[0]
+                              for m in json.loads(content).get("data", []) if "id" in m]
+                except (ValueError, AttributeError, TypeError, KeyError, RecursionError):
                     models = []
             probes = [s for s in dict.fromkeys([spec.style, *styles])
-                      if s != spec.style or resp.status_code != 200]
+                      if s != spec.style or listed != 200]
             for style in probes:
                 path, body = build_payload(spec, Request(
                     prompt="Hello", seed=0, max_tokens=1, temperature=0.0, style=style))
-                answer = await client.post(path, json=body, headers=backend._headers())
-                code = answer.status_code
+                code, answer, _ = await read_capped(client, "POST", path, timeout, json=body,
+                                                     headers=backend._headers())
                 if code in (401, 403):
                     raise AuthenticationFailed(backend._auth_message(code))
                 if code in (400, 404, 405, 422):
@@ -658,11 +666,13 @@ async def check_endpoint(spec: BackendSpec, styles: Sequence[str] = (),
                     raise EndpointUnavailable(
                         f"{where}: POST {path} answered HTTP {code} ({message!r}); {why}")
             return models
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, TimeoutError) as exc:
         raise EndpointUnavailable(
             f"cannot reach {where} ({type(exc).__name__}); "
             "is the server running, and is --base-url right?"
         ) from None
+    except BodyTooLarge as exc:
+        raise EndpointUnavailable(f"{where}: {exc.args[1]}; is --base-url right?") from None
 
 
 def served_model_name(models: Sequence[str]) -> str | None:

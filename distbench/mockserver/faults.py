@@ -12,7 +12,8 @@ gives the kinds the first calls will get.
 
 A ``hostile`` call gets the body named by ``ServerConfig.hostile_body`` (:data:`HOSTILE_BODIES`):
 an otherwise valid answer with an odd field (token counts of 1e30, NaN, Infinity, int64-max,
-negative, strings, lists; ``usage`` as a list or a string; a lone surrogate in the text; a
+negative, strings, lists; ``usage`` as a list or a string; a lone surrogate or HTML in the
+text; a
 choice ``index`` that is not an integer, repeated or out of range), a body that drips a byte a
 second after its headers, a body of 1 GB, or a 429 whose ``Retry-After`` is 999999999, ``inf``
 or a date in 2099.
@@ -43,7 +44,9 @@ HOSTILE_USAGE: dict[str, object] = {
     "usage_string": "40 prompt tokens",
 }
 """The ``usage`` of each odd-usage hostile body (the answer itself is a valid one)."""
-HOSTILE_BODIES = (*HOSTILE_USAGE, "surrogate", "index_string", "index_duplicate",
+HOSTILE_HTML = "<img src=x onerror=alert(1)>"
+"""What the ``html`` hostile body puts before the answer's text."""
+HOSTILE_BODIES = (*HOSTILE_USAGE, "surrogate", "html", "index_string", "index_duplicate",
                   "index_range", "drip", "huge", "retry_after_huge", "retry_after_inf",
                   "retry_after_2099")
 """The bodies a ``hostile`` call can get (``ServerConfig.hostile_body``)."""

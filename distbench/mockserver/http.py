@@ -31,6 +31,7 @@ from typing import Any
 
 from distbench.mockserver.answerers import Answerer, MockAnswerer
 from distbench.mockserver.faults import (
+    HOSTILE_HTML,
     HOSTILE_USAGE,
     HUGE_BODY_BYTES,
     FaultDraws,
@@ -432,7 +433,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 _RETRY_AFTERS = {"retry_after_huge": "999999999", "retry_after_inf": "inf",
                  "retry_after_2099": "Thu, 01 Jan 2099 00:00:00 GMT"}
-_ODD_ANSWERS = frozenset({*HOSTILE_USAGE, "surrogate", "index_string", "index_duplicate",
+_ODD_ANSWERS = frozenset({*HOSTILE_USAGE, "surrogate", "html", "index_string", "index_duplicate",
                           "index_range"})
 
 
@@ -449,6 +450,12 @@ def _odd_answer(body: str, payload: dict[str, Any]) -> dict[str, Any]:
                 choice["message"]["content"] = "\ud83d" + str(choice["message"]["content"])
             else:
                 choice["text"] = str(choice.get("text", "")) + " \udc00"
+    elif body == "html" and choices:
+        for choice in choices:
+            if "message" in choice:
+                choice["message"]["content"] = HOSTILE_HTML + str(choice["message"]["content"])
+            else:
+                choice["text"] = str(choice.get("text", "")) + HOSTILE_HTML
     elif body == "index_string" and choices:
         choices[-1]["index"] = "zero"
     elif body == "index_duplicate" and choices:

@@ -19,6 +19,7 @@ from distbench.engine.driver import run_config
 from distbench.games.matrix.plan import MatrixRunConfig
 from distbench.llm.registry import make_spec
 from distbench.mockserver import ServerConfig, start_server
+from distbench.mockserver.faults import HOSTILE_HTML
 from distbench.store.catalog import open_run
 
 GAMES, TRIALS = 5, 4
@@ -214,3 +215,24 @@ def test_no_secret_of_a_base_urls_query_reaches_a_file_or_the_terminal(tmp_path)
         leaks = [str(p) for p in files if canary.encode() in p.read_bytes()]
         leaks += [f"output {i}" for i, text in enumerate(outputs) if canary in text]
         assert not leaks, (canary, leaks)
+
+
+def test_html_in_a_model_name_and_its_answers_is_escaped_in_the_markdown_report(tmp_path):
+    model = "<img src=x onerror=alert(1)>"
+    with start_server(ServerConfig(seed=2, hostile=1.0, hostile_body="html")) as server:
+        results = tmp_path / "results"
+        code, text, _, _ = _cli(tmp_path, *_run_args(results, server.url, "--run-id", "h",
+                                                     "--llm-model", model))
+        assert code == 0, text
+    run = results / "h"
+    assert _rows(run, "select count(*) from calls where contains(response_text, ?)",
+                 [HOSTILE_HTML]) == [(4,)]
+    for args in (["report", str(run), "--out", str(tmp_path / "report")],
+                 ["view", str(run), "--out", str(tmp_path / "view.html")]):
+        code, text, _, _ = _cli(tmp_path, *args)
+        assert code == 0, (args, text)
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "&lt;img src=x onerror=alert(1)&gt;" in md  # the model's name, shown as text
+    pages = [md, (tmp_path / "report" / "report.html").read_text(),
+             (tmp_path / "view.html").read_text()]
+    assert all("<img src=x" not in page for page in pages)
