@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -236,3 +237,35 @@ def test_html_in_a_model_name_and_its_answers_is_escaped_in_the_markdown_report(
     pages = [md, (tmp_path / "report" / "report.html").read_text(),
              (tmp_path / "view.html").read_text()]
     assert all("<img src=x" not in page for page in pages)
+
+
+_CLIENT = """
+import asyncio, json, resource, sys, time
+from distbench.llm.base import Request
+from distbench.llm.http import OpenAICompatibleBackend
+from distbench.llm.registry import make_spec
+from distbench.mockserver import ServerConfig, start_server
+with start_server(ServerConfig(hostile=1.0, hostile_body=sys.argv[1])) as server:
+    spec = make_spec("llamacpp", "m", "chat", base_url=server.url, timeout=3.0, max_retries=0,
+                     rpm=None, max_concurrency=4)
+    t0 = time.monotonic()
+    out = asyncio.run(OpenAICompatibleBackend(spec).generate(
+        [Request(prompt=f"p{i}", seed=i) for i in range(4)]))
+    print(json.dumps({"s": time.monotonic() - t0, "errors": [o.error for o in out],
+                      "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+@pytest.mark.parametrize("body", ["huge", "drip"])
+def test_four_hostile_bodies_at_once_take_under_200_mb_in_all(body):
+    """The HTTP client alone (with the server in its process): four 1 GB bodies or four
+    drips at once end within the 3 s timeout, the process's peak RSS under 200 MB (about
+    100 MB measured for 1 GB bodies, 50 MB for drips)."""
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    done = subprocess.run([sys.executable, "-c", _CLIENT, body], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    expected = "timeout after 3 s" if body == "drip" else "response body too large"
+    assert len(got["errors"]) == 4 and all(e.startswith(expected) for e in got["errors"])
+    assert got["s"] < 3 + 1.5 and got["rss_mb"] < 200, got
