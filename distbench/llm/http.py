@@ -252,10 +252,11 @@ def _top_logprobs(style: str, choice: dict[str, Any], notes: list[str]) -> tuple
             return None
         top = []
         for token, value in pairs:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"logprob {str(value)[:40]!r} is not a number")
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or value > 1e-3 or math.isnan(value)):
+                raise TypeError(f"logprob {str(value)[:40]!r} is not a log-probability")
             top.append((_note(notes, valid_text(str(token), "logprobs token")), float(value)))
-    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError, OverflowError) as exc:
         raise BadBody(f"choices[0].logprobs: unreadable ({type(exc).__name__}: "
                       f"{str(exc)[:80]})") from None
     return tuple(top)

@@ -104,6 +104,24 @@ def test_unreadable_logprobs_are_a_bad_body_not_an_internal_error():
             "content": [{"top_logprobs": [{"token": "1"}]}]}}]})
 
 
+@pytest.mark.parametrize("value", [math.nan, math.inf, 3.5, -(10**400), "-0.1", None])
+def test_a_logprob_that_is_not_a_log_probability_is_a_bad_body(value):
+    body = {"choices": [{"text": "1", "logprobs": {"top_logprobs": [{"1": value}]}}]}
+    with pytest.raises(BadBody, match=r"choices\[0\].logprobs: unreadable"):
+        parse_body("completion", body)
+    ok = {"choices": [{"text": "1", "logprobs": {"top_logprobs": [{"1": -math.inf, "2": 0}]}}]}
+    assert parse_body("completion", ok).logprobs == (("1", -math.inf), ("2", 0.0))
+
+
+@pytest.mark.parametrize("content", [b"[" * 100_000, b"{\"a\": 1" + b"0" * 5000 + b"}", b"",
+                                     b"\xff\xfe{}", b"null"])
+def test_a_body_that_is_not_usable_json_is_one_failed_call_naming_it(content):
+    backend, _ = _backend(lambda r: httpx.Response(200, content=content), max_retries=0)
+    [answer] = asyncio.run(backend.generate([REQ]))
+    assert answer.status == "failed" and answer.error.startswith("bad response body: ")
+    assert "internal error" not in answer.error
+
+
 @pytest.mark.parametrize(("header", "expected"), [
     ({"Retry-After": "999999999"}, RETRY_AFTER_CAP_S),
     ({"Retry-After": "inf"}, RETRY_AFTER_CAP_S),
