@@ -335,9 +335,12 @@ async def read_capped(client: httpx.AsyncClient, method: str, path: str, timeout
 
 
 def _too_large(declared: int | None) -> str:
-    size = f"{declared:,} bytes" if declared is not None else f"over {MAX_BODY_BYTES:,} bytes"
-    return (f"response body too large ({size}; at most {MAX_BODY_BYTES:,} are read): "
-            "abandoned unread")
+    """The error of a body over the cap: announced (``declared`` bytes), or found so."""
+    if declared is not None:
+        return (f"response body too large ({declared:,} bytes announced, at most "
+                f"{MAX_BODY_BYTES:,} are read): not read")
+    return (f"response body too large (over {MAX_BODY_BYTES:,} bytes, the most that is "
+            "read): abandoned")
 
 
 class OpenAICompatibleBackend(Backend):

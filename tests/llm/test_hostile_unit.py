@@ -241,3 +241,18 @@ def test_the_cache_stores_nothing_a_run_could_not_store_and_ignores_such_entries
                        ("fine", 2**62))
     assert set(cache.get_many(["old", "good"])) == {"good"}
     cache.close()
+
+
+def test_a_body_announced_over_the_cap_is_not_read():
+    read = []
+
+    async def body():
+        read.append(1)
+        yield b"{}"
+
+    backend, _ = _backend(lambda r: httpx.Response(
+        200, headers={"Content-Length": str(2**30)}, content=body()))
+    [answer] = asyncio.run(backend.generate([REQ]))
+    assert answer.status == "failed" and answer.attempts == 1 and read == []
+    assert answer.error == ("response body too large (1,073,741,824 bytes announced, at most "
+                            "8,388,608 are read): not read")
