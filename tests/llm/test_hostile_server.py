@@ -13,8 +13,9 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
-from cli_server import distbench_argv
+from cli_server import distbench_argv, start_cli_server, stop_cli_server
 
 from distbench.engine.driver import run_config
 from distbench.games.matrix.plan import MatrixRunConfig
@@ -269,3 +270,18 @@ def test_four_hostile_bodies_at_once_take_under_200_mb_in_all(body):
     expected = "timeout after 3 s" if body == "drip" else "response body too large"
     assert len(got["errors"]) == 4 and all(e.startswith(expected) for e in got["errors"])
     assert got["s"] < 3 + 1.5 and got["rss_mb"] < 200, got
+
+
+def test_distbench_serve_mock_serves_a_hostile_body_and_refuses_an_unknown_one(tmp_path):
+    proc, url = start_cli_server("mock", "--port", "0", "--hostile", "1",
+                                 "--hostile-body", "usage_nan")
+    try:
+        answer = httpx.post(url + "/v1/chat/completions", timeout=10, json={
+            "model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    finally:
+        code, _ = stop_cli_server(proc)
+    assert answer.status_code == 200 and b'"prompt_tokens": NaN' in answer.content
+    assert code == 0
+    code, text, _, _ = _cli(tmp_path, "serve", "mock", "--port", "0", "--hostile-body", "nope")
+    assert code != 0 and text.startswith("error: hostile_body must be one of usage_1e30, ")
+    assert len(text.strip().splitlines()) == 1
