@@ -2,6 +2,12 @@
 
 Payload building and response parsing are pure functions (tested without a network). One retry
 loop per call lives in :meth:`OpenAICompatibleBackend._call`; httpx's own retries are off.
+
+A response body is untrusted data: it is read within the attempt's deadline and up to
+:data:`MAX_BODY_BYTES` (:func:`read_capped`), and :func:`parse_body` checks every field it uses
+(a malformed one is a :class:`BadBody` naming it: one failed call; an implausible token count is
+None with a note; text is made valid UTF-8). A new field of an answer is one more
+:class:`Parsed` attribute and one more helper beside ``_usage`` and ``_top_logprobs``.
 API keys are read from the environment variable the provider names, held in memory only, and
 never placed in a row, a log line or an exception message.
 """
