@@ -29,9 +29,25 @@ def cli(ctx: click.Context, debug: bool) -> None:
         level=logging.DEBUG if debug else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(_RedactingFormatter(handler.formatter))
     from distbench.games.registry import load_families
 
     load_families()  # built-in families and installed plugins: their tables, their runners
+
+
+class _RedactingFormatter(logging.Formatter):
+    """Formats as ``inner`` does, then redacts the secrets of every URL in the line (a
+    library's debug log, httpx's among them, prints request URLs with their query)."""
+
+    def __init__(self, inner: logging.Formatter | None) -> None:
+        super().__init__()
+        self._inner = inner or logging.Formatter()
+
+    def format(self, record: logging.LogRecord) -> str:
+        from distbench.llm.base import redact_url
+
+        return redact_url(self._inner.format(record))
 
 
 def _register() -> None:

@@ -90,7 +90,8 @@ def _resolve_run_dir(
 @click.option("--max-concurrency", type=click.IntRange(min=1), default=None,
               help="Requests in flight at once (default: the provider's).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds before one attempt is abandoned.  [default: 60]")
+              help="Seconds one attempt may take, whole: connecting, sending, reading the "
+                   "last byte.  [default: 60]")
 @click.option("--max-retries", type=click.IntRange(min=0), default=None,
               help="Retries after the first attempt.  [default: 5]")
 @click.option("--max-n", type=click.IntRange(min=1), default=None,

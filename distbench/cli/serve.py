@@ -65,6 +65,15 @@ def serve() -> None:
               help="Fraction answered 200 with an HTML page.")
 @click.option("--garbage", type=_FRACTION, default=0.0, show_default=True,
               help="Fraction answered 200 with a nonsense answer text.")
+@click.option("--hostile", type=_FRACTION, default=0.0, show_default=True,
+              help="Fraction answered with the hostile body --hostile-body.")
+@click.option("--hostile-body", metavar="NAME", default="usage_1e30", show_default=True,
+              help="The hostile body: odd usage (usage_1e30, usage_nan, usage_inf, "
+                   "usage_int64_max, usage_negative, usage_string_count, usage_list_count, "
+                   "usage_list, usage_string), surrogate, html, a bad choice index (index_string, "
+                   "index_duplicate, index_range), drip (a byte a second), huge (1 GB), or a "
+                   "429 with an unbounded Retry-After (retry_after_huge, retry_after_inf, "
+                   "retry_after_2099).")
 @click.option("--n-mode", type=click.Choice(["serve", "ignore", "reject"]), default="serve",
               show_default=True,
               help="A request's n (several choices): answer n choices, answer one "

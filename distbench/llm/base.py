@@ -112,6 +112,9 @@ class Response:
         parts: The answers of a request of several samples that the endpoint answered one
             sample per call (it does not take ``n``): one one-sample response per sample,
             aligned with :meth:`Request.split`; ``status`` is then ``"ok"`` when all are.
+        notes: What the answer's body held that could not be used, by field, "; "-separated
+            (a token count that is not a plausible count, stored as None; lone surrogates
+            replaced in the text); "" when nothing.
     """
 
     text: str | None
@@ -127,6 +130,7 @@ class Response:
     logprobs: tuple[tuple[str, float], ...] | None = None
     texts: tuple[str, ...] | None = None
     parts: tuple[Response, ...] | None = None
+    notes: str = ""
 
     def sample_responses(self, n: int) -> list[Response]:
         """One response per sample of a request of ``n`` samples: the parts, or this
@@ -192,7 +196,7 @@ class BackendSpec:
 
 EXECUTION_OPTIONS = frozenset(
     {"rpm", "tpm", "max_concurrency", "timeout", "max_retries", "cache", "cache_path",
-     "key_env", "key_required", "price_in", "price_out"}
+     "key_env", "key_required", "price_in", "price_out", "retry_after_cap"}
 )
 """Backend options that change how calls are made (or what they are said to cost: prices in
 USD per million prompt / completion tokens), never what they answer."""
@@ -212,6 +216,44 @@ def cost_usd(spec: BackendSpec, prompt_tokens: float, completion_tokens: float) 
     if price is None:
         return None
     return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1e6
+
+
+MAX_TOKEN_COUNT = 100_000_000
+"""Largest token count of one call taken as reported (a hundred times the longest context
+offered today); a larger one is a server's error, never a bill."""
+
+
+def token_count(value: Any, name: str) -> tuple[int | None, str]:
+    """(``value`` as a token count, "") when it is a plausible one: an integer (or a float
+    with an integral value) between 0 and :data:`MAX_TOKEN_COUNT`; else (None, a note naming
+    ``name`` and the value). None (not reported) is (None, "")."""
+    if value is None:
+        return None, ""
+    if isinstance(value, float) and value.is_integer() and 0 <= value <= MAX_TOKEN_COUNT:
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKEN_COUNT:
+        if isinstance(value, str):
+            shown = f"the string {value[:20]!r}"
+        elif isinstance(value, (list, dict)):
+            shown = f"a {'list' if isinstance(value, list) else 'JSON object'}"
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**18:
+            shown = f"an integer of {value.bit_length()} bits"
+        else:
+            shown = repr(value)
+        return None, f"{name}: {shown} is not a token count (stored as NULL)"
+    return value, ""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str, name: str) -> tuple[str, str]:
+    """(``text`` as valid UTF-8, "") or, when it holds lone surrogates (valid JSON, not
+    encodable), (``text`` with each replaced by U+FFFD, a note naming ``name`` and the count)."""
+    clean, count = _SURROGATE.subn("\ufffd", text)
+    if not count:
+        return text, ""
+    return clean, f"{name}: {count} lone surrogate(s) replaced by U+FFFD"
 
 
 def _number(value: Any, low: float, *, open_low: bool = False, integer: bool = False) -> str:
@@ -251,6 +293,7 @@ OPTION_CHECKS: dict[str, Callable[[Any], str]] = {
     "timeout": lambda v: _number(v, 0, open_low=True),
     "max_concurrency": lambda v: _number(v, 1, integer=True),
     "max_retries": lambda v: _number(v, 0, integer=True),
+    "retry_after_cap": lambda v: _number(v, 0),
     "price_in": lambda v: _number(v, 0),
     "price_out": lambda v: _number(v, 0),
     "cache": lambda v: "" if isinstance(v, bool) else f"must be true or false, got {v!r}",
@@ -269,13 +312,23 @@ def check_option(key: str, value: Any) -> None:
         raise ValueError(f"{key}: {problem}")
 
 
-_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
+_USERINFO = re.compile(r"(?<=://)[^/@\s?#]*@")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]*")
+_QUERY_VALUE = re.compile(r"([?&;][^=&;#\s]*=)[^&;#\s]*")
+
+
+def _redact_one(url: re.Match[str]) -> str:
+    text = _USERINFO.sub("***@", url.group(0), count=1)
+    return _QUERY_VALUE.sub(r"\1***", text)
 
 
 def redact_url(text: str) -> str:
-    """``text`` with the credentials of any URL in it (``http://user:secret@host``) replaced
-    by ``***@``: a base URL may carry them, no file, log or message may."""
-    return _USERINFO.sub("***@", text)
+    """``text`` with the secrets of any URL in it replaced by ``***``: the credentials
+    (``http://user:secret@host`` becomes ``http://***@host``) and every query value
+    (``?token=secret&api-version=1`` becomes ``?token=***&api-version=***``: some gateways
+    take their key there, and which names are secret is not knowable). A base URL may carry
+    them, no file, log or message may."""
+    return _URL.sub(_redact_one, text)
 
 
 def redact(value: Any) -> Any:

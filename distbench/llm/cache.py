@@ -5,7 +5,10 @@ request itself (prompt, budget, temperature, logprobs and the per-request seed, 
 the trial). A request of several samples (``n``) is keyed with the seeds of all its samples, so
 its answer (the samples' texts, stored together) is never taken for a one-sample request's,
 nor the other way round; one-sample keys are what they always were. Only successful answers
-are stored. Nothing secret is stored: no key, no header.
+are stored, and only those a run can store (:func:`storable`: valid UTF-8 text, token counts
+that fit a column): an answer that broke a run is never cached, so a resume asks again, and
+a cached entry that is not storable (written by an older version) is read as a miss. Nothing
+secret is stored: no key, no header.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from distbench.llm.base import BackendSpec, BackendUnavailable, Request, Response
+from distbench.llm.base import BackendSpec, BackendUnavailable, Request, Response, token_count
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +45,29 @@ def cache_key(spec: BackendSpec, req: Request) -> str:
         payload["samples"] = [int(x) for x in req.samples]
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def storable(response: Response) -> str:
+    """Why ``response`` must not be cached (text that is not valid UTF-8, a token count that
+    is not a plausible one), or "" when it may be."""
+    texts = [response.text, *(response.texts or ())]
+    texts += [token for token, _ in response.logprobs or ()]
+    for text in texts:
+        if text is not None and (not isinstance(text, str) or _not_utf8(text)):
+            return "text that is not valid UTF-8"
+    for name in ("prompt_tokens", "completion_tokens"):
+        value = getattr(response, name)
+        if value is not None and token_count(value, name)[0] is None:
+            return token_count(value, name)[1]
+    return ""
+
+
+def _not_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 class CacheUnavailable(BackendUnavailable):
@@ -86,6 +112,8 @@ class ResponseCache:
         columns = {row[1] for row in self._con.execute("PRAGMA table_info(responses)")}
         if "texts" not in columns:  # a cache written before requests of several samples
             self._con.execute("ALTER TABLE responses ADD COLUMN texts TEXT")
+        if "notes" not in columns:  # a cache written before response notes
+            self._con.execute("ALTER TABLE responses ADD COLUMN notes TEXT")
         self._con.commit()
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
@@ -105,34 +133,52 @@ class ResponseCache:
             chunk = list(keys[lo : lo + 500])
             marks = ",".join("?" * len(chunk))
             rows = self._con.execute(
-                f"SELECT key, text, prompt_tokens, completion_tokens, logprobs, texts "
+                f"SELECT key, text, prompt_tokens, completion_tokens, logprobs, texts, notes "
                 f"FROM responses WHERE key IN ({marks})", chunk
             ).fetchall()
-            for key, text, p_tok, c_tok, lp, texts in rows:
-                logprobs = tuple(tuple(x) for x in json.loads(lp)) if lp else None
-                out[key] = Response(text=text, status="ok", attempts=0, latency_ms=0.0,
-                                    prompt_tokens=p_tok, completion_tokens=c_tok,
-                                    cache_hit=True, logprobs=logprobs,
-                                    texts=tuple(json.loads(texts)) if texts else None)
+            for key, text, p_tok, c_tok, lp, texts, notes in rows:
+                try:
+                    logprobs = tuple(tuple(x) for x in json.loads(lp)) if lp else None
+                    hit = Response(text=text, status="ok", attempts=0, latency_ms=0.0,
+                                   prompt_tokens=p_tok, completion_tokens=c_tok,
+                                   cache_hit=True, logprobs=logprobs,
+                                   texts=tuple(json.loads(texts)) if texts else None,
+                                   notes=notes or "")
+                    why = storable(hit)
+                except (ValueError, TypeError) as exc:
+                    why = f"unreadable ({type(exc).__name__})"
+                if why:
+                    log.info("cached answer %s… ignored (%s): asking the model again",
+                             key[:12], why)
+                    continue
+                out[key] = hit
         return out
 
     def put_many(self, items: Sequence[tuple[str, Response]]) -> None:
-        """Stores the successful responses among ``items``."""
-        rows = [
-            (key, r.text, r.prompt_tokens, r.completion_tokens,
-             json.dumps(r.logprobs) if r.logprobs is not None else None,
-             json.dumps(list(r.texts)) if r.texts is not None else None)
-            for key, r in items if r.status == "ok" and r.text is not None and r.parts is None
-        ]
+        """Stores the successful responses among ``items`` that a run can store
+        (:func:`storable`; the others are not cached, so they are asked again)."""
+        rows = []
+        for key, r in items:
+            if r.status != "ok" or r.text is None or r.parts is not None:
+                continue
+            why = storable(r)
+            if why:
+                log.info("answer %s… not cached (%s)", key[:12], why)
+                continue
+            rows.append((key, r.text, r.prompt_tokens, r.completion_tokens,
+                         json.dumps(r.logprobs) if r.logprobs is not None else None,
+                         json.dumps(list(r.texts)) if r.texts is not None else None,
+                         r.notes or None))
         if not rows or self._broken:
             return
         with self._lock:
             try:
                 self._con.executemany(
                     "INSERT OR REPLACE INTO responses (key, text, prompt_tokens, "
-                    "completion_tokens, logprobs, texts) VALUES (?, ?, ?, ?, ?, ?)", rows)
+                    "completion_tokens, logprobs, texts, notes) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    rows)
                 self._con.commit()
-            except sqlite3.Error as exc:
+            except (sqlite3.Error, ValueError, OverflowError) as exc:
                 self._give_up(exc)
 
     def close(self) -> None:

@@ -64,6 +64,7 @@ def calls_table(
         "completion_tokens": [r.completion_tokens for r in responses],
         "cache_hit": [r.cache_hit for r in responses],
         "samples": [r.n for r in requests],
+        "notes": [r.notes for r in responses],
     }
     return pa.table(columns, schema=CALLS)
 

@@ -2,6 +2,12 @@
 
 Payload building and response parsing are pure functions (tested without a network). One retry
 loop per call lives in :meth:`OpenAICompatibleBackend._call`; httpx's own retries are off.
+
+A response body is untrusted data: it is read within the attempt's deadline and up to
+:data:`MAX_BODY_BYTES` (:func:`read_capped`), and :func:`parse_body` checks every field it uses
+(a malformed one is a :class:`BadBody` naming it: one failed call; an implausible token count is
+None with a note; text is made valid UTF-8). A new field of an answer is one more
+:class:`Parsed` attribute and one more helper beside ``_usage`` and ``_top_logprobs``.
 API keys are read from the environment variable the provider names, held in memory only, and
 never placed in a row, a log line or an exception message.
 """
@@ -19,7 +25,8 @@ import random
 import re
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 
@@ -30,8 +37,11 @@ from distbench.llm.base import (
     Request,
     Response,
     redact_url,
+    token_count,
+    valid_text,
 )
 from distbench.llm.limits import (
+    RETRY_AFTER_CAP_S,
     Limits,
     RateLimiter,
     backoff_delay,
@@ -118,57 +128,144 @@ def request_hash(spec: BackendSpec, base_url: str, path: str, body: dict[str, An
 
 
 class BadBody(ValueError):
-    """A 2xx response whose body is not a usable OpenAI answer."""
+    """A 2xx response whose body is not a usable OpenAI answer (the message names the field)."""
 
 
-def parse_body(style: str, data: Any) -> tuple[str, int | None, int | None, tuple | None]:
-    """(text, prompt_tokens, completion_tokens, first-token top logprobs) of a response body.
+class Parsed(NamedTuple):
+    """What a response body says, every field checked (:func:`parse_body`).
+
+    Attributes:
+        text: The first choice's text, valid UTF-8.
+        prompt_tokens: ``usage.prompt_tokens`` when it is a plausible count, else None.
+        completion_tokens: ``usage.completion_tokens`` likewise.
+        logprobs: The first token's top log-probabilities as (token, logprob) pairs, or None.
+        texts: Every choice's text in ``index`` order (for a request of several samples),
+            or None when not asked for.
+        notes: What could not be used, one entry per field (see :attr:`Response.notes`).
+    """
+
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    logprobs: tuple | None
+    texts: tuple[str, ...] | None = None
+    notes: tuple[str, ...] = ()
+
+
+def parse_body(style: str, data: Any, n: int = 1) -> Parsed:
+    """The answer in a response body, each field read as untrusted data: the choices in
+    ``index`` order (:func:`ordered_choices`), texts made valid UTF-8, token counts kept only
+    when plausible (:func:`~distbench.llm.base.token_count`), the first token's logprobs.
+    ``n`` > 1 also reads every choice's text (``texts``).
 
     Raises:
-        BadBody: the body is not an OpenAI-shaped answer.
+        BadBody: the body is not an OpenAI-shaped answer; the message names the field.
     """
+    notes: list[str] = []
+    choices = ordered_choices(data)
+    text = _note(notes, valid_text(_choice_text(style, choices[0], 0), "text"))
+    texts = None
+    if n > 1:
+        texts = tuple(_note(notes, valid_text(_choice_text(style, c, i), f"choices[{i}] text"))
+                      for i, c in enumerate(choices))
+    p_tok, c_tok = _usage(data, notes)
+    top = _top_logprobs(style, choices[0], notes)
+    return Parsed(text, p_tok, c_tok, top, texts, tuple(notes))
+
+
+def _note(notes: list[str], checked: tuple[Any, str]) -> Any:
+    """The value of a (value, note) pair, its note (if any) added to ``notes``."""
+    value, note = checked
+    if note:
+        notes.append(note)
+    return value
+
+
+def ordered_choices(data: Any) -> list[dict[str, Any]]:
+    """A body's ``choices`` in the order of their ``index`` (a choice without one stands at
+    its position), checked: a non-empty list of objects whose indices are distinct integers
+    ``0 .. len - 1``.
+
+    Raises:
+        BadBody: naming the field (``choices[2].index: 'zero' is not an integer``).
+    """
+    if not isinstance(data, dict):
+        raise BadBody(f"the body is not a JSON object (a {type(data).__name__})")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise BadBody("choices: missing, empty or not a list")
+    by_index: dict[int, dict[str, Any]] = {}
+    for pos, choice in enumerate(choices):
+        if not isinstance(choice, dict):
+            raise BadBody(f"choices[{pos}]: not a JSON object")
+        index = choice.get("index", pos)
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise BadBody(f"choices[{pos}].index: {str(index)[:40]!r} is not an integer")
+        if not 0 <= index < len(choices):
+            raise BadBody(f"choices[{pos}].index: {index} is out of range "
+                          f"(0 to {len(choices) - 1})")
+        if index in by_index:
+            raise BadBody(f"choices[{pos}].index: {index} appears twice")
+        by_index[index] = choice
+    return [by_index[i] for i in range(len(choices))]
+
+
+def _choice_text(style: str, choice: dict[str, Any], index: int) -> str:
+    """A choice's text (``text``, or ``message.content`` in chat style; null is "")."""
     try:
-        choice = data["choices"][0]
-        if style == "completion":
-            text = choice["text"]
-        else:
-            text = choice["message"]["content"]
-    except (KeyError, IndexError, TypeError) as exc:
-        raise BadBody(f"unexpected response shape ({type(exc).__name__}: {exc})") from None
+        text = choice["text"] if style == "completion" else choice["message"]["content"]
+    except (KeyError, TypeError) as exc:
+        field = "text" if style == "completion" else "message.content"
+        raise BadBody(f"choices[{index}].{field}: missing ({type(exc).__name__})") from None
     if not isinstance(text, str):
         text = "" if text is None else str(text)
-    usage = data.get("usage") or {}
-    top: tuple | None = None
-    lp = choice.get("logprobs") if isinstance(choice, dict) else None
-    if isinstance(lp, dict):
+    return text
+
+
+def _usage(data: dict[str, Any], notes: list[str]) -> tuple[int | None, int | None]:
+    """The body's plausible (prompt, completion) token counts; the rest None, noted."""
+    usage = data.get("usage")
+    if usage is None:
+        return None, None
+    if not isinstance(usage, dict):
+        notes.append(f"usage: a {type(usage).__name__} is not a JSON object "
+                     "(token counts stored as NULL)")
+        return None, None
+    return (_note(notes, token_count(usage.get("prompt_tokens"), "usage.prompt_tokens")),
+            _note(notes, token_count(usage.get("completion_tokens"), "usage.completion_tokens")))
+
+
+def _top_logprobs(style: str, choice: dict[str, Any], notes: list[str]) -> tuple | None:
+    """The first generated token's top log-probabilities of a choice, or None.
+
+    Raises:
+        BadBody: the ``logprobs`` field is there but not readable.
+    """
+    lp = choice.get("logprobs")
+    if not isinstance(lp, dict):
+        return None
+    try:
         if style == "completion" and lp.get("top_logprobs"):
             first = lp["top_logprobs"][0] or {}
-            top = tuple((str(t), float(v)) for t, v in first.items())
+            pairs = [(t, v) for t, v in first.items()]
         elif lp.get("content"):
             first = lp["content"][0] or {}
             entries = first.get("top_logprobs") or [
                 {"token": first.get("token", ""), "logprob": first.get("logprob", -math.inf)}
             ]
-            top = tuple((str(e["token"]), float(e["logprob"])) for e in entries)
-    return text, usage.get("prompt_tokens"), usage.get("completion_tokens"), top
-
-
-def choice_texts(style: str, data: Any) -> tuple[str, ...]:
-    """The text of every choice of a response body, in the order of their ``index`` (a
-    request with ``n`` gets ``n`` choices from a server that takes it)."""
-    choices = data.get("choices") if isinstance(data, dict) else None
-    if not isinstance(choices, list):
-        raise BadBody("unexpected response shape (no choices)")
-    ordered = sorted(enumerate(choices), key=lambda pair: (
-        pair[1].get("index", pair[0]) if isinstance(pair[1], dict) else pair[0], pair[0]))
-    texts = []
-    for _, choice in ordered:
-        try:
-            text = choice["text"] if style == "completion" else choice["message"]["content"]
-        except (KeyError, TypeError) as exc:
-            raise BadBody(f"unexpected response shape ({type(exc).__name__}: {exc})") from None
-        texts.append(text if isinstance(text, str) else "" if text is None else str(text))
-    return tuple(texts)
+            pairs = [(e["token"], e["logprob"]) for e in entries]
+        else:
+            return None
+        top = []
+        for token, value in pairs:
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or value > 1e-3 or math.isnan(value)):
+                raise TypeError(f"logprob {str(value)[:40]!r} is not a log-probability")
+            top.append((_note(notes, valid_text(str(token), "logprobs token")), float(value)))
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError, OverflowError) as exc:
+        raise BadBody(f"choices[0].logprobs: unreadable ({type(exc).__name__}: "
+                      f"{str(exc)[:80]})") from None
+    return tuple(top)
 
 
 _NAMES_N = re.compile(r"(?:['\"`]n['\"`]|\bn\b\s*(?:must|should|is|=|>|<)|\bchoices?\b|"
@@ -200,6 +297,58 @@ def estimate_tokens(req: Request) -> int:
     return len(req.prompt) // 4 + req.max_tokens * req.n
 
 
+def split_base_url(url: str) -> tuple[str, list[tuple[str, str]]]:
+    """(the base URL without its query string, trailing ``/`` or ``/v1``; the query's
+    (name, value) pairs), so that a gateway's ``?api-key=...`` is sent with every request
+    (httpx would glue the request path after the query)."""
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/")
+    if path.endswith("/v1"):
+        path = path[:-3]
+    base = urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+    return base, parse_qsl(parts.query, keep_blank_values=True)
+
+
+MAX_BODY_BYTES = 8 * 1024 * 1024
+"""Largest response body read (8 MiB): a longer one is abandoned as it streams in, and the
+call fails (an answer is stored clipped at 65,536 characters anyway; 128 samples of that
+fit)."""
+
+
+class BodyTooLarge(Exception):
+    """A response body longer than :data:`MAX_BODY_BYTES`."""
+
+
+async def read_capped(client: httpx.AsyncClient, method: str, path: str, timeout: float,
+                      **kwargs: Any) -> tuple[int, bytes, httpx.Headers]:
+    """One request: (status, body, headers). The whole of it (connecting, sending, reading
+    every byte) has ``timeout`` seconds (``TimeoutError`` past it: a server that drips its
+    body a byte a second is not waited for), and the body is read as it streams in,
+    abandoned past :data:`MAX_BODY_BYTES` (:class:`BodyTooLarge` with (status, message))."""
+    async with asyncio.timeout(timeout):
+        async with client.stream(method, path, **kwargs) as resp:
+            declared = resp.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+                raise BodyTooLarge(resp.status_code, _too_large(int(declared)))
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in resp.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise BodyTooLarge(resp.status_code, _too_large(None))
+                chunks.append(chunk)
+            return resp.status_code, b"".join(chunks), resp.headers
+
+
+def _too_large(declared: int | None) -> str:
+    """The error of a body over the cap: announced (``declared`` bytes), or found so."""
+    if declared is not None:
+        return (f"response body too large ({declared:,} bytes announced, at most "
+                f"{MAX_BODY_BYTES:,} are read): not read")
+    return (f"response body too large (over {MAX_BODY_BYTES:,} bytes, the most that is "
+            "read): abandoned")
+
+
 class OpenAICompatibleBackend(Backend):
     """An OpenAI-compatible endpoint.
 
@@ -216,9 +365,7 @@ class OpenAICompatibleBackend(Backend):
         base = spec.option("base_url")
         if not base:
             raise EndpointUnavailable(f"provider {spec.provider!r} needs a base URL (--base-url)")
-        self.base_url = str(base).rstrip("/")
-        if self.base_url.endswith("/v1"):
-            self.base_url = self.base_url[:-3]
+        self.base_url, self._params = split_base_url(str(base))
         self.key_env = spec.option("key_env")
         self._key = os.environ.get(self.key_env, "") if self.key_env else ""
         if self.key_env and not self._key and spec.option("key_required", True):
@@ -231,6 +378,7 @@ class OpenAICompatibleBackend(Backend):
             max_concurrency=int(spec.option("max_concurrency", 4)),
             timeout=float(spec.option("timeout", 60.0)),
             max_retries=int(spec.option("max_retries", 5)),
+            retry_after_cap=float(spec.option("retry_after_cap", RETRY_AFTER_CAP_S)),
         )
         self._transport = transport
         self._sleep = sleep
@@ -259,8 +407,12 @@ class OpenAICompatibleBackend(Backend):
         asyncio.run(check_endpoint(spec, styles))
 
     def _scrub(self, text: str) -> str:
-        """``text`` with the key (if it ever appears) replaced by ``***``."""
-        return text.replace(self._key, "***") if self._key else text
+        """``text`` with the key and the base URL's query values (if they ever appear)
+        replaced by ``***``, and any URL's secrets redacted (:func:`redact_url`)."""
+        for secret in (self._key, *(v for _, v in self._params if len(v) >= 4)):
+            if secret:
+                text = text.replace(secret, "***")
+        return redact_url(text)
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._key}"} if self._key else {}
@@ -273,7 +425,10 @@ class OpenAICompatibleBackend(Backend):
             self._client, self._limiter, self._loop = None, None, loop
         if self._client is None:
             transport = self._transport or httpx.AsyncHTTPTransport(retries=0)
+            # Identity encoding: the body cap counts the bytes as sent (a compressed body
+            # would be inflated chunk by chunk before it is counted).
             self._client = httpx.AsyncClient(
+                headers={"Accept-Encoding": "identity"},
                 base_url=self.base_url,
                 transport=transport,
                 timeout=httpx.Timeout(self.limits.timeout),
@@ -360,6 +515,12 @@ class OpenAICompatibleBackend(Backend):
                else "the server requires credentials")
         return f"{who} rejected the request with HTTP {status} (authentication): {fix}"
 
+    async def _attempt(self, client: httpx.AsyncClient, path: str,
+                       body: dict[str, Any]) -> tuple[int, bytes, httpx.Headers]:
+        """One POST (:func:`read_capped` with this endpoint's timeout, key and query)."""
+        return await read_capped(client, "POST", path, self.limits.timeout, json=body,
+                                 headers=self._headers(), params=self._params)
+
     async def _call(self, req: Request) -> Response:
         client, limiter = self._ensure()
         path, body = build_payload(self.spec, req)
@@ -388,20 +549,19 @@ class OpenAICompatibleBackend(Backend):
                     raise AuthenticationFailed(self._auth_error)
                 sent = time.perf_counter()
                 try:
-                    resp = await client.post(path, json=body, headers=self._headers())
-                except httpx.TimeoutException:
+                    status, content, headers = await self._attempt(client, path, body)
+                except (httpx.TimeoutException, TimeoutError):
                     status, error, verdict = None, f"timeout after {self.limits.timeout:g} s", "retry"
                 except httpx.TransportError as exc:
                     status, error, verdict = None, f"connection error ({type(exc).__name__})", "retry"
+                except BodyTooLarge as exc:
+                    status, error, verdict = exc.args[0], exc.args[1], "fail"
                 else:
-                    status = resp.status_code
                     verdict = classify_status(status)
                     if verdict == "ok":
                         try:
-                            data = asked_for(req, resp.json())
-                            text, p_tok, c_tok, top = parse_body(style, data)
-                            texts = choice_texts(style, data) if req.n > 1 else None
-                        except (ValueError, BadBody) as exc:
+                            parsed = parse_body(style, asked_for(req, _json(content)), req.n)
+                        except (ValueError, RecursionError) as exc:
                             error = self._scrub(f"bad response body: {str(exc)[:200]}")
                             verdict = "retry"
                         else:
@@ -409,18 +569,21 @@ class OpenAICompatibleBackend(Backend):
                             wire += last
                             limiter.on_success(sent_at)
                             return Response(
-                                text=text, status="ok", http_status=status, attempts=attempts,
-                                prompt_tokens=p_tok, completion_tokens=c_tok, logprobs=top,
-                                texts=texts, **timings(),
+                                text=parsed.text, status="ok", http_status=status,
+                                attempts=attempts, prompt_tokens=parsed.prompt_tokens,
+                                completion_tokens=parsed.completion_tokens,
+                                logprobs=parsed.logprobs, texts=parsed.texts,
+                                notes="; ".join(dict.fromkeys(parsed.notes)), **timings(),
                             )
                     elif verdict == "auth":
                         self._auth_error = self._auth_message(status)
                         raise AuthenticationFailed(self._auth_error)
                     else:
-                        error = self._scrub(f"HTTP {status}: {resp.text[:300]!r}")
+                        shown = content[:300].decode("utf-8", errors="replace")
+                        error = self._scrub(f"HTTP {status}: {shown!r}")
                         if status == 429:
                             limiter.on_throttled(sent_at)
-                        wait = retry_after_seconds(resp.headers)
+                        wait = retry_after_seconds(headers, cap=self.limits.retry_after_cap)
                 last = time.perf_counter() - sent
                 wire += last
             if verdict == "fail" or attempts > self.limits.max_retries:
@@ -436,12 +599,20 @@ class OpenAICompatibleBackend(Backend):
             await self._sleep(delay)
 
 
-def _server_message(resp: httpx.Response) -> str:
-    """The error message of a server's answer, short: OpenAI's ``error.message``, FastAPI's
-    ``detail``, or the start of the body."""
+def _json(content: bytes) -> Any:
+    """A body's JSON (``ValueError`` when it is not JSON; NaN and Infinity are read as floats,
+    as Python's json does, and checked where used)."""
+    if not content.strip():
+        raise BadBody("empty body")
+    return json.loads(content)
+
+
+def _server_message(content: bytes) -> str:
+    """The error message of a server's answer body, short: OpenAI's ``error.message``,
+    FastAPI's ``detail``, or the start of the body."""
     try:
-        data = resp.json()
-    except ValueError:
+        data = json.loads(content)
+    except (ValueError, RecursionError):
         data = None
     if isinstance(data, dict):
         err = data.get("error")
@@ -451,7 +622,7 @@ def _server_message(resp: httpx.Response) -> str:
             return err[:200]
         if data.get("detail"):
             return str(data["detail"])[:200]
-    return resp.text.strip()[:200]
+    return content[:400].decode("utf-8", errors="replace").strip()[:200]
 
 
 async def check_endpoint(spec: BackendSpec, styles: Sequence[str] = (),
@@ -472,23 +643,26 @@ async def check_endpoint(spec: BackendSpec, styles: Sequence[str] = (),
     backend = OpenAICompatibleBackend(spec)
     where = f"{spec.provider} at {redact_url(backend.base_url)}"
     try:
-        async with httpx.AsyncClient(base_url=backend.base_url, timeout=timeout) as client:
-            resp = await client.get("/v1/models", headers=backend._headers())
-            if resp.status_code in (401, 403):
-                raise AuthenticationFailed(backend._auth_message(resp.status_code))
+        async with httpx.AsyncClient(base_url=backend.base_url, timeout=timeout,
+                                     params=backend._params) as client:
+            listed, content, _ = await read_capped(client, "GET", "/v1/models", timeout,
+                                                   headers=backend._headers())
+            if listed in (401, 403):
+                raise AuthenticationFailed(backend._auth_message(listed))
             models: list[str] = []
-            if resp.status_code == 200:
+            if listed == 200:
                 try:
-                    models = [str(m["id"]) for m in resp.json().get("data", []) if "id" in m]
-                except (ValueError, AttributeError, TypeError, KeyError):
+                    models = [valid_text(str(m["id"]), "id")[0]
+                              for m in json.loads(content).get("data", []) if "id" in m]
+                except (ValueError, AttributeError, TypeError, KeyError, RecursionError):
                     models = []
             probes = [s for s in dict.fromkeys([spec.style, *styles])
-                      if s != spec.style or resp.status_code != 200]
+                      if s != spec.style or listed != 200]
             for style in probes:
                 path, body = build_payload(spec, Request(
                     prompt="Hello", seed=0, max_tokens=1, temperature=0.0, style=style))
-                answer = await client.post(path, json=body, headers=backend._headers())
-                code = answer.status_code
+                code, answer, _ = await read_capped(client, "POST", path, timeout, json=body,
+                                                     headers=backend._headers())
                 if code in (401, 403):
                     raise AuthenticationFailed(backend._auth_message(code))
                 if code in (400, 404, 405, 422):
@@ -502,11 +676,13 @@ async def check_endpoint(spec: BackendSpec, styles: Sequence[str] = (),
                     raise EndpointUnavailable(
                         f"{where}: POST {path} answered HTTP {code} ({message!r}); {why}")
             return models
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, TimeoutError) as exc:
         raise EndpointUnavailable(
             f"cannot reach {where} ({type(exc).__name__}); "
             "is the server running, and is --base-url right?"
         ) from None
+    except BodyTooLarge as exc:
+        raise EndpointUnavailable(f"{where}: {exc.args[1]}; is --base-url right?") from None
 
 
 def served_model_name(models: Sequence[str]) -> str | None:

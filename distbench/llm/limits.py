@@ -35,7 +35,9 @@ configured limits: request rate ``level * rpm``, token rate ``level * tpm``, con
   request early to make up for it).
 * *Retry-After*: the caller sleeps the announced time before the throttled request's retry
   (:meth:`distbench.llm.http.OpenAICompatibleBackend._call`); other requests go on at the
-  lowered level.
+  lowered level. The announced time is untrusted: one that is not a finite number, or that
+  is longer than ``Limits.retry_after_cap`` (:data:`RETRY_AFTER_CAP_S`, 60 s, by default),
+  waits the cap (``999999999``, ``inf`` or a date in 2099 would hold a run for ever).
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
+RETRY_AFTER_CAP_S = 60.0
+"""Longest wait a ``Retry-After`` obtains by default (the ``retry_after_cap`` option)."""
 AUTH_STATUSES = frozenset({401, 403})
 
 log = logging.getLogger(__name__)
@@ -69,6 +73,7 @@ class Limits:
         max_retries: Retries after the first attempt (so at most ``max_retries + 1`` attempts).
         backoff_base: First backoff delay in seconds.
         backoff_cap: Largest backoff delay in seconds.
+        retry_after_cap: Longest wait a server's ``Retry-After`` obtains, in seconds.
     """
 
     rpm: float | None = 60.0
@@ -78,6 +83,7 @@ class Limits:
     max_retries: int = 5
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
+    retry_after_cap: float = RETRY_AFTER_CAP_S
 
     def __post_init__(self) -> None:
         for name in ("rpm", "tpm"):
@@ -90,6 +96,8 @@ class Limits:
             raise ValueError("timeout must be positive")
         if self.max_retries < 0:
             raise ValueError("max_retries must be >= 0")
+        if not self.retry_after_cap >= 0:
+            raise ValueError("retry_after_cap must be >= 0")
 
 
 def classify_status(status: int) -> str:
@@ -103,30 +111,53 @@ def classify_status(status: int) -> str:
     return "fail"
 
 
-def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """Seconds the server asked us to wait, from ``retry-after-ms`` or ``Retry-After``."""
+def retry_after_seconds(headers: Mapping[str, str], now: float | None = None,
+                        cap: float = RETRY_AFTER_CAP_S) -> float | None:
+    """Seconds the server asked us to wait, from ``retry-after-ms`` or ``Retry-After`` (a
+    number of seconds or an HTTP date), at most ``cap``: a value that is not finite or is
+    longer waits ``cap`` (logged); None when neither header is readable."""
+    wait = _announced_wait(headers, time.time() if now is None else now)
+    if wait is None:
+        return None
+    if not wait <= cap:  # also NaN
+        log.log(logging.DEBUG if _CAPPED else logging.WARNING,
+                "the server asked to wait %s s before retrying: waiting %g s (the cap)",
+                f"{wait:.6g}", cap)
+        _CAPPED.append(wait)
+        del _CAPPED[1:]
+        return cap
+    return max(0.0, wait)
+
+
+_CAPPED: list[float] = []
+"""Non-empty once a wait was capped in this process (the warning is given once)."""
+
+
+def _announced_wait(headers: Mapping[str, str], now: float) -> float | None:
     lowered = {k.lower(): v for k, v in headers.items()}
     ms = lowered.get("retry-after-ms")
     if ms is not None:
         try:
-            return max(0.0, float(ms) / 1000.0)
+            return float(ms) / 1000.0
         except ValueError:
             pass
     value = lowered.get("retry-after")
     if value is None:
         return None
     try:
-        return max(0.0, float(value))
+        return float(value)
     except ValueError:
         pass
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     if when is None:
         return None
-    now = time.time() if now is None else now
-    return max(0.0, when.timestamp() - now)
+    try:
+        return when.timestamp() - now
+    except (OverflowError, ValueError, OSError):
+        return math.inf
 
 
 def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> float:

@@ -7,8 +7,16 @@ stratified: call ``n`` falls in block ``n // 100`` and gets a uniform ``u = (ran
 100`` where ``rank`` is its place in a seeded permutation of the block, so every complete
 block of 100 calls holds exactly ``100 * f`` faults of a kind whose fraction ``f`` is a whole
 percentage (other fractions are met on average). The fault bands lie on ``[0, 1)`` in the order
-``fail_429, fail_500, fail_503, hang, truncate, non_json, garbage``; :func:`fault_plan` gives the
-kinds the first calls will get.
+``fail_429, fail_500, fail_503, hang, truncate, non_json, garbage, hostile``; :func:`fault_plan`
+gives the kinds the first calls will get.
+
+A ``hostile`` call gets the body named by ``ServerConfig.hostile_body`` (:data:`HOSTILE_BODIES`):
+an otherwise valid answer with an odd field (token counts of 1e30, NaN, Infinity, int64-max,
+negative, strings, lists; ``usage`` as a list or a string; a lone surrogate or HTML in the
+text; a
+choice ``index`` that is not an integer, repeated or out of range), a body that drips a byte a
+second after its headers, a body of 1 GB, or a 429 whose ``Retry-After`` is 999999999, ``inf``
+or a date in 2099.
 """
 
 from __future__ import annotations
@@ -19,9 +27,31 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["FAULT_KINDS", "FaultDraws", "ServerConfig", "TokenBucket", "fault_plan"]
+__all__ = ["FAULT_KINDS", "HOSTILE_BODIES", "FaultDraws", "ServerConfig", "TokenBucket",
+           "fault_plan"]
 
-FAULT_KINDS = ("fail_429", "fail_500", "fail_503", "hang", "truncate", "non_json", "garbage")
+FAULT_KINDS = ("fail_429", "fail_500", "fail_503", "hang", "truncate", "non_json", "garbage",
+               "hostile")
+HOSTILE_USAGE: dict[str, object] = {
+    "usage_1e30": {"prompt_tokens": 1e30, "completion_tokens": 3},
+    "usage_nan": {"prompt_tokens": float("nan"), "completion_tokens": 3},
+    "usage_inf": {"prompt_tokens": 3, "completion_tokens": float("inf")},
+    "usage_int64_max": {"prompt_tokens": 2**63 - 1, "completion_tokens": 2**63 - 1},
+    "usage_negative": {"prompt_tokens": -40, "completion_tokens": -3},
+    "usage_string_count": {"prompt_tokens": "forty", "completion_tokens": "3"},
+    "usage_list_count": {"prompt_tokens": [40], "completion_tokens": 3},
+    "usage_list": [40, 3],
+    "usage_string": "40 prompt tokens",
+}
+"""The ``usage`` of each odd-usage hostile body (the answer itself is a valid one)."""
+HOSTILE_HTML = "<img src=x onerror=alert(1)>"
+"""What the ``html`` hostile body puts before the answer's text."""
+HOSTILE_BODIES = (*HOSTILE_USAGE, "surrogate", "html", "index_string", "index_duplicate",
+                  "index_range", "drip", "huge", "retry_after_huge", "retry_after_inf",
+                  "retry_after_2099")
+"""The bodies a ``hostile`` call can get (``ServerConfig.hostile_body``)."""
+HUGE_BODY_BYTES = 1 << 30
+"""Length of the ``huge`` body (1 GB), streamed without a Content-Length."""
 _BLOCK = 100
 N_MODES = ("serve", "ignore", "reject")
 
@@ -48,6 +78,8 @@ class ServerConfig:
         truncate: Fraction answered 200 with a JSON body cut in half.
         non_json: Fraction answered 200 with an HTML page.
         garbage: Fraction answered 200 with valid JSON whose text is nonsense.
+        hostile: Fraction answered with the hostile body ``hostile_body``.
+        hostile_body: Which (one of :data:`HOSTILE_BODIES`; see the module docstring).
         api_key: When set, ``/v1`` calls need ``Authorization: Bearer <api_key>`` (else 401).
         n_mode: What the server does with a request's ``n`` (several choices): ``"serve"``
             answers ``n`` choices (the OpenAI API, vLLM), ``"ignore"`` answers one
@@ -69,10 +101,15 @@ class ServerConfig:
     truncate: float = 0.0
     non_json: float = 0.0
     garbage: float = 0.0
+    hostile: float = 0.0
+    hostile_body: str = "usage_1e30"
     api_key: str | None = field(default=None, repr=False)
     n_mode: str = "serve"
 
     def __post_init__(self) -> None:
+        if self.hostile_body not in HOSTILE_BODIES:
+            raise ValueError(f"hostile_body must be one of {', '.join(HOSTILE_BODIES)}, "
+                             f"got {self.hostile_body!r}")
         if self.n_mode not in N_MODES:
             raise ValueError(f"n_mode must be one of {', '.join(N_MODES)}, got {self.n_mode!r}")
         for name in FAULT_KINDS:

@@ -30,7 +30,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from distbench.mockserver.answerers import Answerer, MockAnswerer
-from distbench.mockserver.faults import FaultDraws, ServerConfig, TokenBucket
+from distbench.mockserver.faults import (
+    HOSTILE_HTML,
+    HOSTILE_USAGE,
+    HUGE_BODY_BYTES,
+    FaultDraws,
+    ServerConfig,
+    TokenBucket,
+)
 from distbench.mockserver.wire import (
     BadRequest,
     chat_args,
@@ -263,7 +270,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._hang(self.server.config.hang_seconds)
             return
         self._wait(self.server.config.latency_ms / 1000.0)
-        if kind is not None and kind != "truncate":
+        hostile = self.server.config.hostile_body if kind == "hostile" else None
+        if kind is not None and kind != "truncate" and hostile not in _ODD_ANSWERS:
             self._fault(kind, path, number, raw)
             return
         try:
@@ -281,6 +289,8 @@ class _Handler(BaseHTTPRequestHandler):
             logger.warning("answerer failed: %s: %s", type(exc).__name__, exc)
             self._error(500, f"the model failed: {type(exc).__name__}", "server_error")
             return
+        if hostile is not None:
+            payload = _odd_answer(hostile, payload)
         data = json.dumps(payload).encode()
         if kind == "truncate":
             data = data[: max(1, len(data) // 2)]
@@ -367,8 +377,92 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 payload = completion_response(model, [" " + t for t in texts], 1)
             self._json(200, payload)
+        elif kind == "hostile":
+            self._hostile(config.hostile_body, path, raw)
         else:  # pragma: no cover - FAULT_KINDS and this switch are kept in step
             raise AssertionError(kind)
+
+    def _hostile(self, body: str, path: str, raw: bytes) -> None:
+        """The hostile bodies that are not an odd answer: a drip, 1 GB, a 429 with an
+        unbounded ``Retry-After``."""
+        if body in _RETRY_AFTERS:
+            self._error(429, "Rate limit reached (hostile); retry later.", "requests",
+                        "rate_limit_exceeded", {"Retry-After": _RETRY_AFTERS[body]})
+            return
+        self.close_connection = True
+        self.server.stats.status(200)
+        try:
+            if body == "drip":
+                data = json.dumps(_odd_answer("drip", self._answer_or_empty(path, raw))).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.flush()
+                deadline = time.monotonic() + self.server.config.hang_seconds
+                for byte in data:
+                    if time.monotonic() > deadline or self.server.stopping.wait(1.0):
+                        return
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+            elif body == "huge":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                head = b'{"choices": [{"index": 0, "message": {"content": "'
+                self.wfile.write(head)
+                chunk = b"a" * (1 << 20)
+                for _ in range(HUGE_BODY_BYTES // len(chunk)):
+                    if self.server.stopping.is_set():
+                        return
+                    self.wfile.write(chunk)
+                self.wfile.write(b'"}}]}')
+            else:  # pragma: no cover - HOSTILE_BODIES and these switches are kept in step
+                raise AssertionError(body)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            return
+
+    def _answer_or_empty(self, path: str, raw: bytes) -> dict[str, Any]:
+        try:
+            body = json.loads(raw or b"null")
+            return self._answer(path, body) if isinstance(body, dict) else {}
+        except Exception:  # noqa: BLE001 - a drip of an error is a drip all the same
+            return {}
+
+
+_RETRY_AFTERS = {"retry_after_huge": "999999999", "retry_after_inf": "inf",
+                 "retry_after_2099": "Thu, 01 Jan 2099 00:00:00 GMT"}
+_ODD_ANSWERS = frozenset({*HOSTILE_USAGE, "surrogate", "html", "index_string", "index_duplicate",
+                          "index_range"})
+
+
+def _odd_answer(body: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """A valid answer ``payload`` with the odd field of hostile body ``body`` (NaN and
+    Infinity are written as Python's json writes them; a lone surrogate as ``\\ud83d``)."""
+    payload = json.loads(json.dumps(payload))  # a copy
+    choices = payload.get("choices") or []
+    if body in HOSTILE_USAGE:
+        payload["usage"] = HOSTILE_USAGE[body]
+    elif body == "surrogate" and choices:
+        for choice in choices:
+            if "message" in choice:
+                choice["message"]["content"] = "\ud83d" + str(choice["message"]["content"])
+            else:
+                choice["text"] = str(choice.get("text", "")) + " \udc00"
+    elif body == "html" and choices:
+        for choice in choices:
+            if "message" in choice:
+                choice["message"]["content"] = HOSTILE_HTML + str(choice["message"]["content"])
+            else:
+                choice["text"] = str(choice.get("text", "")) + HOSTILE_HTML
+    elif body == "index_string" and choices:
+        choices[-1]["index"] = "zero"
+    elif body == "index_duplicate" and choices:
+        choices.append(dict(choices[0]))
+    elif body == "index_range" and choices:
+        choices[-1]["index"] = len(choices) + 6
+    return payload
 
 
 def _same(given: str, expected: str) -> bool:

@@ -228,14 +228,28 @@ def render_html(doc: Document) -> str:
     return "\n".join(parts) + "\n"
 
 
+_MD_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def _md_text(text: str) -> str:
+    """Prose on the Markdown page with no raw HTML: ``&``, ``<`` and ``>`` as entities (a
+    model's name or answer may hold ``<img onerror=...>``; a Markdown viewer would run it)."""
+    return str(text).translate(_MD_HTML)
+
+
 def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    """A table cell or an inline value: no raw HTML (:func:`_md_text`), on one line, its
+    ``|`` escaped, and its ``[``/``]`` too (an answer's ``![x](http://...)`` stays text)."""
+    text = _md_text(text).replace("\r", " ").replace("\n", " ")
+    for ch in "|[]":
+        text = text.replace(ch, "\\" + ch)
+    return text
 
 
 def _md_table(t: Table) -> str:
-    lines = [f"### {t.title}", ""]
+    lines = [f"### {_md_escape(t.title)}", ""]
     if t.note:
-        lines += [t.note, ""]
+        lines += [_md_text(t.note), ""]
     lines.append(f"<!-- table:{t.id} -->")
     lines.append("| " + " | ".join(_md_escape(c) for c in t.columns) + " |")
     lines.append("|" + "|".join("---" for _ in t.columns) + "|")
@@ -246,23 +260,24 @@ def _md_table(t: Table) -> str:
 
 def write_markdown(doc: Document, out_dir: Path) -> Path:
     """Writes ``report.md`` and one ``fig-<id>.png`` per figure into ``out_dir``."""
-    parts = [f"# {doc.title}", ""]
-    parts += [p + "\n" for p in doc.intro]
+    parts = [f"# {_md_escape(doc.title)}", ""]
+    parts += [_md_text(p) + "\n" for p in doc.intro]
     parts += [f"[{_md_escape(text)}]({url})\n" for text, url in doc.links]
     if doc.meta:
         parts += ["| | |", "|---|---|"] + [f"| {_md_escape(k)} | {_md_escape(v)} |"
                                            for k, v in doc.meta] + [""]
     for s in doc.sections:
-        parts += [f"## {s.title}", ""]
+        parts += [f"## {_md_escape(s.title)}", ""]
         for b in s.blocks:
             if isinstance(b, Table):
                 parts += [_md_table(b), ""]
             elif isinstance(b, Figure):
                 name = f"fig-{b.id}.png"
                 (out_dir / name).write_bytes(b.drawing.png)
-                parts += [f"![{_md_escape(b.title)}]({name})", "", f"*{b.caption or b.title}*", ""]
+                parts += [f"![{_md_escape(b.title)}]({name})", "",
+                          f"*{_md_escape(b.caption or b.title)}*", ""]
             else:
-                parts += [b, ""]
+                parts += [_md_text(b), ""]
     path = out_dir / "report.md"
     path.write_text("\n".join(parts), encoding="utf-8")
     return path

@@ -56,6 +56,10 @@ CALLS = pa.schema(
            "trials that share their prompt; then those trials' call_id all name this call, "
            "trial_id is the first of them, response_text is the JSON list of the k texts and "
            "the tokens are the request's (the prompt billed once).", False),
+        _f("notes", pa.string(),
+           "What the answer's body held that could not be used, by field ('' when nothing): "
+           "a token count that is not a plausible count (stored as NULL, never priced), "
+           "lone surrogates replaced by U+FFFD in the text."),
     ]
 )
 

@@ -15,6 +15,7 @@ from distbench.llm.http import (
     BadBody,
     EndpointUnavailable,
     OpenAICompatibleBackend,
+    Parsed,
     build_payload,
     parse_body,
 )
@@ -83,11 +84,11 @@ def test_sampling_none_sends_temperature_only_and_unknown_dialects_are_refused()
 def test_parse_body_reads_text_usage_and_first_token_logprobs():
     completion = {"choices": [{"text": " 2", "logprobs": {"top_logprobs": [{" 2": -0.1, " 1": -2.5}]}}],
                   "usage": {"prompt_tokens": 11, "completion_tokens": 1}}
-    assert parse_body("completion", completion) == (" 2", 11, 1, ((" 2", -0.1), (" 1", -2.5)))
+    assert parse_body("completion", completion) == Parsed(" 2", 11, 1, ((" 2", -0.1), (" 1", -2.5)))
     chat = {"choices": [{"message": {"content": "2"}, "logprobs": {"content": [
         {"token": "2", "logprob": -0.2, "top_logprobs": [{"token": "2", "logprob": -0.2},
                                                           {"token": "3", "logprob": -1.8}]}]}}]}
-    assert parse_body("chat", chat) == ("2", None, None, (("2", -0.2), ("3", -1.8)))
+    assert parse_body("chat", chat) == Parsed("2", None, None, (("2", -0.2), ("3", -1.8)))
     with pytest.raises(BadBody):
         parse_body("chat", {"error": "nope"})
 
