@@ -155,21 +155,21 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _headline_figure(sec, con: duckdb.DuckDBPyConnection) -> None:
-    """Per bucket x mode, each model's headline (honest) metric with its 95% bootstrap CI
-    (the run summary's figures: the same numbers as summary.json)."""
+    """Per bucket x mode, each model's headline (quality: an invalid answer 0, failed calls left
+    out) with its 95% bootstrap CI (the run summary's figures: the same numbers as
+    summary.json)."""
     from distbench.games.matrix.summary import matrix_summary
     from distbench.report import figures
 
     rows = []
     for r in matrix_summary(con):
-        key = ("honest_exploitability" if r.get("headline_metric") == "exploitability"
-               else "honest_nash_gap")
-        ci = r.get(f"{key}_ci95") or [None, None]
-        name = "exploitability" if key == "honest_exploitability" else "Nash gap"
-        rows.append((f"{r['bucket']} {r['mode']} ({name})", f"{r['provider']}:{r['model']}",
-                     r.get(key), ci[0], ci[1], r["total_trials"]))
-    sec.figure(Figure("matrix_headline", "Headline metric per bucket and model",
+        if r.get("quality") is None:
+            continue  # nothing answered: no headline
+        ci = r.get("quality_ci95") or [None, None]
+        rows.append((f"{r['bucket']} {r['mode']}", f"{r['provider']}:{r['model']}",
+                     r["quality"], ci[0], ci[1], r["answered_trials"]))
+    sec.figure(Figure("matrix_headline", "Headline (quality) per bucket and model",
                       figures.dot_intervals(
-                          rows, title="Honest headline per bucket x mode (95% bootstrap CI)",
-                          xlabel="payoff units, lower is better (an invalid answer scores as "
-                                 "chance)")))
+                          rows, title="Headline quality per bucket x mode (95% bootstrap CI)",
+                          xlabel="quality 0-1, higher is better (1 - exploitability / the "
+                                 "worst pure action's; an invalid answer 0)")))
