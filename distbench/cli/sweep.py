@@ -256,8 +256,8 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
 @_override_options
 def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir: Path | None,
             output_format: str, parallel: bool | None, num_workers: int | None,
-            address: str | None, keep_warm: float, retry_failed: bool, limit: int | None,
-            yes: bool,
+            address: str | None, keep_warm: float, retry_failed: bool,
+            allow_failed_calls: bool, limit: int | None, yes: bool,
             **overrides: Any) -> None:
     """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""
     from distbench.cli.run import check_calls
@@ -326,7 +326,8 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
     click.echo((tables / "big_table_aggregated.md").read_text())
     for path in written:
         click.echo(str(path), err=True)
-    check_calls(outcome.calls)
+    check_calls(outcome.calls, allow_failed=allow_failed_calls,
+                retry=["distbench", "sweep", "run", "--resume", str(run_dir), "--retry-failed"])
 
 
 @sweep.command("report")
