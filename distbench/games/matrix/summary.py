@@ -76,7 +76,7 @@ _MEANS = ", ".join(
 _GAMES_SQL = """
 WITH """ + _MERGED_SQL.format(means=_MEANS) + """,
 failed AS (
-    SELECT run_id, bucket, provider, model, tier, mode, game_id, count(*) AS failed
+    SELECT bucket, provider, model, tier, mode, game_id, count(*) AS failed
     FROM trials WHERE family = 'matrix' AND parse_status = 'call_failed' GROUP BY ALL
 ),
 per_game AS (
@@ -90,7 +90,7 @@ per_game AS (
            {honest}
     FROM merged AS s{join}
     LEFT JOIN failed AS f
-        ON f.run_id = s.run_id AND f.bucket = s.bucket AND f.provider = s.provider
+        ON f.bucket = s.bucket AND f.provider = s.provider
        AND f.model = s.model AND f.tier IS NOT DISTINCT FROM s.tier AND f.mode = s.mode
        AND f.game_id = s.game_id
 )
