@@ -27,17 +27,20 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
     from distbench.report import figures
 
     sec = doc.section("Matrix games")
-    sec.text("Nash gap = best-response payoff minus the answer's payoff against the Nash "
-             "opponent; exploitability = what a best-responding opponent takes from the answer. "
-             "Both in the game's payoff units, lower is better; statistics over valid answers, "
-             "except the honest figures: over all trials, an invalid answer scored as chance on "
-             "its game (the uniform strategy). For mixed buckets and gap-degenerate games read "
-             "exploitability (the headline): a maximin player has gap 0 there while exploitable.")
+    sec.text("The headline is quality: per answer, 1 - exploitability / the worst pure "
+             "action's exploitability on its game (1 = unexploitable, 0 = the worst pure "
+             "action), an invalid answer 0, over the answered trials (calls that failed at the "
+             "server are left out and counted as missing); it equals the valid rate x the "
+             "quality of valid answers and compares across modes. Nash gap = best-response "
+             "payoff minus the answer's payoff against the Nash opponent; exploitability = what "
+             "a best-responding opponent takes from the answer: both in the game's payoff "
+             "units, lower is better, over valid answers; the older honest figures score an "
+             "invalid answer as chance on its game (the uniform strategy).")
     board = _leaderboard(con)
-    sec.table(Table("matrix_leaderboard", "Leaderboard: honest exploitability per mode",
+    sec.table(Table("matrix_leaderboard", "Leaderboard: the headline (quality) per mode",
                     list(board[0]) if board else [], [tuple(r.values()) for r in board],
-                    note="Ranked by the honest exploitability (all trials; an invalid answer "
-                         "scores as chance); models whose 95% intervals overlap share a rank "
+                    note="Ranked by quality (higher is better; an invalid answer 0, failed "
+                         "calls left out); models whose 95% intervals overlap share a rank "
                          "(queries/leaderboard.sql)."))
     groups = records(con, "matrix_groups")
     sec.table(Table("matrix_groups", "Per bucket x model x mode",
