@@ -103,12 +103,14 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
     valid = [(f"{label(r)} {r['mode']}", r) for r in groups]
     by_model_mode: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     for lab, r in valid:
-        by_model_mode[lab][0] += r["valid_rate"] * r["trials"]
-        by_model_mode[lab][1] += r["trials"]
+        answered = r["trials"] - (r.get("missing") or 0)  # failed calls are not the model's
+        by_model_mode[lab][0] += (r["valid_rate"] or 0.0) * answered
+        by_model_mode[lab][1] += answered
     if by_model_mode:
         labels = sorted(by_model_mode)
         sec.figure(Figure("matrix_valid_rate", "Valid-answer rate per model x mode", figures.bars(
-            labels, [by_model_mode[k][0] / by_model_mode[k][1] for k in labels],
+            labels, [by_model_mode[k][0] / by_model_mode[k][1] if by_model_mode[k][1] else None
+                     for k in labels],
             title="Valid-answer rate per model x mode", ylabel="valid answers (share, 0-1)",
             ns=[int(by_model_mode[k][1]) for k in labels], ylim=(0, 1.1))))
 
