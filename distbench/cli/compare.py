@@ -7,16 +7,33 @@ from pathlib import Path
 
 import click
 
-from distbench.report.compare import FAMILIES, Comparison, compare_runs, summary_lines
+from distbench.report.compare import (
+    FAMILIES,
+    LEADERBOARD_COLUMNS,
+    PAIRED_COLUMNS,
+    Comparison,
+    compare_runs,
+    format_p,
+    headline_lines,
+    summary_lines,
+)
+from distbench.report.headline import MIN_SHARED_UNITS, rounded
 from distbench.report.sql import render
 
 _TITLES = {
-    "leaderboard": "{family}: leaderboard (mean over each player's own {unit}; "
-                   "95% bootstrap CI over {unit})",
+    "leaderboard": "{family}: leaderboard by the headline (quality), then its components "
+                   "(mean over each player's own {unit}; 95% bootstrap CI over {unit}; rank: "
+                   "players whose headline intervals overlap share it)",
     "shared": "{family}: {unit} shared by each pair of players",
     "paired": "{family}: paired comparisons, a - b over the shared {unit} "
-              "(paired bootstrap 95% CI)",
+              "(paired bootstrap 95% CI; p two-sided; p_holm: Holm-corrected across the "
+              "metrics of each pair)",
 }
+_NOTE = ("quality (the headline): per answer in [0, 1], an invalid answer 0, calls that failed "
+         "at the server left out (README, 'The headline'). subset 'all trials': every answered "
+         "trial; 'valid only in both runs': the units where both players have a valid "
+         "answer. Holm's correction is applied across the {k} metrics tested for each pair "
+         "in a group; verdict: Holm-corrected p < 0.05.")
 
 
 @click.command()
@@ -31,10 +48,12 @@ _TITLES = {
 def compare(run_dirs: tuple[Path, ...], fmt: str, out_dir: Path | None) -> None:
     """Compare runs: RUN_DIRs are runs, or folders of runs such as results/.
 
-    For each family (matrix, negotiation, fog) a leaderboard of the players of every run, the
+    For each family (matrix, negotiation, fog): the headline difference of each pair of
+    players first, a leaderboard ranked by the headline (quality; then its components), the
     number of instances each pair of players shares (same games: bucket, seed and game; same
     negotiation instances; same fog games and condition; against the same opponent), and
-    paired differences with bootstrap 95% CIs over those shared instances.
+    paired differences with bootstrap 95% CIs over those shared instances, Holm-corrected
+    across metrics, each row saying on how many units and which subset it rests.
     """
     result = compare_runs(run_dirs)
     tables = result.tables()
@@ -55,16 +74,38 @@ def compare(run_dirs: tuple[Path, ...], fmt: str, out_dir: Path | None) -> None:
         click.echo(f"\nTables written to {out_dir}/ (runs, leaderboard, shared, paired .csv)")
 
 
+def _shown(columns: list[str], rows: list[tuple]) -> list[tuple]:
+    """Rows as printed: each mean and difference rounded to what its interval supports,
+    p-values to two significant digits."""
+    out = []
+    for row in rows:
+        r = dict(zip(columns, row, strict=True))
+        low, high = r.get("ci95_low"), r.get("ci95_high")
+        for key in ("mean", "mean_a", "mean_b", "diff", "ci95_low", "ci95_high"):
+            if key in r:
+                r[key] = rounded(r[key], low, high)
+        for key in ("p", "p_holm"):
+            if key in r:
+                r[key] = format_p(r[key])
+        out.append(tuple(r[c] for c in columns))
+    return out
+
+
 def _readable(result: Comparison, fmt: str) -> str:
-    """The tables per family, each under a title, with sentences about the shared instances."""
+    """Per family: the headline differences first, then the leaderboard by the headline, the
+    shared units and the paired table, numbers rounded to their intervals."""
     heading = "### " if fmt == "markdown" else ""
     parts = [heading + "runs", render(*result.tables()["runs"], fmt)]
     if not result.families:
         parts.append("No results to compare: the runs hold no rows of "
                      + ", ".join(f.family for f in FAMILIES) + ".")
     units = {f.family: f.unit for f in FAMILIES}
+    metrics = {f.family: len(f.metrics) for f in FAMILIES}
     lines = summary_lines(result)
     for family in result.families:
+        heads = headline_lines(result, family)
+        if heads:
+            parts += [heading + f"{family}: headline differences", "\n".join(heads)]
         for name in ("leaderboard", "shared", "paired"):
             columns, rows = result.tables()[name]
             rows = [r[1:] for r in rows if r[0] == family]
@@ -75,9 +116,21 @@ def _readable(result: Comparison, fmt: str) -> str:
             if name == "paired" and not rows:
                 parts += [title, f"No two players share {units[family]}: no paired comparison."]
                 continue
+            if name in ("leaderboard", "paired"):
+                rows = _shown(columns[1:], rows)
             parts += [title, render(columns[1:], rows, fmt)]
             if name == "shared":
                 mine = [line for line in lines if line.startswith(f"{family}: ")]
                 if mine:
                     parts.append("\n".join(mine))
+            if name == "paired":
+                few = sum(1 for r in rows if r[-1])
+                note = _NOTE.format(k=metrics[family])
+                if few:
+                    note += (f"\nwarning: {few} row(s) rest on fewer than {MIN_SHARED_UNITS} "
+                             f"shared {units[family]}: their intervals are too narrow to trust.")
+                parts.append(note)
     return "\n\n".join(parts)
+
+
+assert LEADERBOARD_COLUMNS[0] == PAIRED_COLUMNS[0] == "family"  # the tables drop it per family

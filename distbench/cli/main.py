@@ -122,8 +122,10 @@ def main(argv: list[str] | None = None) -> None:
         _error(exc.format_message())
         sys.exit(exc.exit_code)
     except UserError as exc:
-        if debug:
-            raise
+        if debug:  # the traceback, then the same line and exit status (3: failed calls)
+            import traceback
+
+            traceback.print_exc()
         _error(str(exc))
         if isinstance(exc, Interrupted):
             _quiet_after_interrupt()

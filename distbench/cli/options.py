@@ -144,9 +144,13 @@ execution_options = _apply([
                  help="Resuming a run: also play again the shards whose model calls failed "
                       "(call_failed rows), replacing their rows; with the response cache on, "
                       "only the failed calls reach the model again."),
+    click.option("--allow-failed-calls", is_flag=True,
+                 help="Exit 0 even when some model calls failed at the server (their trials "
+                      "are left out of every figure either way).  [default: such a run exits "
+                      "with status 3 and says how to resume it with --retry-failed]"),
 ])
 """``--parallel/--no-parallel``, ``--num-workers``, ``--address``, ``--keep-warm``,
-``--retry-failed``."""
+``--retry-failed``, ``--allow-failed-calls``."""
 
 size_options = _apply([
     click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",

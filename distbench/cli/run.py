@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -121,7 +122,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         max_n: int | None, no_cache: bool, price: str | None, output_dir: Path, run_id: str | None,
         overwrite: bool, parallel: bool | None,
         num_workers: int | None, address: str | None, keep_warm: float,
-        retry_failed: bool, limit: int | None, yes: bool,
+        retry_failed: bool, allow_failed_calls: bool, limit: int | None, yes: bool,
         **options: object) -> None:
     """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
     negotiations (Deal or No Deal), or fog-of-war skirmishes."""
@@ -219,7 +220,9 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
     )
     click.echo(f'Query them: distbench query {outcome.run_dir} "select * from '
                f'{chosen.main_table} limit 5"', err=True)
-    check_calls(outcome.calls)
+    retry = resume_command(sys.argv[1:], run_dir.name)
+    check_calls(outcome.calls, allow_failed=allow_failed_calls,
+                retry=retry if "--retry-failed" in retry else [*retry, "--retry-failed"])
 
 
 def resume_command(args: list[str], run_id: str) -> list[str]:
@@ -249,17 +252,25 @@ def _price(text: str | None) -> dict[str, float]:
     return {"price_in": pin, "price_out": pout}
 
 
+FAILED_CALLS_EXIT = 3
+"""Exit status of a run that ends with model calls that failed at the server (unless
+``--allow-failed-calls``): its rows are written, the failed trials are left out of every
+figure, and ``--retry-failed`` plays them again. Bad input is 2, an interrupt 130."""
+
+
 class RunFailed(UserError):
-    """The run finished, its rows are written, and every model call failed: exit status 1
-    (bad input is 2)."""
+    """The run finished, its rows are written, and some of its model calls failed at the
+    server: exit status 3 (:data:`FAILED_CALLS_EXIT`)."""
 
-    exit_code = 1
+    exit_code = FAILED_CALLS_EXIT
 
 
-def check_calls(health: dict | None) -> None:
-    """Says when a run's model calls failed: every call failed is an error (exit 1, one line
-    naming the cause), most of them a warning; a model's numbers then measure the failures,
-    not the model."""
+def check_calls(health: dict | None, *, allow_failed: bool = False,
+                retry: list[str] | None = None) -> None:
+    """Says how a run's model calls went. Failed calls are not the model's: their trials are
+    left out of every figure, and the run exits with status 3, its last line (one
+    ``error:`` line) naming the cause and the command that resumes it with
+    ``--retry-failed`` (``retry``); with ``allow_failed`` a warning or note instead, exit 0."""
     if health and health.get("prompt_tokens") is not None:
         cost = health.get("cost_usd")
         click.echo(f"tokens (as the endpoints reported them, cache hits not counted): "
@@ -271,11 +282,14 @@ def check_calls(health: dict | None) -> None:
         return
     top = health.get("top_failure") or {}
     cause = top.get("explained") or top.get("error") or "unknown"
-    if health["failed"] == health["calls"]:
-        raise RunFailed(f"all {health['calls']} model calls failed: {cause}")
-    if health["failed_share"] > 0.5:
-        click.echo(f"warning: {health['failed']} of {health['calls']} model calls failed "
-                   f"({100 * health['failed_share']:.0f}%), most often: {cause}", err=True)
-    else:
-        click.echo(f"note: {health['failed']} of {health['calls']} model calls failed "
-                   f"(call_failed rows), most often: {cause}", err=True)
+    what = (f"all {health['calls']} model calls failed" if health["failed"] == health["calls"]
+            else f"{health['failed']} of {health['calls']} model calls failed "
+                 f"({100 * health['failed_share']:.0f}%)")
+    if not allow_failed:
+        resume = f"; resume with --retry-failed: {shlex.join(retry)}" if retry else \
+            "; resume with --retry-failed"
+        raise RunFailed(f"{what} at the server, most often: {cause}; their trials are left "
+                        f"out of every figure (not the model's){resume}")
+    level = "warning" if health["failed_share"] > 0.5 else "note"
+    click.echo(f"{level}: {what} (call_failed rows, left out of every figure), most often: "
+               f"{cause}; --retry-failed plays them again", err=True)

@@ -284,8 +284,8 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
 @_override_options
 def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir: Path | None,
             output_format: str, parallel: bool | None, num_workers: int | None,
-            address: str | None, keep_warm: float, retry_failed: bool, limit: int | None,
-            yes: bool,
+            address: str | None, keep_warm: float, retry_failed: bool,
+            allow_failed_calls: bool, limit: int | None, yes: bool,
             **overrides: Any) -> None:
     """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""
     from distbench.cli.run import check_calls
@@ -368,7 +368,8 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
     click.echo(f"full tables (every bucket, every column): {tables}/", err=True)
     for path in written:
         click.echo(f"  {path}", err=True)
-    check_calls(outcome.calls)
+    check_calls(outcome.calls, allow_failed=allow_failed_calls,
+                retry=["distbench", "sweep", "run", "--resume", str(run_dir), "--retry-failed"])
 
 
 def _g(value: Any) -> str:
@@ -377,25 +378,25 @@ def _g(value: Any) -> str:
 
 def leaderboard_text(run_dir: Path) -> str | None:
     """The essential columns of the suite's leaderboard (``queries/leaderboard.sql``) for the
-    terminal: per answer mode each model's rank, valid-answer rate, honest exploitability with
-    its 95% interval (models whose intervals overlap share a rank), honest Nash gap and whom
-    it ties with; None when the sweep played no matrix game. The files hold the rest."""
+    terminal: per answer mode each model's rank by the headline quality with its 95% interval
+    (models whose intervals overlap share a rank), valid-answer rate, honest exploitability and
+    whom it ties with; None when the sweep played no matrix game. The files hold the rest."""
     from distbench.report.sql import render, resolve_query_file, run_sql
 
     columns, rows = run_sql(run_dir, resolve_query_file("leaderboard").read_text("utf-8"))
     records = [dict(zip(columns, row, strict=True)) for row in rows]
     if not records:
         return None
-    head = ["mode", "rank", "tier", "model", "valid", "exploitability [95% CI]", "nash gap",
+    head = ["mode", "rank", "tier", "model", "quality [95% CI]", "valid", "exploitability",
             "tied with"]
     body = [(r.get("mode"), r.get("rank"), r.get("tier"), f"{r.get('provider')}:{r.get('model')}",
-             _g(r.get("valid_rate")),
-             f"{_g(r.get('honest_exploitability'))} [{_g(r.get('honest_exploitability_ci95_low'))}"
-             f", {_g(r.get('honest_exploitability_ci95_high'))}]",
-             _g(r.get("honest_nash_gap")), r.get("tied_with") or "")
+             f"{_g(r.get('quality'))} [{_g(r.get('quality_ci95_low'))}"
+             f", {_g(r.get('quality_ci95_high'))}]",
+             _g(r.get("valid_rate")), _g(r.get("honest_exploitability")),
+             r.get("tied_with") or "")
             for r in records]
-    return ("leaderboard (lower exploitability is better; an invalid answer counts as "
-            "chance)\n" + render(head, body, "table"))
+    return ("leaderboard (headline quality in [0, 1], higher is better; an invalid answer "
+            "scores 0)\n" + render(head, body, "table"))
 
 
 @sweep.command("report")

@@ -1,18 +1,23 @@
 -- The main report table: per tier x provider x model x bucket x mode, the mean and the std
 -- across seeds of each seed's figures (so the std is the seed-to-seed spread). Gap and
--- exploitability over valid answers; the honest figures over ALL trials, an invalid answer
--- scored as chance on its game (README, "Metrics (matrix)"); headline_metric names the one to
--- read first (exploitability for mixed buckets and gap-degenerate games).
+-- exploitability over valid answers; the headline quality over the answered trials (an
+-- invalid answer 0, failed calls left out; README, "The headline") and, beside it, the valid
+-- rate of answered trials; the older honest figures over answered trials, an invalid answer
+-- scored as chance on its game; headline_metric names the one of those two to read.
 WITH per_seed AS (
     SELECT
         seed, tier, provider, model, bucket, mode,
         count(*)                                                 AS total_trials,
-        avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END) AS valid_rate,
+        count(*) FILTER (WHERE NOT answered)                     AS missing_trials,
+        avg(quality)                                             AS quality,
+        avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END) FILTER (WHERE answered)
+                                                                 AS valid_rate,
+        avg(quality) FILTER (WHERE parse_status = 'ok')          AS quality_of_valid,
         avg(nash_gap)                                            AS mean_nash_gap,
         avg(exploitability)                                      AS mean_exploitability,
         avg(nash_gap) / nullif(avg(abs(br_value)), 0)            AS gap_ratio,
-        avg(honest_gap)                                          AS honest_nash_gap,
-        avg(honest_expl)                                         AS honest_exploitability,
+        avg(honest_gap) FILTER (WHERE answered)                  AS honest_nash_gap,
+        avg(honest_expl) FILTER (WHERE answered)                 AS honest_exploitability,
         avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)      AS degenerate_share,
         bool_or(gap_degenerate)                                  AS any_degenerate
     FROM matrix_scored
@@ -26,7 +31,11 @@ SELECT
     mode,
     count(*)                       AS num_seeds,
     sum(total_trials)              AS total_trials,
+    sum(missing_trials)            AS missing_trials,
+    avg(quality)                   AS quality_mean,
+    stddev_samp(quality)           AS quality_std,
     avg(valid_rate)                AS valid_rate_mean,
+    avg(quality_of_valid)          AS quality_of_valid_mean,
     avg(mean_nash_gap)             AS nash_gap_mean,
     stddev_samp(mean_nash_gap)     AS nash_gap_std,
     avg(mean_exploitability)       AS exploitability_mean,

@@ -1,3 +1,5 @@
+-- quality: the headline (README, "The headline"): the mean over answered trials, an invalid
+-- answer 0; missing_trials: failed calls, left out; valid_rate: of answered trials.
 -- One row per seed x provider x bucket x model x mode (with the tier): the suite's full table.
 -- Gap and exploitability figures are over valid answers; honest_nash_gap and
 -- honest_exploitability over ALL trials, an invalid answer scored as chance on its game (README,
@@ -11,7 +13,10 @@ SELECT
     mode,
     count(DISTINCT game_id)                                    AS num_games,
     count(*)                                                   AS total_trials,
-    avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END)   AS valid_rate,
+    count(*) FILTER (WHERE NOT answered)                       AS missing_trials,
+    avg(quality)                            AS quality,
+    avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END) FILTER (WHERE answered)
+                                                               AS valid_rate,
     avg(nash_gap)                                              AS mean_nash_gap,
     median(nash_gap)                                           AS median_nash_gap,
     stddev_pop(nash_gap)                                       AS std_nash_gap,

@@ -1,3 +1,5 @@
+-- quality: the headline (README, "The headline"): the mean over answered trials, an invalid
+-- answer 0; missing_trials: failed calls, left out; valid_rate: of answered trials.
 -- Mean Nash gap and exploitability per bucket and mode (over valid answers, and honest: over
 -- all trials, an invalid answer scored as chance), with the share of trials on games whose gap
 -- is degenerate (every answer has gap 0, so read exploitability there).
@@ -6,7 +8,10 @@ SELECT
     t.mode,
     count(DISTINCT t.game_id)                                  AS num_games,
     count(*)                                                   AS total_trials,
-    avg(CASE WHEN t.parse_status = 'ok' THEN 1.0 ELSE 0.0 END) AS valid_rate,
+    count(*) FILTER (WHERE NOT t.answered)                     AS missing_trials,
+    avg(t.quality)                          AS quality,
+    avg(CASE WHEN t.parse_status = 'ok' THEN 1.0 ELSE 0.0 END) FILTER (WHERE t.answered)
+                                                               AS valid_rate,
     avg(t.nash_gap)                                            AS mean_nash_gap,
     avg(t.exploitability)                                      AS mean_exploitability,
     avg(CASE WHEN g.gap_degenerate THEN 1.0 ELSE 0.0 END)      AS degenerate_trial_share,

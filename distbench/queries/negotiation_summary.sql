@@ -11,6 +11,12 @@
 -- episode); clemscore = clem_pct_played / 100 x clem_quality_score. The episode score is the
 -- episodes view's clem_quality (q_score here), written out so the query also reads the raw
 -- files.
+-- The headline (README, "The headline"): quality, per seat in [0, 1], main_score / 100 for
+-- a deal (0 for no deal) and 0 when aborted (an invalid move, whoever made it, as clembench),
+-- averaged over the answered episodes: an episode aborted because a model call failed at the
+-- server is not the model's and is left out of every figure here (missing_episodes counts
+-- it). valid_rate = share of answered episodes not aborted (clembench's % played / 100);
+-- quality_of_valid over those; quality = valid_rate x quality_of_valid.
 WITH clem AS (
     -- clembench's pareto improvement (gap) and its normaliser, per episode.
     SELECT *,
@@ -30,33 +36,50 @@ quality AS (
     FROM clem
 ),
 seats AS (
-    SELECT player_a AS player, 'a' AS seat, mode, lang, success, lose, aborted, abort_player,
+    SELECT player_a AS player, 'a' AS seat, instance_id, mode, lang, success, lose, aborted, abort_player,
            main_score, pareto_optimal, sum_score_ratio, score_a AS own_score,
-           comp_score AS own_comp_score, q_score
+           comp_score AS own_comp_score, q_score, abort_reason
     FROM quality
     UNION ALL
-    SELECT player_b AS player, 'b' AS seat, mode, lang, success, lose, aborted, abort_player,
+    SELECT player_b AS player, 'b' AS seat, instance_id, mode, lang, success, lose, aborted, abort_player,
            main_score, pareto_optimal, sum_score_ratio, score_b AS own_score,
-           -comp_score AS own_comp_score, q_score
+           -comp_score AS own_comp_score, q_score, abort_reason
     FROM quality
+),
+scored AS (
+    SELECT *,
+           abort_reason IS DISTINCT FROM 'call_failed'                      AS answered,
+           CASE WHEN abort_reason IS NOT DISTINCT FROM 'call_failed' THEN NULL
+                WHEN aborted THEN 0.0
+                ELSE greatest(0.0, least(1.0, coalesce(main_score, 0.0) / 100.0)) END
+                                                                             AS quality
+    FROM seats
 )
 SELECT
     player,
     mode,
     lang,
-    count(*)                                                        AS episodes,
-    avg(CASE WHEN success THEN 1.0 ELSE 0.0 END)                    AS success_rate,
-    avg(CASE WHEN lose THEN 1.0 ELSE 0.0 END)                       AS lose_rate,
-    avg(CASE WHEN aborted THEN 1.0 ELSE 0.0 END)                    AS aborted_rate,
-    avg(CASE WHEN abort_player = seat THEN 1.0 ELSE 0.0 END)        AS caused_abort_rate,
-    avg(main_score)                                                 AS mean_main_score,
-    avg(CASE WHEN coalesce(pareto_optimal, false) THEN 1.0 ELSE 0.0 END) AS pareto_optimal_rate,
-    avg(sum_score_ratio)                                            AS mean_sum_score_ratio,
-    avg(own_score)                                                  AS mean_own_score,
-    avg(own_comp_score)                                             AS mean_comp_score,
-    100.0 * avg(CASE WHEN aborted THEN 0.0 ELSE 1.0 END)            AS clem_pct_played,
-    avg(q_score)                                                    AS clem_quality_score,
-    avg(CASE WHEN aborted THEN 0.0 ELSE 1.0 END) * avg(q_score)     AS clemscore
-FROM seats
+    count(*) FILTER (WHERE answered)                                AS episodes,
+    count(*) FILTER (WHERE NOT answered)                            AS missing_episodes,
+    avg(quality)                                                    AS quality,
+    avg(CASE WHEN aborted THEN 0.0 ELSE 1.0 END) FILTER (WHERE answered) AS valid_rate,
+    avg(quality) FILTER (WHERE answered AND NOT aborted)            AS quality_of_valid,
+    avg(CASE WHEN success THEN 1.0 ELSE 0.0 END) FILTER (WHERE answered) AS success_rate,
+    avg(CASE WHEN lose THEN 1.0 ELSE 0.0 END) FILTER (WHERE answered) AS lose_rate,
+    avg(CASE WHEN aborted THEN 1.0 ELSE 0.0 END) FILTER (WHERE answered) AS aborted_rate,
+    avg(CASE WHEN abort_player = seat THEN 1.0 ELSE 0.0 END) FILTER (WHERE answered)
+                                                                    AS caused_abort_rate,
+    avg(main_score) FILTER (WHERE answered)                         AS mean_main_score,
+    avg(CASE WHEN coalesce(pareto_optimal, false) THEN 1.0 ELSE 0.0 END) FILTER (WHERE answered)
+                                                                    AS pareto_optimal_rate,
+    avg(sum_score_ratio) FILTER (WHERE answered)                    AS mean_sum_score_ratio,
+    avg(own_score) FILTER (WHERE answered)                          AS mean_own_score,
+    avg(own_comp_score) FILTER (WHERE answered)                     AS mean_comp_score,
+    100.0 * avg(CASE WHEN aborted THEN 0.0 ELSE 1.0 END) FILTER (WHERE answered)
+                                                                    AS clem_pct_played,
+    avg(q_score) FILTER (WHERE answered)                            AS clem_quality_score,
+    avg(CASE WHEN aborted THEN 0.0 ELSE 1.0 END) FILTER (WHERE answered)
+        * avg(q_score) FILTER (WHERE answered)                      AS clemscore
+FROM scored
 GROUP BY player, mode, lang
 ORDER BY player, mode, lang;

@@ -1,3 +1,5 @@
+-- quality: the headline (README, "The headline"): the mean over answered trials, an invalid
+-- answer 0; missing_trials: failed calls, left out; valid_rate: of answered trials.
 -- Does a higher tier play better? Per tier and mode over all buckets, models and seeds: over
 -- valid answers, and honest (over all trials, an invalid answer scored as chance).
 SELECT
@@ -5,7 +7,10 @@ SELECT
     mode,
     count(DISTINCT model)                                      AS num_models,
     count(*)                                                   AS total_trials,
-    avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END)   AS valid_rate,
+    count(*) FILTER (WHERE NOT answered)                       AS missing_trials,
+    avg(quality)                            AS quality,
+    avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END) FILTER (WHERE answered)
+                                                               AS valid_rate,
     avg(nash_gap)                                              AS mean_nash_gap,
     avg(exploitability)                                        AS mean_exploitability,
     avg(honest_gap)                                            AS honest_nash_gap,

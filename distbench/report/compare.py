@@ -1,4 +1,5 @@
-"""Comparisons across runs: a leaderboard and paired bootstrap comparisons over shared instances.
+"""Comparisons across runs: a leaderboard and paired bootstrap comparisons over shared instances,
+on the headline first.
 
 Separate runs of different models are comparable wherever they played the same instances:
 games are generated from their seeds alone, so two runs over the same seeds meet the same
@@ -6,28 +7,38 @@ games. Each family's results are cut into **units** (one instance a player playe
 **groups** (the conditions under which units are comparable):
 
 * matrix: unit = the game (``game_id`` = bucket, seed, game index), group = the answer mode;
-  per unit the valid-answer rate and, over the valid answers, the mean Nash gap and mean
-  exploitability (the report's per-game means, ``report_matrix_game_means.sql``);
 * negotiation: unit = the instance (``instance_id``), group = mode, language and opponent;
-  per unit the mean main score over the player's seats that were not aborted and the share of
-  seats not aborted;
 * fog: unit = the game (seed, game index), group = the condition (board, forces, turn limit,
-  scouting and scout accuracy) and the opponent; per unit the score (win 1, draw 0.5).
+  scouting and scout accuracy) and the opponent.
+
+**Metrics**, the headline first (:mod:`distbench.report.headline`): ``quality`` (per unit, the
+mean quality of its answered trials, an invalid answer 0: subset "all trials"), then its
+components ``valid_rate`` (all trials) and ``quality_of_valid`` (subset "valid only": a unit
+counts for a player when it has a valid answer there, and a paired row uses the units valid in
+both runs), then the family's own (matrix: exploitability and Nash gap over valid answers;
+fog: the raw score). Calls that failed at the server are never counted: a trial, episode or
+game whose call failed is left out of every metric.
 
 The opponent is part of the group because a score against one opponent says nothing about a
-score against another; self-play is the opponent ``self``, so two runs of two models each in
-self-play are compared. A player is ``(run_id, provider:model)`` (or a scripted agent), so the
-same model in two runs is two players.
+score against another; self-play is the opponent ``self``. A player is ``(run_id,
+provider:model)`` (or a scripted agent), so the same model in two runs is two players.
 
-The leaderboard gives each player's mean over all of its own units (trial- or seat-weighted,
-as the run's summaries) with a percentile bootstrap 95% CI over units
-(:func:`distbench.report.bootstrap.bootstrap_mean_ci`). The paired comparisons are those of
-the report (:func:`distbench.report.stats.pairwise_differences`: per-unit differences, seeded
-paired bootstrap) over the units two players share in a group. The shared-instance table counts,
-for every two players of different runs (and two players of one run that share units), the
-units they share over all groups: 0 says the runs cannot be compared.
+The **leaderboard** is ranked by the headline: per group, each player's headline over all of
+its own units with a percentile bootstrap 95% CI over units
+(:func:`distbench.report.bootstrap.bootstrap_mean_ci`), ranked so that players whose
+intervals overlap share a rank (:func:`distbench.report.stats.overlap_ranks`); the components
+follow in the same order of players. The **paired comparisons** take, for two players and a
+metric, the units they share in a group: per-unit differences, a seeded paired bootstrap
+(:func:`distbench.report.headline.paired_difference`, the same interval as the report's
+:func:`distbench.report.stats.pairwise_differences`) and its two-sided p-value; the p-values
+of the metrics tested for one pair in one group are corrected together (Holm,
+:func:`distbench.report.headline.holm`), and the verdict reads the corrected p at 5%. A row on
+fewer than :data:`~distbench.report.headline.MIN_SHARED_UNITS` shared units carries a
+warning. The shared-instance table counts, for every two players of different runs (and two
+players of one run that share units), the units they share over all groups: 0 says the runs
+cannot be compared.
 
-Non-finite values (NaN, inf) are left out of the means, as invalid answers are.
+Non-finite values (NaN, inf) are left out of the means, as failed calls are.
 """
 
 from __future__ import annotations
@@ -43,16 +54,25 @@ import duckdb
 import numpy as np
 
 from distbench.errors import UserError
-from distbench.report.bootstrap import bootstrap_mean_ci
-from distbench.report.stats import PairedDifference, pairwise_differences
+from distbench.report.bootstrap import BOOTSTRAP_SEED, bootstrap_mean_ci
+from distbench.report.headline import MIN_SHARED_UNITS, holm, paired_difference
+from distbench.report.stats import overlap_ranks
+
+ALL_TRIALS = "all trials"
+VALID_ONLY = "valid only in both runs"
+ALPHA = 0.05
+"""Family-wise error rate of the verdicts (Holm-corrected p below it)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Metric:
-    """A compared quantity: its column stem (``<name>_sum``, ``<name>_n`` in the unit SQL)."""
+    """A compared quantity: its column stem (``<name>_sum``, ``<name>_n`` in the unit SQL),
+    which way is better, and the answers it is computed over (``ALL_TRIALS``: every answered
+    trial, an invalid answer counting; ``VALID_ONLY``: valid answers only)."""
 
     name: str
     better: str  # "lower" or "higher"
+    subset: str = ALL_TRIALS
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +85,9 @@ class FamilyUnits:
         unit: What a unit is, plural ("games", "instances").
         sql: One row per (run_id, player, grp, unit) with ``<metric>_sum`` and ``<metric>_n``
             for every metric (the unit's value is sum / n; n = 0 leaves the unit out).
-        metrics: The metrics.
+        metrics: The metrics, the headline (``quality``) first.
         differs: What two runs that share no unit differ in (for the sentence saying so).
+        needs: The tables the SQL reads (views are made of these).
     """
 
     family: str
@@ -75,34 +96,53 @@ class FamilyUnits:
     sql: str
     metrics: tuple[Metric, ...]
     differs: str
+    needs: tuple[str, ...] = ()
 
 
+HEADLINE = (Metric("quality", "higher"), Metric("valid_rate", "higher"),
+            Metric("quality_of_valid", "higher", VALID_ONLY))
+"""The headline and its components, first in every family."""
+
+# quality_of_valid: the mean quality of the valid answers (a valid answer's quality).
 _MATRIX_SQL = """
 SELECT
     run_id,
     provider || ':' || model                                         AS player,
     mode                                                             AS grp,
     game_id                                                          AS unit,
+    sum(quality) FILTER (WHERE isfinite(quality))                    AS quality_sum,
+    count(quality) FILTER (WHERE isfinite(quality))                  AS quality_n,
     CAST(count(*) FILTER (WHERE parse_status = 'ok') AS DOUBLE)      AS valid_rate_sum,
-    count(*)                                                         AS valid_rate_n,
-    sum(nash_gap) FILTER (WHERE parse_status = 'ok' AND isfinite(nash_gap))             AS nash_gap_sum,
-    count(nash_gap) FILTER (WHERE parse_status = 'ok' AND isfinite(nash_gap))           AS nash_gap_n,
+    count(*) FILTER (WHERE answered)                                 AS valid_rate_n,
+    sum(quality) FILTER (WHERE parse_status = 'ok' AND isfinite(quality)) AS quality_of_valid_sum,
+    count(quality) FILTER (WHERE parse_status = 'ok' AND isfinite(quality)) AS quality_of_valid_n,
     sum(exploitability) FILTER (WHERE parse_status = 'ok' AND isfinite(exploitability)) AS exploitability_sum,
-    count(exploitability) FILTER (WHERE parse_status = 'ok' AND isfinite(exploitability)) AS exploitability_n
-FROM trials
-WHERE family = 'matrix'
+    count(exploitability) FILTER (WHERE parse_status = 'ok' AND isfinite(exploitability)) AS exploitability_n,
+    sum(nash_gap) FILTER (WHERE parse_status = 'ok' AND isfinite(nash_gap))             AS nash_gap_sum,
+    count(nash_gap) FILTER (WHERE parse_status = 'ok' AND isfinite(nash_gap))           AS nash_gap_n
+FROM matrix_scored
 GROUP BY ALL
 ORDER BY run_id, player, grp, unit
 """
 
+# Per seat: quality main_score / 100 on a deal, 0 on no deal or an abort; an episode aborted
+# by a failed call is left out (README, "The headline").
 _NEGOTIATION_SQL = """
 WITH seats AS (
     SELECT run_id, player_a AS player, player_b AS opponent, mode, lang, instance_id, aborted,
-           main_score
+           main_score, abort_reason
     FROM episodes
     UNION ALL
-    SELECT run_id, player_b, player_a, mode, lang, instance_id, aborted, main_score
+    SELECT run_id, player_b, player_a, mode, lang, instance_id, aborted, main_score,
+           abort_reason
     FROM episodes
+),
+scored AS (
+    SELECT *, abort_reason IS DISTINCT FROM 'call_failed' AS answered,
+           CASE WHEN abort_reason IS NOT DISTINCT FROM 'call_failed' THEN NULL
+                WHEN aborted THEN 0.0
+                ELSE greatest(0.0, least(1.0, coalesce(main_score, 0.0) / 100.0)) END AS quality
+    FROM seats
 )
 SELECT
     run_id,
@@ -110,26 +150,43 @@ SELECT
     mode || '/' || lang || ' vs ' || CASE WHEN opponent = player THEN 'self' ELSE opponent END
                                                                      AS grp,
     instance_id                                                      AS unit,
-    sum(main_score) FILTER (WHERE isfinite(main_score))              AS main_score_sum,
-    count(main_score) FILTER (WHERE isfinite(main_score))            AS main_score_n,
-    CAST(count(*) FILTER (WHERE NOT aborted) AS DOUBLE)              AS completed_rate_sum,
-    count(*)                                                         AS completed_rate_n
-FROM seats
+    sum(quality)                                                     AS quality_sum,
+    count(quality)                                                   AS quality_n,
+    CAST(count(*) FILTER (WHERE answered AND NOT aborted) AS DOUBLE) AS valid_rate_sum,
+    count(*) FILTER (WHERE answered)                                 AS valid_rate_n,
+    sum(quality) FILTER (WHERE answered AND NOT aborted)             AS quality_of_valid_sum,
+    count(*) FILTER (WHERE answered AND NOT aborted)                 AS quality_of_valid_n
+FROM scored
 GROUP BY ALL
 ORDER BY run_id, player, grp, unit
 """
 
+# Per seat and game: the score (win 1, draw 0.5); quality = the score when every answer of the
+# seat was valid, 0 when one was not (forfeit), NULL when a model call failed (left out).
 _FOG_SQL = """
-WITH per_agent AS (
-    SELECT run_id, agent_a AS agent, agent_b AS opponent, seed, game_index, board_size,
-           num_forces, max_turns, scouting, scout_accuracy,
+WITH answers AS (
+    SELECT run_id, shard_id, game_id, player AS seat,
+           count(*) FILTER (WHERE report_status NOT IN ('ok', 'call_failed')) AS invalid,
+           count(*) FILTER (WHERE report_status = 'call_failed')              AS failed
+    FROM fog_reports GROUP BY ALL
+),
+per_agent AS (
+    SELECT run_id, shard_id, game_id, 'a' AS seat, agent_a AS agent, agent_b AS opponent,
+           seed, game_index, board_size, num_forces, max_turns, scouting, scout_accuracy,
            CASE winner WHEN 'a' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END AS score
     FROM fog_games
     UNION ALL
-    SELECT run_id, agent_b, agent_a, seed, game_index, board_size, num_forces, max_turns,
-           scouting, scout_accuracy,
+    SELECT run_id, shard_id, game_id, 'b', agent_b, agent_a, seed, game_index, board_size,
+           num_forces, max_turns, scouting, scout_accuracy,
            CASE winner WHEN 'b' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END
     FROM fog_games
+),
+scored AS (
+    SELECT p.*, coalesce(a.failed, 0) = 0 AS answered, coalesce(a.invalid, 0) = 0 AS valid,
+           CASE WHEN coalesce(a.failed, 0) > 0 THEN NULL
+                WHEN coalesce(a.invalid, 0) > 0 THEN 0.0 ELSE p.score END AS quality
+    FROM per_agent AS p
+    LEFT JOIN answers AS a USING (run_id, shard_id, game_id, seat)
 )
 SELECT
     run_id,
@@ -139,30 +196,37 @@ SELECT
                 ELSE 'no scouting' END
         || ' vs ' || CASE WHEN opponent = agent THEN 'self' ELSE opponent END AS grp,
     's' || CAST(seed AS VARCHAR) || '/g' || CAST(game_index AS VARCHAR) AS unit,
-    sum(score)                                                       AS score_sum,
-    count(*)                                                         AS score_n
-FROM per_agent
+    sum(quality)                                                     AS quality_sum,
+    count(quality)                                                   AS quality_n,
+    CAST(count(*) FILTER (WHERE answered AND valid) AS DOUBLE)       AS valid_rate_sum,
+    count(*) FILTER (WHERE answered)                                 AS valid_rate_n,
+    sum(quality) FILTER (WHERE answered AND valid)                   AS quality_of_valid_sum,
+    count(*) FILTER (WHERE answered AND valid)                       AS quality_of_valid_n,
+    sum(score) FILTER (WHERE answered)                               AS score_sum,
+    count(*) FILTER (WHERE answered)                                 AS score_n
+FROM scored
 GROUP BY ALL
 ORDER BY run_id, player, grp, unit
 """
 
 FAMILIES: tuple[FamilyUnits, ...] = (
     FamilyUnits("matrix", "trials", "games", _MATRIX_SQL,
-                (Metric("exploitability", "lower"), Metric("nash_gap", "lower"),
-                 Metric("valid_rate", "higher")), "buckets, seeds or answer modes"),
-    FamilyUnits("negotiation", "episodes", "instances", _NEGOTIATION_SQL,
-                (Metric("main_score", "higher"), Metric("completed_rate", "higher")),
-                "seeds, modes, languages or opponents"),
-    FamilyUnits("fog", "fog_games", "games", _FOG_SQL, (Metric("score", "higher"),),
-                "seeds, conditions or opponents"),
+                (*HEADLINE, Metric("exploitability", "lower", VALID_ONLY),
+                 Metric("nash_gap", "lower", VALID_ONLY)),
+                "buckets, seeds or answer modes", ("trials", "games")),
+    FamilyUnits("negotiation", "episodes", "instances", _NEGOTIATION_SQL, HEADLINE,
+                "seeds, modes, languages or opponents", ("episodes",)),
+    FamilyUnits("fog", "fog_games", "games", _FOG_SQL, (*HEADLINE, Metric("score", "higher")),
+                "seeds, conditions or opponents", ("fog_games", "fog_reports")),
 )
 """The compared families and their units (a family not listed here is not compared)."""
 
 RUN_COLUMNS = ["run_id", "path", "family", "state"]
-LEADERBOARD_COLUMNS = ["family", "group", "metric", "better", "run_id", "player", "units",
-                       "n", "mean", "ci95_low", "ci95_high"]
-PAIRED_COLUMNS = ["family", "group", "metric", "a", "b", "shared", "mean_a", "mean_b",
-                  "diff", "ci95_low", "ci95_high", "verdict"]
+LEADERBOARD_COLUMNS = ["family", "group", "rank", "metric", "better", "subset", "run_id",
+                       "player", "units", "n", "mean", "ci95_low", "ci95_high"]
+PAIRED_COLUMNS = ["family", "group", "metric", "subset", "a", "b", "shared", "mean_a",
+                  "mean_b", "diff", "ci95_low", "ci95_high", "p", "p_holm", "verdict",
+                  "warning"]
 SHARED_COLUMNS = ["family", "a", "b", "same_run", "shared", "unit", "groups"]
 
 
@@ -199,13 +263,14 @@ def player_name(run_id: str, player: str) -> str:
     return f"{run_id}/{player}"
 
 
-def _verdict(diff: PairedDifference, better: str) -> str:
-    if diff.n < 2:
+def verdict(n: int, diff: float, p_holm: float, better: str) -> str:
+    """The verdict of a paired row: which player is better when the Holm-corrected p is below
+    :data:`ALPHA`, else no significant difference."""
+    if n < 2:
         return "too few shared units"
-    if not diff.significant:
+    if p_holm >= ALPHA:
         return "no significant difference"
-    a_lower = diff.ci_high < 0
-    return "a better" if a_lower == (better == "lower") else "b better"
+    return "a better" if (diff < 0) == (better == "lower") else "b better"
 
 
 def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict]:
@@ -241,21 +306,31 @@ def compare_runs(paths: Sequence[Path | str]) -> Comparison:
         seen[run_id] = run_dir
         runs.append((run_id, str(run_dir), family, state))
 
-    wanted = [f for f in FAMILIES if f.table in SCHEMAS]
-    con = open_runs(run_dirs, safe=True, tables=sorted({f.table for f in wanted}))
+    wanted = [f for f in FAMILIES if all(t in SCHEMAS for t in (f.table, *f.needs))]
+    con = open_runs(run_dirs, safe=True,
+                    tables=sorted({t for f in wanted for t in (f.table, *f.needs)}))
     try:
-        leaderboard, paired, shared, present = [], [], [], []
-        for fam in wanted:
-            rows = _fetch(con, fam.sql)
-            if not rows:
-                continue
-            present.append(fam.family)
-            leaderboard += _leaderboard(fam, rows)
-            paired += _paired(fam, rows)
-            shared += _shared(fam, rows)
+        result = compare_connection(con, wanted)
     finally:
         con.close()
-    return Comparison(runs, leaderboard, paired, shared, present)
+    return Comparison(runs, *result)
+
+
+def compare_connection(con: duckdb.DuckDBPyConnection,
+                       families: Sequence[FamilyUnits] = FAMILIES,
+                       ) -> tuple[list[tuple], list[tuple], list[tuple], list[str]]:
+    """The leaderboard, paired and shared rows, and the families present, of the runs whose
+    views ``con`` holds (what :func:`compare_runs` does once the runs are open)."""
+    leaderboard, paired, shared, present = [], [], [], []
+    for fam in families:
+        rows = _fetch(con, fam.sql)
+        if not rows:
+            continue
+        present.append(fam.family)
+        leaderboard += _leaderboard(fam, rows)
+        paired += _paired(fam, rows)
+        shared += _shared(fam, rows)
+    return leaderboard, paired, shared, present
 
 
 def _value(row: dict, metric: str) -> float | None:
@@ -264,39 +339,102 @@ def _value(row: dict, metric: str) -> float | None:
 
 
 def _leaderboard(fam: FamilyUnits, rows: list[dict]) -> list[tuple]:
+    """Per group, the players ranked by the headline (ties where intervals overlap), each
+    metric's block in that order of players."""
     cells: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
     for r in rows:
         cells[(r["grp"], r["run_id"], r["player"])].append(r)
-    out = []
-    for metric in fam.metrics:
-        block = []
-        for (grp, run_id, player), units in cells.items():
+    stats: dict[tuple[str, str, str], dict[str, tuple]] = defaultdict(dict)
+    for key, units in cells.items():
+        for metric in fam.metrics:
             # Clusters in unit order (as the report's SQL): the seeded interval depends on it.
-            units = sorted((u for u in units if u[f"{metric.name}_n"]), key=lambda u: u["unit"])
-            if not units:
+            kept = sorted((u for u in units if u[f"{metric.name}_n"]), key=lambda u: u["unit"])
+            if not kept:
                 continue
-            sums = np.array([float(u[f"{metric.name}_sum"]) for u in units])
-            counts = np.array([float(u[f"{metric.name}_n"]) for u in units])
+            sums = np.array([float(u[f"{metric.name}_sum"]) for u in kept])
+            counts = np.array([float(u[f"{metric.name}_n"]) for u in kept])
             ci = bootstrap_mean_ci(sums, counts)
-            block.append((fam.family, grp, metric.name, metric.better, run_id, player,
-                          len(units), int(counts.sum()), float(sums.sum() / counts.sum()),
-                          ci[0] if ci else None, ci[1] if ci else None))
-        sign = 1.0 if metric.better == "lower" else -1.0
-        out += sorted(block, key=lambda r: (r[1], sign * r[8], r[4], r[5]))
-    order = {m.name: i for i, m in enumerate(fam.metrics)}
-    return sorted(out, key=lambda r: (r[1], order[r[2]]))  # stable: keeps the ranking
+            stats[key][metric.name] = (len(kept), int(counts.sum()),
+                                       float(sums.sum() / counts.sum()),
+                                       ci[0] if ci else None, ci[1] if ci else None)
+    head = fam.metrics[0]
+    out = []
+    for grp in sorted({k[0] for k in cells}):
+        players = sorted(k for k in cells if k[0] == grp)
+        heads = [stats[k].get(head.name) for k in players]
+        ranks = overlap_ranks([h[3] if h else None for h in heads],
+                              [h[4] if h else None for h in heads],
+                              lower_is_better=head.better == "lower")
+        sign = -1.0 if head.better == "higher" else 1.0
+        order = sorted(range(len(players)), key=lambda i: (
+            ranks[i] is None, ranks[i] or 0,
+            sign * heads[i][2] if heads[i] else 0.0, players[i][1], players[i][2]))
+        for metric in fam.metrics:
+            for i in order:
+                key = players[i]
+                if metric.name not in stats[key]:
+                    continue
+                units, n, mean, low, high = stats[key][metric.name]
+                out.append((fam.family, grp, ranks[i], metric.name, metric.better,
+                            metric.subset.replace(" in both runs", ""), key[1], key[2],
+                            units, n, mean, low, high))
+    return out
+
+
+def paired_rows(labels: Sequence[str], units: Sequence[object],
+                values: dict[str, Sequence[float | None]], metrics: Sequence[Metric],
+                *, seed: int = BOOTSTRAP_SEED) -> list[dict]:
+    """Paired comparisons of every two labels over their shared units, for each metric, with
+    Holm's correction across the metrics of each pair: what ``distbench compare`` prints and
+    what other reports call (e.g. a headline by perturbation: labels = presentations).
+
+    Args:
+        labels: (N,) the player (or condition) of each observation.
+        units: (N,) its pairing unit; one observation per (label, unit).
+        values: metric name -> (N,) the per-unit values (None: no value for that unit, e.g.
+            no valid answer there; such a unit is not shared for that metric).
+        metrics: The metrics, in the order of the rows.
+        seed: Seed of the bootstraps.
+
+    Returns:
+        Dicts with keys metric, subset, a, b, shared, mean_a, mean_b, diff, ci95_low,
+        ci95_high, p, p_holm, verdict, warning.
+    """
+    by: dict[str, dict[str, dict[object, float]]] = {m.name: {} for m in metrics}
+    for m in metrics:
+        for label, unit, value in zip(labels, units, values[m.name], strict=True):
+            if value is not None and np.isfinite(value):
+                by[m.name].setdefault(label, {})[unit] = float(value)
+    out = []
+    for a, b in combinations(sorted(set(labels)), 2):
+        block = []
+        for m in metrics:
+            xa, xb = by[m.name].get(a, {}), by[m.name].get(b, {})
+            common = sorted(set(xa) & set(xb), key=repr)  # the report's order: same intervals
+            if not common:
+                continue
+            d = paired_difference([xa[u] for u in common], [xb[u] for u in common], seed=seed)
+            block.append((m, d))
+        adjusted = holm([d.p_value for _, d in block])
+        for (m, d), p_holm in zip(block, adjusted, strict=True):
+            out.append({
+                "metric": m.name, "subset": m.subset, "a": a, "b": b, "shared": d.n,
+                "mean_a": d.mean_a, "mean_b": d.mean_b, "diff": d.diff,
+                "ci95_low": d.ci_low, "ci95_high": d.ci_high, "p": d.p_value,
+                "p_holm": p_holm, "verdict": verdict(d.n, d.diff, p_holm, m.better),
+                "warning": (f"< {MIN_SHARED_UNITS} units" if d.n < MIN_SHARED_UNITS
+                            else "")})
+    return out
 
 
 def _paired(fam: FamilyUnits, rows: list[dict]) -> list[tuple]:
     out = []
     for grp in sorted({r["grp"] for r in rows}):
         sub = [r for r in rows if r["grp"] == grp]
-        for metric in fam.metrics:
-            values = [_value(r, metric.name) for r in sub]
-            for d in pairwise_differences([player_name(r["run_id"], r["player"]) for r in sub],
-                                          [r["unit"] for r in sub], values):
-                out.append((fam.family, grp, metric.name, d.a, d.b, d.n, d.mean_a, d.mean_b,
-                            d.diff, d.ci_low, d.ci_high, _verdict(d, metric.better)))
+        values = {m.name: [_value(r, m.name) for r in sub] for m in fam.metrics}
+        for d in paired_rows([player_name(r["run_id"], r["player"]) for r in sub],
+                             [r["unit"] for r in sub], values, fam.metrics):
+            out.append((fam.family, grp, *(d[c] for c in PAIRED_COLUMNS[2:])))
     return out
 
 
@@ -315,6 +453,36 @@ def _shared(fam: FamilyUnits, rows: list[dict]) -> list[tuple]:
         out.append((fam.family, player_name(ra, pa_), player_name(rb, pb), ra == rb, total,
                     fam.unit, ", ".join(sorted(groups)) if groups else "(none)"))
     return out
+
+
+def headline_lines(comparison: Comparison, family: str) -> list[str]:
+    """One sentence per paired headline row of ``family``: the difference with its interval
+    (rounded to what it supports), the units it rests on and the corrected verdict."""
+    from distbench.report.headline import interval, rounded
+
+    units = {f.family: f.unit for f in FAMILIES}.get(family, "units")
+    lines = []
+    for row in comparison.paired:
+        r = dict(zip(PAIRED_COLUMNS, row, strict=True))
+        if r["family"] != family or r["metric"] != "quality":
+            continue
+        low, high = r["ci95_low"], r["ci95_high"]
+        warn = (f"; warning: fewer than {MIN_SHARED_UNITS} shared {units}, the interval is "
+                "not to be trusted" if r["shared"] < MIN_SHARED_UNITS else "")
+        lines.append(
+            f"{family} {r['group']}: headline quality {r['a']} {rounded(r['mean_a'], low, high)}"
+            f" vs {r['b']} {rounded(r['mean_b'], low, high)}: difference a - b "
+            f"{rounded(r['diff'], low, high)} {interval(low, high)} (95% paired bootstrap) over "
+            f"{r['shared']} shared {units} ({r['subset']}); Holm-corrected p "
+            f"{format_p(r['p_holm'])}: {r['verdict']}{warn}")
+    return lines
+
+
+def format_p(p: float | None) -> str:
+    """A p-value to two significant digits ('< 0.001' below that)."""
+    if p is None:
+        return "-"
+    return "< 0.001" if p < 0.001 else f"{p:.2g}"
 
 
 def summary_lines(comparison: Comparison) -> list[str]:

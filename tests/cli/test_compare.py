@@ -62,21 +62,38 @@ def test_two_models_on_the_same_seeds_get_paired_differences_with_cis(work):
     out = result.stdout
     assert "matrix: a/dummy:random and b/constant:Action: 1 share 5 games (pure)" in out
     assert "paired comparisons" in out and "ci95_low" in out
+    # the headline first, with the units it rests on, the subset and the correction stated
+    assert out.index("headline differences") < out.index("leaderboard")
+    assert "matrix pure: headline quality a/dummy:random" in out
+    assert "over 5 shared games (all trials)" in out
+    assert "Holm's correction is applied across the 5 metrics" in out
+    assert "warning: fewer than 30 shared games" in out
+    assert "warning: 5 row(s) rest on fewer than 30 shared games" in out
 
     doc = _json(work, "results/a", "results/b")
     paired = {r["metric"]: r for r in doc["paired"]}
-    assert set(paired) == {"exploitability", "nash_gap", "valid_rate"}
+    assert list(paired) == ["quality", "valid_rate", "quality_of_valid", "exploitability",
+                            "nash_gap"]
+    assert {m: r["subset"] for m, r in paired.items()} == {
+        "quality": "all trials", "valid_rate": "all trials",
+        "quality_of_valid": "valid only in both runs",
+        "exploitability": "valid only in both runs", "nash_gap": "valid only in both runs"}
     for r in paired.values():
         assert (r["a"], r["b"], r["group"], r["shared"]) == \
             ("a/dummy:random", "b/constant:Action: 1", "pure", 5)
         assert r["ci95_low"] <= r["diff"] <= r["ci95_high"]
         assert r["diff"] == pytest.approx(r["mean_a"] - r["mean_b"])
         assert r["verdict"] in ("a better", "b better", "no significant difference")
+        assert r["p"] <= r["p_holm"] <= 1 and r["warning"] == "< 30 units"
     assert doc["shared"] == [{"family": "matrix", "a": "a/dummy:random",
                               "b": "b/constant:Action: 1", "same_run": False,
                               "shared": 5, "unit": "games", "groups": "pure"}]
+    heads = [r for r in doc["leaderboard"] if r["metric"] == "quality"]
+    assert doc["leaderboard"][:2] == heads  # ranked by the headline, the components after
+    assert [(r["rank"], -r["mean"]) for r in heads] == sorted((r["rank"], -r["mean"])
+                                                              for r in heads)
     board = [r for r in doc["leaderboard"] if r["metric"] == "exploitability"]
-    assert [r["mean"] for r in board] == sorted(r["mean"] for r in board)  # lower is better
+    assert [r["run_id"] for r in board] == [r["run_id"] for r in heads]  # the headline's order
     assert all(r["units"] == 5 and r["n"] == 15 for r in board)
     assert {r["run_id"]: r["mean"] for r in board} == \
         {"a": pytest.approx(paired["exploitability"]["mean_a"]),

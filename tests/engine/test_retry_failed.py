@@ -45,7 +45,8 @@ def test_retry_failed_sends_only_the_failed_calls_again(tmp_path, max_n):
     with start_server(ServerConfig(port=port, seed=3, fail_500=0.3)) as flaky:
         first = _run(flaky.url, tmp_path, "--max-n", max_n)
         sent_first = _answers(flaky)
-    assert first.returncode == 0, first.stderr
+    assert first.returncode == 3, first.stderr  # ended with failed calls
+    assert "resume with --retry-failed" in first.stderr.strip().splitlines()[-1]
     run = tmp_path / "results" / "r"
     con = open_run(run)
     failed = con.execute("select count(*) from trials where parse_status = 'call_failed'"
@@ -58,7 +59,7 @@ def test_retry_failed_sends_only_the_failed_calls_again(tmp_path, max_n):
     (group,) = json.loads((run / "summary.json").read_text())["groups"]
     assert (group["call_failed"], group["invalid_answers"]) == (failed, 0)  # not the model's
     assert group["invalid_by_status"] == {"call_failed": failed}
-    assert f"failed calls (not the model's) {failed} (--retry-failed" in first.stdout
+    assert f"failed calls (not the model's, left out) {failed} (--retry-failed" in first.stdout
 
     with start_server(ServerConfig(port=port, seed=3)) as healthy:
         second = _run(healthy.url, tmp_path, "--max-n", max_n, "--retry-failed")

@@ -79,8 +79,10 @@ def test_a_model_that_never_answers_scores_as_the_uniform_strategy(tmp_path):
     by = {(r["bucket"], r["mode"]): r for r in summary["groups"]}
     assert (by[("3x3_midVar_mixed", "pure")]["honest_exploitability"]
             > by[("3x3_midVar_mixed", "mixed")]["honest_exploitability"])
+    for r in summary["groups"]:  # the headline: every answer invalid scores 0, not chance
+        assert r["quality"] == 0.0 and r["quality_of_valid"] is None
     printed = format_summary(summary["groups"])
-    assert "honest headline" in printed and "expl. " in printed
+    assert "quality (the headline)" in printed
 
 
 def test_honest_aggregates_equal_the_valid_means_when_every_answer_is_valid(tmp_path):

@@ -141,6 +141,23 @@ def winner_scores(winner: np.ndarray, seat_is_a: np.ndarray) -> np.ndarray:
     return np.where(w == "draw", 0.5, np.where((w == "a") == a, 1.0, 0.0))
 
 
+def game_quality(scores: np.ndarray, invalid: np.ndarray, failed: np.ndarray) -> np.ndarray:
+    """The headline's quality of one seat per game (README, "The headline"): its score (win
+    1, draw 0.5, loss 0) when every answer it gave was valid, 0 when any was invalid (the game
+    is forfeited: an invalid answer, replaced by holds, can change the game in the seat's
+    favour, so only forfeiting keeps "an invalid answer never scores better"), NaN when a
+    model call failed at the server (not the model's: the game is left out).
+
+    Args:
+        scores: (G,) the seat's score per game.
+        invalid: (G,) its invalid reports per game (failed calls not counted).
+        failed: (G,) its reports whose model call failed.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    q = np.where(np.asarray(invalid) > 0, 0.0, s)
+    return np.where(np.asarray(failed) > 0, np.nan, q)
+
+
 def tier_gradient(rows: list[dict]) -> list[dict]:
     """Per pair of agents (higher tier first), the higher tier's score rate with its CI.
 

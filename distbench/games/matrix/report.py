@@ -27,17 +27,20 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
     from distbench.report import figures
 
     sec = doc.section("Matrix games")
-    sec.text("Nash gap = best-response payoff minus the answer's payoff against the Nash "
-             "opponent; exploitability = what a best-responding opponent takes from the answer. "
-             "Both in the game's payoff units, lower is better; statistics over valid answers, "
-             "except the honest figures: over all trials, an invalid answer scored as chance on "
-             "its game (the uniform strategy). For mixed buckets and gap-degenerate games read "
-             "exploitability (the headline): a maximin player has gap 0 there while exploitable.")
+    sec.text("The headline is quality: per answer, 1 - exploitability / the worst pure "
+             "action's exploitability on its game (1 = unexploitable, 0 = the worst pure "
+             "action), an invalid answer 0, over the answered trials (calls that failed at the "
+             "server are left out and counted as missing); it equals the valid rate x the "
+             "quality of valid answers and compares across modes. Nash gap = best-response "
+             "payoff minus the answer's payoff against the Nash opponent; exploitability = what "
+             "a best-responding opponent takes from the answer: both in the game's payoff "
+             "units, lower is better, over valid answers; the older honest figures score an "
+             "invalid answer as chance on its game (the uniform strategy).")
     board = _leaderboard(con)
-    sec.table(Table("matrix_leaderboard", "Leaderboard: honest exploitability per mode",
+    sec.table(Table("matrix_leaderboard", "Leaderboard: the headline (quality) per mode",
                     list(board[0]) if board else [], [tuple(r.values()) for r in board],
-                    note="Ranked by the honest exploitability (all trials; an invalid answer "
-                         "scores as chance); models whose 95% intervals overlap share a rank "
+                    note="Ranked by quality (higher is better; an invalid answer 0, failed "
+                         "calls left out); models whose 95% intervals overlap share a rank "
                          "(queries/leaderboard.sql)."))
     groups = records(con, "matrix_groups")
     sec.table(Table("matrix_groups", "Per bucket x model x mode",
@@ -104,12 +107,14 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
     valid = [(f"{label(r)} {r['mode']}", r) for r in groups]
     by_model_mode: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     for lab, r in valid:
-        by_model_mode[lab][0] += r["valid_rate"] * r["trials"]
-        by_model_mode[lab][1] += r["trials"]
+        answered = r["trials"] - (r.get("missing") or 0)  # failed calls are not the model's
+        by_model_mode[lab][0] += (r["valid_rate"] or 0.0) * answered
+        by_model_mode[lab][1] += answered
     if by_model_mode:
         labels = sorted(by_model_mode)
         sec.figure(Figure("matrix_valid_rate", "Valid-answer rate per model x mode", figures.bars(
-            labels, [by_model_mode[k][0] / by_model_mode[k][1] for k in labels],
+            labels, [by_model_mode[k][0] / by_model_mode[k][1] if by_model_mode[k][1] else None
+                     for k in labels],
             title="Valid-answer rate per model x mode", ylabel="valid answers (share, 0-1)",
             ns=[int(by_model_mode[k][1]) for k in labels], ylim=(0, 1.1))))
 
@@ -185,25 +190,25 @@ def _invariance_table(sec, summary: list[dict]) -> None:
              "presentation (1 = invariant; position_only_consistency: what answering by "
              "position alone scores, the presentation's chance level). Position-1 bias: 0 = "
              "the first label is chosen as often as the model's base answers predict, 1 = "
-             "always. headline_diff: the honest headline score under the presentation minus "
+             "always. headline_diff: the headline quality under the presentation minus "
              "the base's, paired over games. 95% bootstrap intervals over games."))
 
 
 def _headline_figure(sec, summary: list[dict]) -> None:
-    """Per bucket x mode, each model's headline (honest) metric with its 95% bootstrap CI
-    (the run summary's figures: the same numbers as summary.json)."""
+    """Per bucket x mode, each model's headline (quality: an invalid answer 0, failed calls left
+    out) with its 95% bootstrap CI (the run summary's figures: the same numbers as
+    summary.json)."""
     from distbench.report import figures
 
     rows = []
     for r in summary:
-        key = ("honest_exploitability" if r.get("headline_metric") == "exploitability"
-               else "honest_nash_gap")
-        ci = r.get(f"{key}_ci95") or [None, None]
-        name = "exploitability" if key == "honest_exploitability" else "Nash gap"
-        rows.append((f"{r['bucket']} {r['mode']} ({name})", f"{r['provider']}:{r['model']}",
-                     r.get(key), ci[0], ci[1], r["total_trials"]))
-    sec.figure(Figure("matrix_headline", "Headline metric per bucket and model",
+        if r.get("quality") is None:
+            continue  # nothing answered: no headline
+        ci = r.get("quality_ci95") or [None, None]
+        rows.append((f"{r['bucket']} {r['mode']}", f"{r['provider']}:{r['model']}",
+                     r["quality"], ci[0], ci[1], r["answered_trials"]))
+    sec.figure(Figure("matrix_headline", "Headline (quality) per bucket and model",
                       figures.dot_intervals(
-                          rows, title="Honest headline per bucket x mode (95% bootstrap CI)",
-                          xlabel="payoff units, lower is better (an invalid answer scores as "
-                                 "chance)")))
+                          rows, title="Headline quality per bucket x mode (95% bootstrap CI)",
+                          xlabel="quality 0-1, higher is better (1 - exploitability / the "
+                                 "worst pure action's; an invalid answer 0)")))

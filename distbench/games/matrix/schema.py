@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from distbench.report.headline import QUALITY_TOLERANCE
 from distbench.store.fields import column as _f
 
 _F64 = pa.float64()
@@ -22,6 +23,8 @@ UNIFORM_EXPLOITABILITY = ("greatest(0.0, value - list_min(list_transform(range(1
                           "+ 1), lambda j: list_avg(list_transform(payoff, lambda r: r[j])))))")
 UNIFORM_PURE_EXPLOITABILITY = ("greatest(0.0, list_avg(list_transform(payoff, "
                                "lambda r: value - list_min(r))))")
+WORST_PURE_EXPLOITABILITY = ("greatest(0.0, list_max(list_transform(payoff, "
+                             "lambda r: value - list_min(r))))")
 
 GAMES = pa.schema(
     [
@@ -63,6 +66,11 @@ GAMES = pa.schema(
            "min_j U_ij) (>= uniform_exploitability); what an invalid answer scores in pure "
            "mode (computed by the view, not stored).", False,
            derived=UNIFORM_PURE_EXPLOITABILITY),
+        _f("worst_pure_exploitability", _F64,
+           "Exploitability of the worst pure action: max_i (value - min_j U_ij), the largest "
+           "exploitability of any answer (exploitability is convex); quality = 1 - "
+           "exploitability / this (computed by the view, not stored).", False,
+           derived=WORST_PURE_EXPLOITABILITY),
     ]
 )
 
@@ -176,23 +184,36 @@ PERTURB_TRIALS = _perturbed_trials()
 TABLES: dict[str, pa.Schema] = {"games": GAMES, "trials": TRIALS, "game_scores": GAME_SCORES,
                                 "perturb_trials": PERTURB_TRIALS}
 
+# The per-trial quality in [0, 1] (README, "The headline"): 1 - exploitability / the worst pure
+# action's exploitability on the game, 1 for any valid answer on a game whose every action is
+# optimal; an invalid answer 0; a failed call NULL (not the model's: left out).
+QUALITY_EXPR = f"""
+       CASE WHEN t.parse_status = 'call_failed' THEN NULL
+            WHEN t.parse_status <> 'ok' THEN 0.0
+            WHEN g.worst_pure_exploitability <= {QUALITY_TOLERANCE} THEN 1.0
+            ELSE greatest(0.0, least(1.0, 1.0 - t.exploitability / g.worst_pure_exploitability))
+       END"""
+QUALITY_SQL = QUALITY_EXPR + " AS quality"
+
 SCORED_SQL = """
 SELECT t.*,
        CASE WHEN t.parse_status = 'ok' THEN t.nash_gap ELSE g.uniform_nash_gap END
            AS honest_gap,
        CASE WHEN t.parse_status = 'ok' THEN t.exploitability
             WHEN t.mode = 'pure' THEN g.uniform_pure_exploitability
-            ELSE g.uniform_exploitability END AS honest_expl
+            ELSE g.uniform_exploitability END AS honest_expl,
+       t.parse_status <> 'call_failed' AS answered,""" + QUALITY_SQL + """
 FROM trials AS t
 LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
-                           uniform_pure_exploitability FROM games) AS g
+                           uniform_pure_exploitability, worst_pure_exploitability FROM games) AS g
     USING (run_id, game_id)
 WHERE t.family = 'matrix'
 """
 
 VIEWS: dict[str, tuple[str, tuple[str, ...]]] = {"matrix_scored": (SCORED_SQL, ("trials", "games"))}
-"""``matrix_scored``: the matrix trials with their honest scores, ``honest_gap`` and
-``honest_expl``: an invalid answer scores as chance on its game (``games.uniform_*``: the
-uniform strategy; in pure mode a uniformly random pure action's expected exploitability).
-Every query of the honest figures reads it (README, "Metrics (matrix)")."""
-
+"""``matrix_scored``: the matrix trials with their scores. The headline's ``quality`` (in
+[0, 1]: 1 - exploitability / the game's worst pure exploitability for a valid answer, 0 for an
+invalid one, NULL for a failed call, which is not the model's) and ``answered`` (the call did
+not fail); the older honest scores ``honest_gap`` and ``honest_expl`` (an invalid answer
+scores as chance on its game: ``games.uniform_*``). Every query of the headline reads it
+(README, "The headline")."""

@@ -6,19 +6,25 @@ in the seed tool. ``gap_ratio`` = mean nash_gap / mean |br_value|. The 95% confi
 of the mean gap is a percentile bootstrap that resamples whole games (the trials of one game
 share its payoffs, so they are not independent), with a fixed seed so it is reproducible.
 
-**Honest aggregates** (a model cannot improve them by failing to answer): ``honest_nash_gap``
-and ``honest_exploitability`` are means over *all* trials, where an invalid answer (any
-parse_status but 'ok', call failures included) scores what answering at random scores in
-expectation on that game: the uniform strategy's gap (``games.uniform_nash_gap``, also the
-expected gap of a uniformly random pure action, the gap being linear in the strategy) and, for
-exploitability, the uniform mixed strategy's in mixed and logprob modes
-(``games.uniform_exploitability``) and the expected exploitability of a uniformly random pure
-action in pure mode (``games.uniform_pure_exploitability``, larger: exploitability is convex).
-So a model that fails scores like a coin flip, never better. Their 95% intervals are the same
-bootstrap over games. ``headline_metric`` names the honest aggregate to read first:
-``exploitability`` for mixed buckets and for groups with gap-degenerate games (a maximin
-player has gap 0 on every mixed game while being exploitable), ``nash_gap`` otherwise;
-``degenerate_game_share`` is the share of the group's games whose gap is degenerate.
+**The headline** (README, "The headline"): ``quality``, the mean over the answered trials of
+each trial's quality in [0, 1]: 1 - exploitability / the worst pure action's exploitability on
+its game (``games.worst_pure_exploitability``; 1 for any valid answer on a game whose every
+action is optimal), an invalid answer 0, so no failure ever scores better than a valid answer
+and modes compare. Calls that failed at the server are not the model's: they are left out of
+every figure (``missing_trials`` counts them; ``valid_rate`` is valid / answered). Beside it
+``valid_rate`` and ``quality_of_valid`` (headline = valid_rate x quality_of_valid), each with
+a bootstrap 95% interval over games; with nothing answered all three are None.
+
+**Honest aggregates** (the previous headline, kept for queries that read them):
+``honest_nash_gap`` and ``honest_exploitability`` are means over the answered trials, where an
+invalid answer scores what answering at random scores in expectation on that game: the
+uniform strategy's gap (``games.uniform_nash_gap``) and, for exploitability, the uniform mixed
+strategy's in mixed and logprob modes (``games.uniform_exploitability``) and the expected
+exploitability of a uniformly random pure action in pure mode
+(``games.uniform_pure_exploitability``). Their 95% intervals are the same bootstrap over
+games. ``headline_metric`` names the honest aggregate to read of those two:
+``exploitability`` for mixed buckets and for groups with gap-degenerate games, ``nash_gap``
+otherwise; ``degenerate_game_share`` is the share of the group's games whose gap is degenerate.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import numpy as np
 
 from distbench.games.matrix.buckets import UnknownBucketError, get_bucket
 from distbench.report.bootstrap import Offload, start_bootstrap_ci
+from distbench.report.headline import QUALITY_TOLERANCE, interval, rounded
 
 GROUP_KEYS: tuple[str, ...] = ("bucket", "provider", "model", "tier", "mode")
 
@@ -68,8 +75,13 @@ _MEANS = ", ".join(
 
 _GAMES_SQL = """
 WITH """ + _MERGED_SQL.format(means=_MEANS) + """,
+failed AS (
+    SELECT bucket, provider, model, tier, mode, game_id, count(*) AS failed
+    FROM trials WHERE family = 'matrix' AND parse_status = 'call_failed' GROUP BY ALL
+),
 per_game AS (
     SELECT s.bucket, s.provider, s.model, s.tier, s.mode, s.game_id, s.trials AS n, s.valid AS nv,
+           coalesce(f.failed, 0) AS nf,
            coalesce(s.mean_nash_gap * s.valid, 0) AS s, s.var_nash_gap AS v,
            s.min_nash_gap AS lo, s.max_nash_gap AS hi,
            s.mean_llm_value * s.valid AS s_llm, s.mean_br_value * s.valid AS s_br,
@@ -77,9 +89,14 @@ per_game AS (
            s.mean_label_mass AS lm, s.gap_degenerate AS deg,
            {honest}
     FROM merged AS s{join}
+    LEFT JOIN failed AS f
+        ON f.bucket = s.bucket AND f.provider = s.provider
+       AND f.model = s.model AND f.tier IS NOT DISTINCT FROM s.tier AND f.mode = s.mode
+       AND f.game_id = s.game_id
 )
 SELECT bucket, provider, model, tier, mode,
        count(*) AS num_games, max(n) AS per_game, sum(n) AS total, sum(nv) AS valid,
+       sum(nf) AS failed,
        avg(CASE WHEN deg THEN 1.0 ELSE 0.0 END) AS deg_share,
        list(s ORDER BY game_id) AS sums, list(nv ORDER BY game_id) AS counts,
        list(coalesce(v, 0) ORDER BY game_id) AS variances,
@@ -91,24 +108,35 @@ SELECT bucket, provider, model, tier, mode,
        sum(lm ORDER BY game_id) AS sum_lm, count(lm) AS n_lm,
        list(h_gap ORDER BY game_id) AS honest_gap_sums,
        list(h_expl ORDER BY game_id) AS honest_expl_sums,
-       list(n ORDER BY game_id) AS trial_counts
+       list(q ORDER BY game_id) AS quality_sums,
+       list(n - nf ORDER BY game_id) AS answered_counts
 FROM per_game GROUP BY ALL
 ORDER BY bucket, provider, model, tier NULLS FIRST, mode
 """
 
-# Per game, the sums over all trials with an invalid answer scored as chance (see the module
-# docstring); NULL when the run has no games table to read the chance baselines from.
-HONEST_SUMS_SQL = """
-    coalesce(s.mean_nash_gap * s.valid, 0) + (s.trials - s.valid) * g.uniform_nash_gap AS h_gap,
-    coalesce(s.mean_exploitability * s.valid, 0) + (s.trials - s.valid)
+# Per game, the sums over its answered trials (failed calls left out: not the model's):
+# the headline's quality (an invalid answer 0; a valid one 1 - exploitability / the game's
+# worst pure exploitability, linear in the trial's exploitability, so the sum comes from the
+# game's mean exploitability) and the older honest sums (an invalid answer scored as chance).
+# NULL when the run has no games table to read the baselines from.
+HONEST_SUMS_SQL = f"""
+    coalesce(s.mean_nash_gap * s.valid, 0) + (s.trials - s.valid - coalesce(f.failed, 0))
+        * g.uniform_nash_gap AS h_gap,
+    coalesce(s.mean_exploitability * s.valid, 0) + (s.trials - s.valid - coalesce(f.failed, 0))
         * CASE WHEN s.mode = 'pure' THEN g.uniform_pure_exploitability
-               ELSE g.uniform_exploitability END AS h_expl
+               ELSE g.uniform_exploitability END AS h_expl,
+    CASE WHEN g.worst_pure_exploitability IS NULL THEN NULL
+         WHEN s.valid = 0 THEN 0.0
+         WHEN g.worst_pure_exploitability <= {QUALITY_TOLERANCE} THEN CAST(s.valid AS DOUBLE)
+         ELSE greatest(0.0, least(s.valid, s.valid - s.mean_exploitability * s.valid
+                                               / g.worst_pure_exploitability)) END AS q
 """
 _GAMES_JOIN = """
     LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
-                               uniform_pure_exploitability FROM games) AS g
+                               uniform_pure_exploitability, worst_pure_exploitability
+               FROM games) AS g
         USING (run_id, game_id)"""
-_NO_GAMES = "NULL::DOUBLE AS h_gap, NULL::DOUBLE AS h_expl"
+_NO_GAMES = "NULL::DOUBLE AS h_gap, NULL::DOUBLE AS h_expl, NULL::DOUBLE AS q"
 
 _VALID_TRIALS = "FROM trials WHERE family = 'matrix' AND parse_status = 'ok'"
 _MEDIANS_SQL = (f"SELECT bucket, provider, model, tier, mode, median(nash_gap) AS median_gap "
@@ -178,9 +206,15 @@ def matrix_summary(con: duckdb.DuckDBPyConnection,
     groups = [dict(zip(columns, row, strict=True)) for row in result.fetchall()]
     cis = [start_bootstrap_ci(r["sums"], r["counts"], offload) if r["valid"] else None
            for r in groups]
-    honest_cis = [tuple(start_bootstrap_ci(r[key], r["trial_counts"], offload)
+    honest_cis = [tuple(start_bootstrap_ci(r[key], r["answered_counts"], offload)
                         if _known(r[key]) else None
                         for key in ("honest_gap_sums", "honest_expl_sums")) for r in groups]
+    # The headline (quality over answered trials), the valid rate, the quality of valid answers.
+    head_cis = [tuple(start_bootstrap_ci(r[sums], r[counts], offload)
+                      if _known(r["quality_sums"]) else None
+                      for sums, counts in (("quality_sums", "answered_counts"),
+                                           ("counts", "answered_counts"),
+                                           ("quality_sums", "counts"))) for r in groups]
     if any(r["valid"] > MEDIAN_IN_MEMORY for r in groups):
         medians = {}
         for r in groups:
@@ -194,7 +228,7 @@ def matrix_summary(con: duckdb.DuckDBPyConnection,
     for row in con.execute(_INVALID_SQL).fetchall():
         invalid.setdefault(tuple(row[:5]), {})[row[5]] = int(row[6])
     records = []
-    for r, ci, (gap_ci, expl_ci) in zip(groups, cis, honest_cis, strict=True):
+    for r, ci, (gap_ci, expl_ci), heads in zip(groups, cis, honest_cis, head_cis, strict=True):
         key = tuple(r[k] for k in GROUP_KEYS)
         r["median_gap"] = medians.get(key)
         record = _record(r, ci() if ci else None)
@@ -202,10 +236,31 @@ def matrix_summary(con: duckdb.DuckDBPyConnection,
         record["call_failed"] = statuses.get("call_failed", 0)
         record["invalid_answers"] = sum(n for st, n in statuses.items() if st != "call_failed")
         record["invalid_by_status"] = statuses
+        record.update(_headline(r, [h() if h else None for h in heads]))
         record.update(_honest(r, gap_ci() if gap_ci else None, expl_ci() if expl_ci else None))
         records.append(record)
     add_invariance(con, records)
     return records
+
+
+def _headline(r: dict[str, Any], cis: list[tuple[float, float] | None]) -> dict[str, Any]:
+    """The headline of a group (README, "The headline"): ``quality``, the mean quality over the
+    answered trials (an invalid answer 0, failed calls left out), ``valid_rate`` (valid /
+    answered) and ``quality_of_valid``, each with its bootstrap interval over games; None
+    (no interval) when nothing was answered or the run has no games table."""
+    answered = int(sum(r["answered_counts"]))
+    valid = int(r["valid"])
+    known = _known(r["quality_sums"]) and answered > 0
+    total_q = math.fsum(r["quality_sums"]) if known else None
+    values = (total_q / answered if known else None,
+              valid / answered if answered else None,
+              total_q / valid if known and valid else None)
+    out: dict[str, Any] = {"answered_trials": answered, "missing_trials": int(r["failed"])}
+    for name, value, ci in zip(("quality", "valid_rate", "quality_of_valid"), values, cis,
+                               strict=True):
+        out[name] = _num(value) if value is not None else None
+        out[f"{name}_ci95"] = [_num(ci[0]), _num(ci[1])] if value is not None and ci else None
+    return out
 
 
 def _known(values: list[float | None] | None) -> bool:
@@ -226,7 +281,7 @@ def headline_metric(bucket: str, degenerate_share: float) -> str:
 def _honest(r: dict[str, Any], gap_ci: tuple[float, float] | None,
             expl_ci: tuple[float, float] | None) -> dict[str, Any]:
     """The honest aggregates of a group (module docstring), with their intervals."""
-    total = float(sum(r["trial_counts"]))
+    total = float(sum(r["answered_counts"]))
     out: dict[str, Any] = {"headline_metric": headline_metric(r["bucket"], float(r["deg_share"]))}
     for name, key, ci in (("honest_nash_gap", "honest_gap_sums", gap_ci),
                           ("honest_exploitability", "honest_expl_sums", expl_ci)):
@@ -245,7 +300,6 @@ def _record(r: dict[str, Any], ci: tuple[float, float] | None) -> dict[str, Any]
         num_trials_per_game=int(r["per_game"]),
         total_trials=total,
         valid_trials=valid,
-        valid_rate=valid / total if total else None,
         degenerate_game_share=float(r["deg_share"]),
         mean_label_mass=float(r["sum_lm"] / r["n_lm"]) if r["n_lm"] else None,
     )
@@ -283,13 +337,14 @@ _STAT_KEYS = (
 
 
 def format_summary(records: list[dict[str, Any]]) -> str:
-    """A compact plain-text table of summary records for the terminal: the honest headline
-    (over all trials, an invalid answer scored as chance) first, then the figures over the
-    valid answers and the share of gap-degenerate games."""
+    """A compact plain-text table of summary records for the terminal: the headline first
+    (mean quality over the answered trials, an invalid answer 0, failed calls left out) with
+    its interval, then its components (valid rate, quality of the valid answers) and the
+    figures over the valid answers; numbers rounded to what their intervals support."""
     if not records:
         return "no trials"
-    header = ["bucket", "model", "mode", "games", "trials", "valid", "honest headline",
-              "95% CI", "mean gap", "95% CI", "median", "mean expl.", "degenerate"]
+    header = ["bucket", "model", "mode", "games", "trials", "missing", "quality", "95% CI",
+              "valid", "quality of valid", "mean gap", "mean expl.", "degenerate"]
     masses = any(r.get("mean_label_mass") is not None for r in records)
     if masses:
         header.append("label mass")
@@ -298,20 +353,18 @@ def format_summary(records: list[dict[str, Any]]) -> str:
     def fmt(x: float | None) -> str:
         return "-" if x is None else f"{x:.4g}"
 
-    def interval(ci: list[float] | None) -> str:
-        return "-" if not ci or ci[0] is None else f"[{ci[0]:.4g}, {ci[1]:.4g}]"
+    def with_ci(r: dict[str, Any], key: str) -> tuple[str, str]:
+        ci = r.get(f"{key}_ci95") or [None, None]
+        return rounded(r.get(key), *ci), interval(*ci)
 
     for r in records:
-        metric = r.get("headline_metric", "nash_gap")
-        key = "honest_exploitability" if metric == "exploitability" else "honest_nash_gap"
-        name = "expl." if metric == "exploitability" else "gap"
+        quality, quality_ci = with_ci(r, "quality")
+        valid, _ = with_ci(r, "valid_rate")
+        of_valid, _ = with_ci(r, "quality_of_valid")
         rows.append([
             r["bucket"], f"{r['provider']}:{r['model']}", r["mode"], str(r["num_games"]),
-            str(r["total_trials"]), f"{100 * (r['valid_rate'] or 0):.1f}%",
-            "-" if r.get(key) is None else f"{name} {fmt(r[key])}",
-            interval(r.get(f"{key}_ci95")),
-            fmt(r["mean_nash_gap"]), interval(r.get("nash_gap_ci95")),
-            fmt(r["median_nash_gap"]), fmt(r["mean_exploitability"]),
+            str(r["total_trials"]), str(r.get("missing_trials", 0)), quality, quality_ci,
+            valid, of_valid, fmt(r["mean_nash_gap"]), fmt(r["mean_exploitability"]),
             f"{100 * r['degenerate_game_share']:.0f}%",
         ])
         if masses:
@@ -321,17 +374,21 @@ def format_summary(records: list[dict[str, Any]]) -> str:
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
     for r in records:
+        name = f"{r['bucket']} {r['provider']}:{r['model']} {r['mode']}"
         statuses = r.get("invalid_by_status") or {}
+        if not r.get("answered_trials"):
+            lines.append(f"{name}: no answer (every call failed): no headline")
         if statuses:
             answers = ", ".join(f"{st} {n}" for st, n in statuses.items() if st != "call_failed")
             failed = r.get("call_failed", 0)
-            lines.append(f"{r['bucket']} {r['provider']}:{r['model']} {r['mode']}: invalid "
-                         f"answers (the model's) {r.get('invalid_answers', 0)}"
-                         f"{': ' + answers if answers else ''}; failed calls (not the model's) "
-                         f"{failed}{' (--retry-failed plays them again)' if failed else ''}")
-    lines.append("honest headline: over all trials, an invalid answer scored as chance (the "
-                 "uniform strategy); exploitability for mixed buckets and gap-degenerate games. "
-                 "mean gap, median, mean expl.: over valid answers only.")
+            lines.append(f"{name}: invalid answers (the model's, quality 0) "
+                         f"{r.get('invalid_answers', 0)}{': ' + answers if answers else ''}; "
+                         f"failed calls (not the model's, left out) {failed}"
+                         f"{' (--retry-failed plays them again)' if failed else ''}")
+    lines.append("quality (the headline): 1 - exploitability / the worst pure action's "
+                 "exploitability on the game, an invalid answer 0, over the answered trials "
+                 "(missing: failed calls, left out); = valid x quality of valid. mean gap, "
+                 "mean expl.: over valid answers only.")
     lines += format_invariance(records)
     return "\n".join(lines)
 
@@ -341,15 +398,13 @@ def format_summary(records: list[dict[str, Any]]) -> str:
 # ``distbench.games.answers.invariance``; the per-trial score compared across presentations
 # is :func:`presentation_score_sql`'s.
 
-def presentation_score_sql(metric: str) -> str:
+def presentation_score_sql() -> str:
     """The per-trial score compared across presentations (SQL over a trial ``t`` and its
-    game's chance baselines ``g``): today the honest headline aggregate of the group
-    (``exploitability`` or ``nash_gap``: a valid answer's own, an invalid one scored as
-    chance, as in ``matrix_scored``). The one place to re-point when the headline changes."""
-    if metric == "exploitability":
-        return ("CASE WHEN t.parse_status = 'ok' THEN t.exploitability WHEN t.mode = 'pure' "
-                "THEN g.uniform_pure_exploitability ELSE g.uniform_exploitability END")
-    return "CASE WHEN t.parse_status = 'ok' THEN t.nash_gap ELSE g.uniform_nash_gap END"
+    game ``g``): the headline quality (``matrix_scored``'s: an invalid answer 0, a failed call
+    NULL, so left out)."""
+    from distbench.games.matrix.schema import QUALITY_EXPR
+
+    return QUALITY_EXPR
 
 
 _PRESENTED_SQL = """
@@ -363,8 +418,7 @@ FROM (SELECT run_id, game_id, mode, trial, 'none' AS presentation, decision, str
       SELECT run_id, game_id, mode, trial, presentation, decision, strategy, position,
              row_order, parse_status, nash_gap, exploitability, bucket, provider, model, tier
       FROM perturb_trials WHERE family = 'matrix') AS t
-LEFT JOIN (SELECT DISTINCT run_id, game_id, uniform_nash_gap, uniform_exploitability,
-                           uniform_pure_exploitability FROM games) AS g
+LEFT JOIN (SELECT DISTINCT run_id, game_id, worst_pure_exploitability FROM games) AS g
     USING (run_id, game_id)
 WHERE t.bucket = ? AND t.provider = ? AND t.model = ? AND t.tier IS NOT DISTINCT FROM ?
       AND t.mode = ?
@@ -389,11 +443,10 @@ def add_invariance(con: duckdb.DuckDBPyConnection, records: list[dict[str, Any]]
     if con.execute("SELECT count(*) FROM (SELECT 1 FROM perturb_trials LIMIT 1)").fetchone()[0] == 0:
         return  # no presentation played: no scan of the trials
     for record in records:
-        metric = record.get("headline_metric", "nash_gap")
-        sql = _PRESENTED_SQL.format(score=presentation_score_sql(metric))
+        sql = _PRESENTED_SQL.format(score=presentation_score_sql())
         rows = con.execute(sql, [record[k] for k in GROUP_KEYS]).fetchall()
         if any(r[1] != "none" for r in rows):
-            record["perturbation"] = invariance_of_rows(rows, record["mode"], metric)
+            record["perturbation"] = invariance_of_rows(rows, record["mode"], "quality")
 
 
 def invariance_of_rows(rows: list[tuple], mode: str, metric: str) -> list[dict[str, Any]]:
@@ -477,7 +530,8 @@ def format_invariance(records: list[dict[str, Any]]) -> list[str]:
         entries = r.get("perturbation")
         if not entries:
             continue
-        name = "expl." if entries[0]["headline_metric"] == "exploitability" else "gap"
+        name = {"exploitability": "expl.", "nash_gap": "gap"}.get(entries[0]["headline_metric"],
+                                                                 entries[0]["headline_metric"])
         lines.append(f"invariance, {r['bucket']} {r['provider']}:{r['model']} {r['mode']} "
                      f"(against the base presentation, paired over games):")
         header = ["presentation", "games", "valid", "consistency", "95% CI", "position-only",
