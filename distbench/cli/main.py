@@ -35,7 +35,19 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from distbench.cli import check, compare, export, fog, query, report, run, serve, sweep, view
+    from distbench.cli import (
+        check,
+        compare,
+        export,
+        fog,
+        query,
+        report,
+        rescore,
+        run,
+        serve,
+        sweep,
+        view,
+    )
 
     cli.add_command(run.run)
     cli.add_command(query.query)
@@ -47,6 +59,7 @@ def _register() -> None:
     cli.add_command(fog.fog)
     cli.add_command(report.report)
     cli.add_command(view.view)
+    cli.add_command(rescore.rescore)
     from distbench.cli.options import bound_all_numbers
 
     bound_all_numbers(cli)

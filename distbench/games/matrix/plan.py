@@ -397,4 +397,5 @@ FAMILY = register(Family(
     views=VIEWS,
     modes=MODES,
     viewer="distbench.games.matrix.viewer:view",
+    rescore="distbench.games.matrix.rescore:rescore",
 ))

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from distbench.games.answers.logprob import DEFAULT_CUE, read_strategies
-from distbench.games.answers.parse import ParseStatus, parse_mixed, parse_pure
+from distbench.games.answers.parse import PARSER_VERSION, ParseStatus, parse_mixed, parse_pure
 from distbench.games.base import ShardResult, derive_seed
 from distbench.games.matrix.generate import game_ids, generate_games, has_saddle_point
 from distbench.games.matrix.plan import Shard
@@ -310,6 +310,7 @@ def play_mode(
         "parse_status": statuses,
         "parse_detail": details,
         "raw_text": raw,
+        "parser_version": _repeat(PARSER_VERSION, total),
         "llm_value": nullable(scores.llm_value),
         "br_value": nullable(scores.br_value),
         "nash_gap": nullable(scores.nash_gap),
