@@ -29,7 +29,7 @@ from distbench.games.fog.plan import FogShard
 from distbench.games.fog.play import GameSession
 from distbench.games.fog.rules import Event, format_order
 from distbench.games.fog.schema import FOG_EVENTS, FOG_GAMES, FOG_REPORTS
-from distbench.games.fog.text import LLMAgent
+from distbench.games.fog.text import PARSER_VERSION, LLMAgent
 from distbench.llm.base import Backend, BackendSpec, Request, Response
 from distbench.llm.calls import calls_table
 
@@ -163,6 +163,8 @@ def _tables(shard: FogShard, sessions: list[GameSession]) -> tuple[pa.Table, pa.
                 reports["report_status"].append(r.report.status)
                 reports["raw_text"].append(r.report.raw_text)
                 reports["call_id"].append(r.call_id)
+                reports["parser_version"].append(
+                    PARSER_VERSION if isinstance(s.agents[p], LLMAgent) else None)
                 reports["game_id"].append(s.game_id)
                 scored = _prediction_columns(reports, r, own_objective.get((r.turn, 1 - p), ""))
                 act_probs += scored[0]
@@ -188,6 +190,9 @@ def _tables(shard: FogShard, sessions: list[GameSession]) -> tuple[pa.Table, pa.
             "sovereign_b": g.sovereign[1], "survivors_a": sum(g.alive[0]),
             "survivors_b": sum(g.alive[1]), "surviving_power_a": g.total_power(0),
             "surviving_power_b": g.total_power(1),
+            "parser_version": (PARSER_VERSION if any(isinstance(a, LLMAgent) for a in s.agents)
+                               else None),
+            "diverged_at": None,
         }.items():
             games[name].append(value)
         for p in (0, 1):

@@ -47,6 +47,13 @@ from distbench.games.fog.agents import (
 from distbench.games.fog.rules import DIRS, HOLD, Observation, Order, format_order
 from distbench.llm.base import Request, Response
 
+PARSER_VERSION = "fog.1"
+"""The version of :func:`parse_answer` (an LLM agent's answer read into orders and a report),
+stored with every report it read (``fog_reports.parser_version``). Bump the number when a
+change can change what some text reads as (orders, beliefs, predictions, status); a refactor
+that keeps every output does not. ``distbench rescore`` re-reads stored answers with the
+current version."""
+
 SYSTEM = (
     "You command forces in a two-player grid war game with hidden powers. Reply with one JSON "
     "object only."
@@ -344,5 +351,5 @@ class LLMAgent(Agent):
         raise NotImplementedError("LLM agents are driven by the runner (batched per turn)")
 
 
-__all__ = ["DIRS", "LLMAgent", "MockLLMAgent", "answer_json", "build_request", "parse_answer",
+__all__ = ["DIRS", "PARSER_VERSION", "LLMAgent", "MockLLMAgent", "answer_json", "build_request", "parse_answer",
            "parse_order", "render_observation"]
