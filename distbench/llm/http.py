@@ -153,6 +153,26 @@ def parse_body(style: str, data: Any) -> tuple[str, int | None, int | None, tupl
     return text, usage.get("prompt_tokens"), usage.get("completion_tokens"), top
 
 
+def reasoning_of(style: str, data: Any) -> tuple[str | None, int | None]:
+    """(reasoning text, reasoning tokens) a provider returned beside the answer: the first
+    choice's ``message.reasoning_content`` (chat) and ``usage.completion_tokens_details.
+    reasoning_tokens``; None for what is absent or not of the right type (never an error)."""
+    if not isinstance(data, dict):
+        return None, None
+    text = None
+    choices = data.get("choices")
+    if style != "completion" and isinstance(choices, list) and choices:
+        message = choices[0].get("message") if isinstance(choices[0], dict) else None
+        value = message.get("reasoning_content") if isinstance(message, dict) else None
+        text = value if isinstance(value, str) else None
+    usage = data.get("usage")
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    tokens = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    if isinstance(tokens, bool) or not isinstance(tokens, int):
+        tokens = None
+    return text, tokens
+
+
 def choice_texts(style: str, data: Any) -> tuple[str, ...]:
     """The text of every choice of a response body, in the order of their ``index`` (a
     request with ``n`` gets ``n`` choices from a server that takes it)."""
@@ -400,6 +420,7 @@ class OpenAICompatibleBackend(Backend):
                         try:
                             data = asked_for(req, resp.json())
                             text, p_tok, c_tok, top = parse_body(style, data)
+                            reasoning, r_tok = reasoning_of(style, data)
                             texts = choice_texts(style, data) if req.n > 1 else None
                         except (ValueError, BadBody) as exc:
                             error = self._scrub(f"bad response body: {str(exc)[:200]}")
@@ -411,7 +432,8 @@ class OpenAICompatibleBackend(Backend):
                             return Response(
                                 text=text, status="ok", http_status=status, attempts=attempts,
                                 prompt_tokens=p_tok, completion_tokens=c_tok, logprobs=top,
-                                texts=texts, **timings(),
+                                texts=texts, reasoning=reasoning, reasoning_tokens=r_tok,
+                                **timings(),
                             )
                     elif verdict == "auth":
                         self._auth_error = self._auth_message(status)

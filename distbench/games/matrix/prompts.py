@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from distbench.games.answers.reasoning import COT_COMPLETION_CUE, COT_INSTRUCTION
+
 __all__ = [
     "MIXED_COMPLETION_CUE",
     "MIXED_CUE",
@@ -112,13 +114,16 @@ def payoff_table(payoff: np.ndarray) -> str:
     return "\n".join(lines)
 
 
-def pure_prompt(payoff: np.ndarray, *, style: str = "chat") -> str:
+def pure_prompt(payoff: np.ndarray, *, style: str = "chat", reasoning: str = "direct") -> str:
     """Prompt asking the row player for one action.
 
     Args:
         payoff: shape (m, n), payoffs to the row player; finite numbers.
         style: ``"chat"`` (instruction, ends by asking for a line ``Action: <k>``) or
             ``"completion"`` (ends with the cue ``Action:`` for a base model to continue).
+        reasoning: ``"direct"``, or ``"cot"``: reasoning first, the answer line last (a
+            completion-style prompt then ends with ``Reasoning:``; see
+            :mod:`distbench.games.answers.reasoning`).
 
     Returns:
         The prompt text; the same payoff always gives the same text.
@@ -131,7 +136,13 @@ def pure_prompt(payoff: np.ndarray, *, style: str = "chat") -> str:
         f"Choose one of your {_count(m, 'action')}, 1 to {m}, to make your payoff as high as "
         "possible against this opponent."
     )
-    if style == "chat":
+    if reasoning == "cot":
+        parts.append(f"{goal} {COT_INSTRUCTION} The final line has exactly this form, where "
+                     f"<k> is the number of your action (a whole number from 1 to {m}):\n"
+                     f"{PURE_CUE} <k>")
+        if style == "completion":
+            parts.append(COT_COMPLETION_CUE)
+    elif style == "chat":
         parts.append(
             f"{goal} You may think it through first. End your reply with one line of exactly "
             f"this form, where <k> is the number of your action (a whole number from 1 to {m}):\n"
@@ -143,13 +154,14 @@ def pure_prompt(payoff: np.ndarray, *, style: str = "chat") -> str:
     return "\n\n".join(parts)
 
 
-def mixed_prompt(payoff: np.ndarray, *, style: str = "chat") -> str:
+def mixed_prompt(payoff: np.ndarray, *, style: str = "chat", reasoning: str = "direct") -> str:
     """Prompt asking the row player for a mixed strategy (m probabilities summing to 1).
 
     Args:
         payoff: shape (m, n), payoffs to the row player; finite numbers.
         style: ``"chat"`` (instruction, ends by asking for a line ``Strategy: [p1, ..., pm]``)
             or ``"completion"`` (ends with the cue ``Strategy: [`` for a base model to continue).
+        reasoning: ``"direct"`` or ``"cot"`` (as :func:`pure_prompt`).
 
     Returns:
         The prompt text; the same payoff always gives the same text.
@@ -165,7 +177,13 @@ def mixed_prompt(payoff: np.ndarray, *, style: str = "chat") -> str:
         "together summing to 1, to make your expected payoff as high as possible against this "
         "opponent."
     )
-    if style == "chat":
+    if reasoning == "cot":
+        parts.append(f"{goal} {COT_INSTRUCTION} The final line has exactly this form, where p1 "
+                     "is the probability of Action 1, p2 the probability of Action 2, and so "
+                     f"on, written as decimal numbers:\n{MIXED_CUE} [{labels}]")
+        if style == "completion":
+            parts.append(COT_COMPLETION_CUE)
+    elif style == "chat":
         parts.append(
             f"{goal} You may think it through first. End your reply with one line of exactly "
             f"this form, where p1 is the probability of Action 1, p2 the probability of "

@@ -30,6 +30,7 @@ from distbench.games.answers.parse import (
     parse_mixed,
     parse_pure,
 )
+from distbench.games.answers.reasoning import split_final
 from distbench.games.base import Rescored, ShardResult, StoredShard
 from distbench.games.matrix.runner import game_scores_table
 from distbench.kernels import score_actions, score_strategies
@@ -82,8 +83,9 @@ def rescore_shard(
     """
     games_stem, games = stored.tables["games"]
     trials_stem, trials = stored.tables["trials"]
-    if "parser_version" not in trials.column_names:  # a run made before the column
-        trials = trials.append_column("parser_version", pa.nulls(trials.num_rows, pa.string()))
+    for name in ("parser_version", "reasoning", "reasoning_text"):  # a run made before them
+        if name not in trials.column_names:
+            trials = trials.append_column(name, pa.nulls(trials.num_rows, pa.string()))
     game_row = {gid: k for k, gid in enumerate(_plain(games["game_id"]))}
     payoffs_all = games["payoff"].to_pylist()
     cols_all = games["nash_col"].to_pylist()
@@ -154,6 +156,8 @@ def _rescore_block(stored, block, mode, game_row, payoffs_all, cols_all, values_
     statuses = list(old_status)
     details = _plain(block["parse_detail"])
     versions = _plain(block["parser_version"])
+    cot = [r == "cot" for r in _plain(block["reasoning"])]
+    reasons = _plain(block["reasoning_text"])
     raw = _plain(block["raw_text"])
     decisions = _plain(block["decision"])
     strategy_rows = _plain(block["strategy"])
@@ -167,11 +171,15 @@ def _rescore_block(stored, block, mode, game_row, payoffs_all, cols_all, values_
         if not reread or raw[k] is None or old_status[k] in KEPT:
             continue
         versions[k] = parser_version
+        text, cont = raw[k], continuation
+        if cot[k]:  # only the final line is the answer (games/answers/reasoning.py)
+            reasons[k], text = split_final(text)
+            cont = False
         if mode == "pure":
-            ans = read_pure(raw[k], m, continuation=continuation)
+            ans = read_pure(text, m, continuation=cont)
             actions[k] = ans.action if ans.status is ParseStatus.OK else -1
         else:
-            ans = read_mixed(raw[k], m, continuation=continuation)
+            ans = read_mixed(text, m, continuation=cont)
             strategies[k] = ans.strategy if ans.status is ParseStatus.OK else np.nan
         statuses[k] = ans.status.value
         details[k] = ans.detail
@@ -198,6 +206,7 @@ def _rescore_block(stored, block, mode, game_row, payoffs_all, cols_all, values_
                          ("parse_status", pa.array(statuses, pa.string())),
                          ("parse_detail", pa.array(details, pa.string())),
                          ("parser_version", pa.array(versions, pa.string())),
+                         ("reasoning_text", pa.array(reasons, pa.string())),
                          ("llm_value", nullable(scores.llm_value)),
                          ("br_value", nullable(scores.br_value)),
                          ("nash_gap", nullable(scores.nash_gap)),

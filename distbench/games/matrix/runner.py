@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from distbench.games.answers.logprob import DEFAULT_CUE, read_strategies
 from distbench.games.answers.parse import PARSER_VERSION, ParseStatus, parse_mixed, parse_pure
+from distbench.games.answers.reasoning import reasoning_budget, reasoning_mode, split_final
 from distbench.games.base import ShardResult, derive_seed
 from distbench.games.matrix.generate import game_ids, generate_games, has_saddle_point
 from distbench.games.matrix.plan import Shard
@@ -144,9 +145,11 @@ def _ask(backend: Backend, requests: list[Request]) -> list[Response]:
     return asyncio.run(backend.generate(requests))
 
 
-def _parse_all(mode: str, responses: Sequence[Response], m: int, continuation: bool):
+def _parse_all(mode: str, responses: Sequence[Response], m: int, continuation: bool,
+               reasons: list[str | None] | None = None):
     """Parses pure or mixed answers: (statuses, details, actions (T,), strategies (T, m),
-    label_mass (T,), all NaN)."""
+    label_mass (T,), all NaN). With ``reasons`` (a ``cot`` run: one None per answer), only
+    each answer's final line is parsed and the text before it is put in ``reasons``."""
     total = len(responses)
     statuses: list[str] = []
     details: list[str] = []
@@ -158,14 +161,18 @@ def _parse_all(mode: str, responses: Sequence[Response], m: int, continuation: b
             statuses.append(ParseStatus.CALL_FAILED.value)
             details.append(resp.error or "call failed")
             continue
+        text = resp.text
+        if reasons is not None:
+            reasons[k], text = split_final(text)
+            continuation = False  # the final line is a labelled answer line in either style
         if mode == "pure":
-            ans = parse_pure(resp.text, m, continuation=continuation)
+            ans = parse_pure(text, m, continuation=continuation)
             if ans.status is ParseStatus.OK:
                 actions[k] = ans.action
             statuses.append(ans.status.value)
             details.append(ans.detail)
         else:
-            ans = parse_mixed(resp.text, m, continuation=continuation)
+            ans = parse_mixed(text, m, continuation=continuation)
             if ans.status is ParseStatus.OK:
                 strategies[k] = ans.strategy
             statuses.append(ans.status.value)
@@ -190,6 +197,8 @@ def play_mode(
     """
     num_games, m, _ = payoffs.shape
     style = backend.spec.style
+    reasoning = "direct" if mode == "logprob" else reasoning_mode(backend.spec)
+    reasons: list[str | None] | None = None
     first = 0  # the game's first trial this shard plays (its trials may be split)
     if mode == "logprob":
         trials = 1
@@ -198,6 +207,8 @@ def play_mode(
         first, last = shard.trials
         trials = last - first
         stop, budget = answer_policy(mode, style)
+        if reasoning == "cot":  # its own budget, and no stop that could cut the reasoning
+            stop, budget = None, reasoning_budget(backend.spec)
         max_tokens = shard.max_tokens or budget
     continuation = style == "completion"
     fast = isinstance(backend, DummyBackend) and backend.spec.option("fast", False)
@@ -245,7 +256,8 @@ def play_mode(
         latency = np.fromiter((r.latency_ms for r in firsts), dtype=np.float64, count=total)
     else:
         make_prompt = pure_prompt if mode == "pure" else mixed_prompt
-        prompts = [make_prompt(payoffs[g], style=style) for g in range(num_games)]
+        prompts = [make_prompt(payoffs[g], style=style, reasoning=reasoning)
+                   for g in range(num_games)]
         task = f"matrix.{mode}:{m}"
         chunks = sample_chunks(trials, backend.spec.max_samples())
         requests = [
@@ -264,8 +276,9 @@ def play_mode(
         answers = _ask(backend, requests)
         firsts = [g * trials + lo for g in range(num_games) for lo, _ in chunks]
         responses, call_log, owner = _per_trial(requests, answers, firsts)
+        reasons = [None] * total if reasoning == "cot" else None
         statuses, details, actions, strategies, label_mass = _parse_all(
-            mode, responses, m, continuation
+            mode, responses, m, continuation, reasons
         )
         raw = pa.array([r.text for r in responses], type=pa.string())
         latency = np.fromiter((r.latency_ms for r in responses), dtype=np.float64, count=total)
@@ -311,6 +324,9 @@ def play_mode(
         "parse_detail": details,
         "raw_text": raw,
         "parser_version": _repeat(PARSER_VERSION, total),
+        "reasoning": _repeat(reasoning, total),
+        "reasoning_text": (pa.array(reasons, type=pa.string()) if reasons is not None
+                           else pa.nulls(total, type=pa.string())),
         "llm_value": nullable(scores.llm_value),
         "br_value": nullable(scores.br_value),
         "nash_gap": nullable(scores.nash_gap),
