@@ -29,7 +29,7 @@ from distbench.games.fog.play import GameSession
 from distbench.games.fog.rules import Rules, format_order
 from distbench.games.fog.runner import SIDES, _tables
 from distbench.games.fog.schema import FOG_EVENTS, FOG_GAMES, FOG_REPORTS
-from distbench.games.fog.text import COMPLETION_PREFIX, LLMAgent, parse_answer
+from distbench.games.fog.text import LLMAgent, parse_answer
 from distbench.llm.base import Response
 
 
@@ -41,8 +41,9 @@ def rescore(stored: StoredShard) -> Rescored:
 class _ReplayAgent(LLMAgent):
     """An LLM agent whose answers are read by ``read`` (the parser under test or today's)."""
 
-    def __init__(self, label: str, style: str, read: Callable[..., Any]) -> None:
-        super().__init__(label, style, 0, 0.0)
+    def __init__(self, label: str, style: str, read: Callable[..., Any],
+                 reasoning: str = "direct") -> None:
+        super().__init__(label, style, 0, 0.0, reasoning)
         self.read = read
 
     def finish(self, response: Response, observation):  # noqa: ANN001 - as LLMAgent
@@ -50,10 +51,19 @@ class _ReplayAgent(LLMAgent):
             orders, report = self.read(None, observation)
             report.raw_text = response.text
             return orders, report
-        full = COMPLETION_PREFIX + response.text if self.style == "completion" else response.text
+        reasoning, full = self.answer_part(response.text)
         orders, report = self.read(full, observation)
         report.raw_text = response.text
+        report.extra["reasoning"] = reasoning
         return orders, report
+
+
+def _reasoning(spec: Mapping[str, Any]) -> str:
+    """A recorded model's reasoning factor (its ``reasoning`` option; direct when absent)."""
+    for item in spec.get("options") or []:
+        if isinstance(item, list | tuple) and len(item) == 2 and item[0] == "reasoning":
+            return str(item[1])
+    return "direct"
 
 
 def _spec_field(spec: Mapping[str, Any] | None, name: str) -> Any:
@@ -99,7 +109,8 @@ def rescore_shard(stored: StoredShard, *, read: Callable[..., Any] = parse_answe
         by_key = {(r["turn"], r["player"]): r for r in old_reports}
         agents = tuple(
             make_agent(labels[p]) if llm[p] is None
-            else _ReplayAgent(labels[p], _spec_field(llm[p], "style") or "chat", read)
+            else _ReplayAgent(labels[p], _spec_field(llm[p], "style") or "chat", read,
+                              _reasoning(llm[p]))
             for p in (0, 1))
         session = GameSession(rules, agents, int(game["seed"]), int(game["game_index"]), gid)
         at = _replay(session, by_key)

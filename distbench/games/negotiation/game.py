@@ -56,6 +56,7 @@ class Turn:
     parse_detail: str
     proposal: tuple[int, ...] | None
     call_id: str | None
+    reasoning_text: str | None = None
 
 
 @dataclass
@@ -152,7 +153,7 @@ class Episode:
             return
         parsed = self._parse(reply.text)
         self.turns.append(Turn(ask.turn, seat, kind, reply.text, parsed.status, parsed.detail,
-                               parsed.amounts, call_id))
+                               parsed.amounts, call_id, reply.reasoning))
         if self.aborted:
             return
         if parsed.status in P.REJECTIONS:

@@ -117,7 +117,7 @@ def rescore_shard(stored: StoredShard, *, read: Callable[..., P.Parsed] = P.pars
         seats = [(row["player_a"], row["player_b"], row["seat_order"])]
         latency = {t["call_id"]: t["latency_ms"] for t in stored_turns}
         new_eps, new_turns = episode_rows(stored.run_id, stored.shard_id, [replay], seats,
-                                          latency)
+                                          latency, {row["episode_id"]: row.get("reasoning") or "direct"})
         new_ep = new_eps.table().to_pylist()[0]
         new_ep["parser_version"] = parser_version
         ep_rows.add(new_ep)
@@ -171,7 +171,8 @@ def _replay(row: Mapping[str, Any], stored_turns: list[dict], shard: Mapping[str
                 return ep, ask.turn
             text = t["raw_text"]
             replies.append(Reply(text=text, failed=text is None,
-                                 error=t["parse_detail"] if text is None else ""))
+                                 error=t["parse_detail"] if text is None else "",
+                                 reasoning=t.get("reasoning_text")))
             call_ids.append(t["call_id"])
         ep.receive_round(asks, replies, call_ids)
     return ep, None

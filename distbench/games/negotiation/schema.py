@@ -68,6 +68,9 @@ EPISODES = pa.schema(
         _f("parser_version", pa.string(), "Version of the proposal parser that read the "
            "episode's answers (negotiation/parse.py PARSER_VERSION); NULL in runs made before "
            "the column existed."),
+        _f("reasoning", pa.string(), "The reasoning factor of the episode's models: 'direct' "
+           "or 'cot' (--reasoning; 'direct' when no model plays), '<seat a>/<seat b>' when "
+           "two models differ. NULL in runs made before the column existed."),
         _f("diverged_at", pa.int32(), "distbench rescore: the turn at which today's parser "
            "read a stored answer so that the game would have gone on differently (the next "
            "answer asked for was never given); the episode is then kept as stored. NULL "
@@ -91,6 +94,9 @@ TURNS = pa.schema(
         _f("parse_status", pa.string(), "'message' (free text), 'proposal' (valid) or why it was rejected (malformed, unknown_item, ..., call_failed).", False),
         _f("parse_detail", pa.string(), "Short reason when the proposal was rejected ('' otherwise).", False),
         _f("proposal", _LIST_I, "Amounts asked for, per type, when parse_status = 'proposal'; NULL otherwise."),
+        _f("reasoning_text", pa.string(), "cot: the answer's text before its final line (then "
+           "raw_text is the final line, what the game master read and relayed; the verbatim "
+           "answer is calls.response_text); NULL otherwise."),
         _f("parser_version", pa.string(), "Version of the proposal parser that read the answer "
            "(negotiation/parse.py PARSER_VERSION); NULL when the call failed (nothing to read)."),
         _f("call_id", pa.string(), "Row of the calls table; NULL for scripted players."),
