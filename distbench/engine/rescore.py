@@ -77,9 +77,9 @@ def headline_change(source: Path, target: Path) -> list[dict[str, Any]]:
             continue
         flip = a_run == source_id  # compare gives a - b; rescore prints after - before
         low, high, diff = record["ci95_low"], record["ci95_high"], record["diff"]
-        if flip:
-            low, high = (None if high is None else -high), (None if low is None else -low)
-            diff = None if diff is None else -diff
+        if flip:  # (+ 0.0: a zero difference prints as 0, not -0)
+            low, high = (None if high is None else -high + 0.0), (None if low is None else -low + 0.0)
+            diff = None if diff is None else -diff + 0.0
         before, after = ((record["mean_a"], record["mean_b"]) if flip
                          else (record["mean_b"], record["mean_a"]))
         rows.append({"family": record["family"], "group": record["group"],
