@@ -13,6 +13,7 @@ the headline metrics of the two runs paired unit by unit (:func:`headline_change
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from collections import Counter
@@ -133,61 +134,78 @@ def rescore_run(
     overrides = dict(families or {})
     run_id = target.name
     source_id = str(manifest.get("run_id") or source.name)
-    transitions: Counter[tuple[str, str, str]] = Counter()
-    diverged = 0
     used: dict[str, Family] = {}
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    with exclusive(target):
-        writer = RunWriter(target)
-        for marker_path in markers:
-            listed, damage = read_marker(marker_path, root)
-            if damage is not None:  # scan said sound; a marker changed under us
-                raise damage_error(source, [damage])
-            marker = json.loads(marker_path.read_text(encoding="utf-8"))
-            shard = marker.get("shard") or {}
-            name = str(shard.get("family") or manifest.get("family") or "")
-            family = overrides.get(name) or _family(name)
-            if not family.rescore:
-                raise UserError(f"the {name} family cannot rescore a run (its Family has no "
-                                "rescore hook)")
-            used[name] = family
-            tables = {f.table: (Path(f.rel).stem, pq.read_table(f.path)) for f in listed}
-            stored = StoredShard(run_id=run_id, source_run_id=source_id,
-                                 shard_id=marker_path.stem, shard=shard, tables=tables,
-                                 manifest=manifest)
-            rescored = family.rescore_shard(stored)
-            transitions.update(rescored.transitions)
-            diverged += rescored.diverged
-            stats = {**rescored.result.stats, "diverged": rescored.diverged}
-            writer.commit_shard(marker_path.stem, rescored.result.tables,
-                                {"stats": stats, "shard": shard, "rescored_from": source_id})
-        summary: list[dict[str, Any]] = []
-        con = open_run(target)
-        try:
-            for family in used.values():
-                summary += family.summary(con, None)
-        finally:
-            con.close()
-        record = {"run_id": run_id, "family": manifest.get("family") or ",".join(used),
-                  "rescored_from": source_id, "groups": summary}
-        write_json(target / "summary.json", redact(record))
-        new_manifest = {
-            **manifest,
-            "run_id": run_id,
-            "command": list(command) if command is not None else sys.argv,
-            "versions": dict(versions()),
-            "rescored_from": {"run_id": source_id, "path": str(source),
-                              "state": manifest.get("state"),
-                              "versions": manifest.get("versions")},
-            "state": "complete",
-            "shards": {"planned": len(markers), "committed": len(markers)},
-            "started_at": started,
-            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        }
-        write_json(target / "manifest.json", redact(new_manifest))
+    shards = []  # (marker path, its files, its shard record, its family): checked before writing
+    for marker_path in markers:
+        listed, damage = read_marker(marker_path, root)
+        if damage is not None:  # scan said sound; a marker changed under us
+            raise damage_error(source, [damage])
+        marker = json.loads(marker_path.read_text(encoding="utf-8"))
+        shard = marker.get("shard") or {}
+        name = str(shard.get("family") or manifest.get("family") or "")
+        family = overrides.get(name) or _family(name)
+        if not family.rescore:
+            raise UserError(f"the {name} family cannot rescore a run (its Family has no "
+                            "rescore hook)")
+        used[name] = family
+        shards.append((marker_path, listed, shard, family))
+    created = not target.exists()
+    try:
+        with exclusive(target):
+            transitions, diverged, summary = _write(target, shards, run_id, source_id,
+                                                    manifest, list(used.values()))
+            write_json(target / "manifest.json", redact({
+                **manifest,
+                "run_id": run_id,
+                "command": list(command) if command is not None else sys.argv,
+                "versions": dict(versions()),
+                "rescored_from": {"run_id": source_id, "path": str(source),
+                                  "state": manifest.get("state"),
+                                  "versions": manifest.get("versions")},
+                "state": "complete",
+                "shards": {"planned": len(markers), "committed": len(markers)},
+                "started_at": started,
+                "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            }))
+    except BaseException:
+        if created and target.is_dir():  # no half-rescored run is left behind
+            shutil.rmtree(target, ignore_errors=True)
+        raise
     headline = headline_change(source, target)
-    return RescoreOutcome(target, source, len(markers), dict(transitions), diverged, summary,
+    return RescoreOutcome(target, source, len(markers), transitions, diverged, summary,
                           headline, time.perf_counter() - t0)
+
+
+def _write(target: Path, shards: list[tuple[Path, list, dict, Family]], run_id: str,
+           source_id: str, manifest: Mapping[str, Any], used: list[Family]
+           ) -> tuple[dict[tuple[str, str, str], int], int, list[dict[str, Any]]]:
+    """Rescores every shard into ``target`` (held by the caller) and writes its
+    ``summary.json``: (transitions, diverged units, summary records)."""
+    transitions: Counter[tuple[str, str, str]] = Counter()
+    diverged = 0
+    writer = RunWriter(target)
+    for marker_path, listed, shard, family in shards:
+        tables = {f.table: (Path(f.rel).stem, pq.read_table(f.path)) for f in listed}
+        stored = StoredShard(run_id=run_id, source_run_id=source_id, shard_id=marker_path.stem,
+                             shard=shard, tables=tables, manifest=manifest)
+        rescored = family.rescore_shard(stored)
+        transitions.update(rescored.transitions)
+        diverged += rescored.diverged
+        stats = {**rescored.result.stats, "diverged": rescored.diverged}
+        writer.commit_shard(marker_path.stem, rescored.result.tables,
+                            {"stats": stats, "shard": shard, "rescored_from": source_id})
+    summary: list[dict[str, Any]] = []
+    con = open_run(target)
+    try:
+        for family in used:
+            summary += family.summary(con, None)
+    finally:
+        con.close()
+    write_json(target / "summary.json", redact({
+        "run_id": run_id, "family": manifest.get("family") or ",".join(f.name for f in used),
+        "rescored_from": source_id, "groups": summary}))
+    return dict(transitions), diverged, summary
 
 
 def _family(name: str) -> Family:

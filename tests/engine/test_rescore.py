@@ -279,3 +279,16 @@ def test_fog_games_rescore_unless_their_orders_change(tmp_path):
     assert con.execute("select distinct diverged_at from fog_games").fetchall() == [(1,)]
     con.close()
     assert _rows(tmp_path / "results" / "moved")["fog_reports"] == old["fog_reports"]
+
+
+def test_a_family_without_a_rescore_hook_is_refused_and_leaves_no_folder(tmp_path):
+    from distbench.errors import UserError
+
+    run = _cli(tmp_path, "run", "--llm-type", "dummy", "--num-games", "2", "--num-trials", "2",
+               "--run-id", "src", "--no-parallel")
+    assert run.returncode == 0, run.stderr
+    plain = dataclasses.replace(get_family("matrix"), rescore=None)
+    with pytest.raises(UserError, match="cannot rescore"):
+        rescore_run(tmp_path / "results" / "src", tmp_path / "results" / "new",
+                    families={"matrix": plain})
+    assert not (tmp_path / "results" / "new").exists()
