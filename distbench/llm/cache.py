@@ -86,6 +86,9 @@ class ResponseCache:
         columns = {row[1] for row in self._con.execute("PRAGMA table_info(responses)")}
         if "texts" not in columns:  # a cache written before requests of several samples
             self._con.execute("ALTER TABLE responses ADD COLUMN texts TEXT")
+        if "reasoning" not in columns:  # a cache written before providers' reasoning was kept
+            self._con.execute("ALTER TABLE responses ADD COLUMN reasoning TEXT")
+            self._con.execute("ALTER TABLE responses ADD COLUMN reasoning_tokens INTEGER")
         self._con.commit()
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
@@ -105,15 +108,16 @@ class ResponseCache:
             chunk = list(keys[lo : lo + 500])
             marks = ",".join("?" * len(chunk))
             rows = self._con.execute(
-                f"SELECT key, text, prompt_tokens, completion_tokens, logprobs, texts "
-                f"FROM responses WHERE key IN ({marks})", chunk
+                f"SELECT key, text, prompt_tokens, completion_tokens, logprobs, texts, reasoning, "
+                f"reasoning_tokens FROM responses WHERE key IN ({marks})", chunk
             ).fetchall()
-            for key, text, p_tok, c_tok, lp, texts in rows:
+            for key, text, p_tok, c_tok, lp, texts, reasoning, r_tok in rows:
                 logprobs = tuple(tuple(x) for x in json.loads(lp)) if lp else None
                 out[key] = Response(text=text, status="ok", attempts=0, latency_ms=0.0,
                                     prompt_tokens=p_tok, completion_tokens=c_tok,
                                     cache_hit=True, logprobs=logprobs,
-                                    texts=tuple(json.loads(texts)) if texts else None)
+                                    texts=tuple(json.loads(texts)) if texts else None,
+                                    reasoning=reasoning, reasoning_tokens=r_tok)
         return out
 
     def put_many(self, items: Sequence[tuple[str, Response]]) -> None:
@@ -121,7 +125,8 @@ class ResponseCache:
         rows = [
             (key, r.text, r.prompt_tokens, r.completion_tokens,
              json.dumps(r.logprobs) if r.logprobs is not None else None,
-             json.dumps(list(r.texts)) if r.texts is not None else None)
+             json.dumps(list(r.texts)) if r.texts is not None else None,
+             r.reasoning, r.reasoning_tokens)
             for key, r in items if r.status == "ok" and r.text is not None and r.parts is None
         ]
         if not rows or self._broken:
@@ -130,7 +135,8 @@ class ResponseCache:
             try:
                 self._con.executemany(
                     "INSERT OR REPLACE INTO responses (key, text, prompt_tokens, "
-                    "completion_tokens, logprobs, texts) VALUES (?, ?, ?, ?, ?, ?)", rows)
+                    "completion_tokens, logprobs, texts, reasoning, reasoning_tokens) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
                 self._con.commit()
             except sqlite3.Error as exc:
                 self._give_up(exc)

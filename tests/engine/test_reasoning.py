@@ -155,3 +155,25 @@ def test_compare_pairs_a_direct_and_a_cot_run_over_the_same_games(tmp_path):
               if line.startswith("matrix,pure,exploitability,cot/dummy:random,"
                                  "direct/dummy:random,5,")]
     assert len(paired) == 1
+
+
+def test_the_response_cache_keeps_the_provider_reasoning(tmp_path):
+    import sqlite3
+
+    from distbench.llm.cache import ResponseCache
+
+    old = tmp_path / "old.sqlite"  # a cache written before the columns existed
+    con = sqlite3.connect(old)
+    con.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, text TEXT NOT NULL, "
+                "prompt_tokens INTEGER, completion_tokens INTEGER, logprobs TEXT, texts TEXT)")
+    con.execute("INSERT INTO responses (key, text) VALUES ('k0', 'Action: 1')")
+    con.commit()
+    con.close()
+    cache = ResponseCache(old)
+    cache.put_many([("k1", Response(text="Action: 2", reasoning="Row 2.", reasoning_tokens=9))])
+    got = cache.get_many(["k0", "k1"])
+    cache.close()
+    assert (got["k0"].text, got["k0"].reasoning, got["k0"].reasoning_tokens) == (
+        "Action: 1", None, None)
+    assert (got["k1"].reasoning, got["k1"].reasoning_tokens, got["k1"].cache_hit) == (
+        "Row 2.", 9, True)
