@@ -213,7 +213,7 @@ class Progress:
                     self.stream.flush()
             elif force or now - self._last_line >= self._interval():
                 counts = (self.done, self.calls, self.failed, self.in_flight, self.status)
-                if not force and counts == self._last_counts:
+                if counts == self._last_counts:
                     return  # nothing changed: no line (Ray or a model still starting)
                 self._last_line, self._last_counts = now, counts
                 self.stream.write("progress: " + self.line() + "\n")

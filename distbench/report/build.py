@@ -161,6 +161,17 @@ def _find(config: Any, key: str) -> Any:
     return None
 
 
+def _command(argv: list[str] | None) -> str:
+    """The run's command line as shown: the program by its name, not by the absolute path
+    of a developer's install (a run started from a script or a test records its argv)."""
+    if not argv:
+        return "n/a"
+    program = argv[0]
+    if Path(program).is_absolute():
+        program = Path(program).name
+    return " ".join([program, *argv[1:]])
+
+
 def run_metadata(run_dir: Path, con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     """What a reader needs to reproduce the run: command, models and providers, sampling,
     seeds, versions of distbench and its solvers, dates and the machine (``manifest.json``
@@ -185,7 +196,7 @@ def run_metadata(run_dir: Path, con: duckdb.DuckDBPyConnection) -> list[tuple[st
     rows = [
         ("run", f"{manifest.get('run_id', run_dir.name)} ({manifest.get('family', '?')}; "
                 f"{manifest.get('state', '?')})"),
-        ("command", " ".join(manifest.get("command") or []) or "n/a"),
+        ("command", _command(manifest.get("command"))),
         ("models", ", ".join(models) or "none called (scripted players only)"),
         ("temperature", str(_find(config, "temperature"))),
         ("game seeds", ", ".join(str(s) for s in seeds.get("game_seeds") or []) or "n/a"),

@@ -31,11 +31,11 @@ body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; mar
 h1 { border-bottom: 2px solid #333; padding-bottom: .2em; }
 h2 { border-bottom: 1px solid #bbb; margin-top: 2em; }
 div.wrap { overflow-x: auto; max-width: 100%; }
-table { border-collapse: collapse; margin: .8em 0 1.4em; font-size: 13px; max-width: 100%; }
-th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: right; }
+table { border-collapse: collapse; margin: .8em 0 1.4em; font-size: 12px; max-width: 100%; }
+th, td { border: 1px solid #ccc; padding: 2px 5px; text-align: right; }
 th { background: #f0f0f0; vertical-align: bottom; font-weight: 600; }
 td { white-space: nowrap; }
-td.text { text-align: left; white-space: normal; overflow-wrap: anywhere; min-width: 6em; }
+td.text { text-align: left; white-space: normal; overflow-wrap: break-word; }
 tr:nth-child(even) td { background: #fafafa; }
 table.meta td, table.meta th { text-align: left; }
 figure { margin: 1em 0 2em; }

@@ -168,7 +168,8 @@ def test_off_a_terminal_a_line_is_printed_only_when_something_changed():
     p.live({"calls": 10, "sent": 100, "status": ""})
     p.close()
     progress = [ln for ln in out.text.splitlines() if ln.startswith("progress: ")]
-    assert len(progress) == 5, progress  # start, loading, first call, 10 answers, the end
+    # start, loading, first call, 10 answers; the end changed nothing: no repeated line
+    assert len(progress) == 4, progress
     assert progress[1].endswith("calls 0 (100 in flight)  failed 0  - loading smollm2 ...")
     assert progress[2].endswith("- first call: evaluating the prompt ...")
     assert "calls 10 (90 in flight)" in progress[3] and " - " not in progress[3]
