@@ -47,6 +47,7 @@ def report(run_dir: Path, out_dir: Path | None) -> None:
         click.echo(f"report: {message} ({time.monotonic() - started:.0f} s)", err=True)
 
     try:
+        from distbench.report import figures  # noqa: F401 - matplotlib, or the install hint
         from distbench.report.build import build_report
     except ImportError as exc:
         raise UserError(f"{exc}") from None
