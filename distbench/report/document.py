@@ -20,6 +20,7 @@ import csv
 import html
 import io
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ td { white-space: nowrap; }
 td.text { text-align: left; white-space: normal; overflow-wrap: break-word; }
 tr:nth-child(even) td { background: #fafafa; }
 table.meta td, table.meta th { text-align: left; }
+table.meta td { white-space: normal; overflow-wrap: anywhere; }
 figure { margin: 1em 0 2em; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { font-size: 13px; color: #555; }
@@ -187,7 +189,7 @@ class Document:
 _WORDS = {"ci95": "95% CI", "ci": "CI", "num": "", "ms": "(ms)", "pct": "%", "expl": "expl.",
           "br": "best-response", "usd": "(USD)"}
 _LABELS = {"num_games": "games", "total_trials": "trials", "valid_rate": "valid answers",
-           "tied_with": "tied with (overlapping CIs)", "degenerate_trial_share":
+           "tied_with": "tied with (overlapping CIs)", "lang": "language", "degenerate_trial_share":
            "degenerate trials", "degenerate_share": "degenerate share", "call_id": "call id"}
 
 
@@ -199,7 +201,9 @@ def column_label(name: str) -> str:
         return _LABELS[name]
     words = [_WORDS.get(w, w) for w in name.split("_")]
     text = " ".join(w for w in words if w)
-    return text.replace("nash", "Nash").replace("brier", "Brier") or name
+    for word in ("Nash", "Brier", "Pareto"):
+        text = re.sub(rf"\b{word.lower()}\b", word, text)
+    return text or name
 
 
 def _html_table(t: Table) -> str:

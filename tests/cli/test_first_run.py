@@ -140,3 +140,35 @@ def test_report_works_right_after_the_quick_start_and_says_what_it_does(quick_st
                           .split("</table>", 1)[1])
     assert headings and not [h for h in headings if "_" in h], headings  # no SQL names
     assert "95% CI" in headings and "valid answers" in headings
+
+
+_MEASURE = """<script>addEventListener('load', () => {
+  const wide = [...document.querySelectorAll('div.wrap')]
+    .filter(d => d.scrollWidth > d.clientWidth + 1).map(d => d.querySelector('table').id);
+  document.body.setAttribute('data-fit',
+    document.documentElement.scrollWidth + ' ' + innerWidth + ' ' + wide.join(','));
+});</script>"""
+
+
+def test_the_report_tables_fit_a_1000_pixel_page(quick_start, tmp_path):
+    """In headless Chromium (Debian's package), no table of the page is wider than it."""
+    folder, env, _, _ = quick_start
+    page = folder / "results" / "demo" / "report" / "report.html"
+    if not page.exists():
+        code, lines, _ = _timed(["report", "results/demo"], folder, env)
+        assert code == 0, lines
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"),
+                     encoding="utf-8")
+    done = subprocess.run(
+        ["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1000,900",
+         "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()],
+        capture_output=True, text=True, timeout=180)
+    found = re.search(r'data-fit="(\d+) (\d+) ([^"]*)"', done.stdout)
+    assert found, done.stderr[-2000:]
+    page_width, window, wide = int(found[1]), int(found[2]), found[3]
+    assert page_width <= window and wide == "", found[0]
