@@ -21,6 +21,7 @@ remaining work at the new pace falls below it.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import threading
 import time
@@ -209,7 +210,8 @@ class Progress:
             if self.tty:
                 if force or now - self._last_line >= 0.1:
                     self._last_line = now
-                    self.stream.write("\r" + self.line() + "\x1b[K")
+                    width = shutil.get_terminal_size().columns - 1  # a wrapped line stays
+                    self.stream.write("\r" + self.line()[:max(20, width)] + "\x1b[K")
                     self.stream.flush()
             elif force or now - self._last_line >= self._interval():
                 counts = (self.done, self.calls, self.failed, self.in_flight, self.status)

@@ -1014,13 +1014,12 @@ class LocalBackend(Backend):
         started = time.perf_counter()
         try:
             if self._model is None:
-                self.status(f"loading {self._name} ({self._path.name}) ...")
+                self.status(f"loading {self._name} ...")
                 self._model = shared_model(
                     self._path, name=self._name, n_threads=self._n_threads
                 )
             if not self._model.warm:
-                self.status(f"first call: evaluating the prompt ({self._model.n_threads} "
-                            "thread(s); slow once, until the weights are in memory) ...")
+                self.status("first call: evaluating the prompt ...")  # cold: slow once
             try:
                 return self._answer(request, started)
             finally:

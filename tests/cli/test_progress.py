@@ -173,3 +173,21 @@ def test_off_a_terminal_a_line_is_printed_only_when_something_changed():
     assert progress[1].endswith("calls 0 (100 in flight)  failed 0  - loading smollm2 ...")
     assert progress[2].endswith("- first call: evaluating the prompt ...")
     assert "calls 10 (90 in flight)" in progress[3] and " - " not in progress[3]
+
+
+def test_on_a_terminal_the_line_is_cut_to_its_width(monkeypatch):
+    """A line wider than the terminal would wrap, and the next redraw (``\\r``) would leave
+    the wrapped part behind on every update."""
+    import os
+    import shutil
+
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((60, 24)))
+    clock, out = _Clock(), _Stream()
+    p = Progress("trials", planned=1, clock=clock, expected_calls=100, stream=out, tty=True)
+    p.start(1, 100)
+    clock.now = 1.0
+    p.live({"calls": 0, "sent": 100, "status": "first call: evaluating the prompt ..."})
+    p.close()
+    drawn = [part.replace("\x1b[K", "") for part in out.text.split("\r")[1:]]
+    assert len(drawn) >= 2 and all(len(part.rstrip("\n")) <= 59 for part in drawn), drawn
+    assert drawn[1].startswith("trials 0/100 (0%)  shards 0/1  calls 0 (100 in flight)")
