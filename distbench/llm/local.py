@@ -372,9 +372,10 @@ def _default_threads() -> int:
 
     llama.cpp's threads meet at a barrier after every operation, so a thread the scheduler
     leaves waiting holds up the others: on this project's 2-core VM under a load average
-    of 9, two threads took 64 to 100 s per 10-sample call where one took 5 to 13 s; on an
-    idle machine two are faster. The thread count does not change an answer (see the
-    module docstring)."""
+    of 9, two threads took 64 to 100 s per 10-sample call where one took 5 to 13 s (at a load
+    of 4 to 10: 13 to 49 s against 2.6 to 11 s); on an idle machine two are faster. The
+    thread count does not change an answer (the module docstring; the same texts with 1 and
+    2 threads in each of these measurements)."""
     cpus = _cpu_count()
     try:
         load = os.getloadavg()[0]
