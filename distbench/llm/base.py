@@ -385,12 +385,20 @@ class Backend(abc.ABC):
     progress moves call by call); others are counted when their batch returns."""
 
     on_answer: Callable[[Response], None] | None = None
+    on_status: Callable[[str], None] | None = None
 
     def answered(self, response: Response) -> Response:
         """Reports one answer that just returned (to the live call counts); returns it."""
         if self.on_answer is not None:
             self.on_answer(response)
         return response
+
+    def status(self, message: str) -> None:
+        """Says what the model is doing when that is slow and shows in no count (loading a
+        model, a cold first call), in a few words; "" when it is answering again. The
+        endpoint hands it to the progress line (:mod:`distbench.llm.meter`)."""
+        if self.on_status is not None:
+            self.on_status(message)
 
     def __init__(self, spec: BackendSpec) -> None:
         self.spec = spec
