@@ -250,4 +250,5 @@ FAMILY = register(Family(
     options="distbench.games.bimatrix.command:OPTIONS",
     section="distbench.games.bimatrix.plan:section",
     modes=MODES,
+    viewer="distbench.games.bimatrix.viewer:view",
 ))
