@@ -11,7 +11,9 @@ so a game does not depend on sharding.
 - **Types** ``type:rgNNN`` (``rg001`` .. ``rg144``, see :mod:`.types`): integer payoffs from
   0..10 with exactly the type's ordering.
 - **Classes** ``class:<name>``: 2x2 games whose payoffs are drawn at random (integers 0..10)
-  subject to the class's defining inequalities. Action 1 (index 0) is the cooperative action
+  subject to the class's defining inequalities (drawn by
+  :func:`distbench.games.answers.classes.draw_class`, which the ``repeated`` family's stage
+  games share). Action 1 (index 0) is the cooperative action
   where the class has one (cooperate, stag, swerve), so ``cooperate`` reads the same in
   every class:
 
@@ -41,17 +43,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from distbench.errors import did_you_mean
+from distbench.games.answers.classes import CLASSES, COOPERATIVE, COORDINATION, draw_class
 from distbench.games.base import derive_seed
 from distbench.games.bimatrix.types import NUM_TYPES, draw_type_payoffs, type_name
 
+__all__ = ["CLASSES", "COOPERATIVE", "COORDINATION", "InstanceSet", "draw", "draw_class",
+           "game_id", "generate", "get_set", "type_sets"]
+
 SPREADS: dict[str, int] = {"lowVar": 10, "midVar": 50, "highVar": 100}
 MAX_ACTIONS = 5
-CLASSES: tuple[str, ...] = ("prisoners_dilemma", "stag_hunt", "chicken", "battle_of_the_sexes",
-                            "matching_pennies", "pure_coordination", "deadlock", "harmony")
-#: Classes whose action 1 is the cooperative one (``cooperate`` is reported for them).
-COOPERATIVE = ("prisoners_dilemma", "stag_hunt", "chicken", "deadlock", "harmony")
-#: Classes where ``coordinated`` (landing on a pure equilibrium) is the classic rate.
-COORDINATION = ("stag_hunt", "battle_of_the_sexes", "pure_coordination")
 
 _BUCKET_RE = re.compile(r"^([1-5])x([1-5])_(lowVar|midVar|highVar)$")
 _TYPE_RE = re.compile(r"^type:rg(\d{3})$")
@@ -137,37 +137,3 @@ def draw(s: InstanceSet, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarr
     if s.kind == "type":
         return draw_type_payoffs(int(s.name), rng)
     return draw_class(s.name, rng)
-
-
-def _distinct(rng: np.random.Generator, k: int) -> np.ndarray:
-    """``k`` distinct integers from 0..10, ascending."""
-    return np.sort(rng.choice(11, size=k, replace=False)).astype(np.float64)
-
-
-def draw_class(name: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """A game of class ``name`` with random payoffs true to it (see the module docstring)."""
-    if name in ("prisoners_dilemma", "stag_hunt", "chicken", "deadlock", "harmony"):
-        while True:
-            v = _distinct(rng, 4)  # v[0] < v[1] < v[2] < v[3]
-            r, s, t, p = {
-                "prisoners_dilemma": (v[2], v[0], v[3], v[1]),  # T > R > P > S
-                "stag_hunt": (v[3], v[0], v[2], v[1]),  # R > T > P > S
-                "chicken": (v[2], v[1], v[3], v[0]),  # T > R > S > P
-                "deadlock": (v[1], v[0], v[3], v[2]),  # T > P > R > S
-                "harmony": (v[3], v[1], v[2], v[0]),  # R > T > S > P
-            }[name]
-            if name != "prisoners_dilemma" or 2 * r > t + s:
-                break
-        a = np.array([[r, s], [t, p]])
-        return a, a.T.copy()
-    if name == "battle_of_the_sexes":
-        z, lo, hi = _distinct(rng, 3)
-        return np.array([[hi, z], [z, lo]]), np.array([[lo, z], [z, hi]])
-    if name == "pure_coordination":
-        z, lo, hi = _distinct(rng, 3)
-        a = np.array([[hi, z], [z, lo]])
-        return a, a.copy()
-    if name == "matching_pennies":
-        v, w = _distinct(rng, 2)
-        return np.array([[w, v], [v, w]]), np.array([[v, w], [w, v]])
-    raise ValueError(f"unknown class {name!r}")
