@@ -8,8 +8,9 @@ from typing import Any
 import click
 
 from distbench.games.answers.classes import CLASSES
-from distbench.games.base import CommandRun
+from distbench.games.base import CommandRun, parse_player
 from distbench.games.repeated.plan import RepeatedRunConfig, plan_repeated
+from distbench.games.repeated.strategies import NAMES, get_machine
 from distbench.games.repeated.summary import format_summary
 from distbench.llm.base import BackendSpec
 
@@ -33,18 +34,29 @@ def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
     if spec.provider.startswith("scripted:"):
         raise ValueError("scripted players (--llm-type scripted:NAME) play negotiation only")
     text = options.get("opponent") or "TitForTat"
-    opponents = tuple(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))
+    opponents: list[str | BackendSpec] = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        if part == "self" or part in NAMES:
+            opponents.append(part)
+            continue
+        try:
+            opponents.append(parse_player(part, spec))
+        except ValueError:
+            get_machine(part)  # an unknown strategy: its error names the close ones
+            raise
     rounds, cont = options.get("rounds"), options.get("continuation")
     if rounds is None and cont is None:
         rounds = 10
     config = RepeatedRunConfig(
-        llm=spec, stage=options.get("stage") or "prisoners_dilemma", opponents=opponents,
+        llm=spec, stage=options.get("stage") or "prisoners_dilemma",
+        opponents=tuple(dict.fromkeys(opponents)),
         seeds=tuple(dict.fromkeys(options["seeds"])), num_games=options["num_games"],
         rounds=rounds, continuation=cont, predict=bool(options.get("predict")),
         llm_seed=options["llm_seed"], temperature=options["temperature"],
         max_tokens=options.get("max_tokens"))
     length = f"{rounds} rounds" if rounds is not None else f"continuation {cont:g}"
-    label = (f"repeated | {config.stage} | {spec.provider}:{spec.model} | vs "
-             f"{', '.join(opponents)} | {length} | {config.num_games} matches per opponent")
+    names = ", ".join(o if isinstance(o, str) else f"{o.provider}:{o.model}" for o in opponents)
+    label = (f"repeated | {config.stage} | {spec.provider}:{spec.model} | vs {names} | "
+             f"{length} | {config.num_games} matches per opponent")
     return CommandRun(plan=lambda run_id: plan_repeated(config, run_id), label=label,
                       folder="repeated", format_summary=format_summary)

@@ -33,7 +33,8 @@ class RepeatedRunConfig:
     Attributes:
         llm: The model.
         stage: The stage game's class.
-        opponents: axelrod strategy names (:data:`.strategies.NAMES`) or ``self``.
+        opponents: axelrod strategy names (:data:`.strategies.NAMES`), ``self``, or other
+            models (the column seat, asked as the model is).
         seeds: Match-stream seeds.
         num_games: Matches per (opponent, seed).
         rounds: Known horizon T; None: ``continuation`` decides.
@@ -49,7 +50,7 @@ class RepeatedRunConfig:
 
     llm: BackendSpec
     stage: str = "prisoners_dilemma"
-    opponents: tuple[str, ...] = ("TitForTat",)
+    opponents: tuple[str | BackendSpec, ...] = ("TitForTat",)
     seeds: tuple[int, ...] = (42,)
     num_games: int = 10
     rounds: int | None = 10
@@ -71,7 +72,7 @@ class RepeatedRunConfig:
         if not self.opponents:
             raise ValueError("at least one opponent is needed")
         for o in self.opponents:
-            if o != "self":
+            if isinstance(o, str) and o != "self":
                 get_machine(o)
         if (self.rounds is None) == (self.continuation is None):
             raise ValueError("give either rounds (a known horizon) or a continuation "
@@ -89,6 +90,8 @@ class RepeatedRunConfig:
         """What decides the rows (compared on resume)."""
         out = json.loads(json.dumps(asdict(self), default=str))
         out["llm"] = self.llm.identity()
+        out["opponents"] = [o.identity() if isinstance(o, BackendSpec) else o
+                            for o in self.opponents]
         return json.loads(json.dumps(out, default=str))
 
     def plan(self, run_id: str) -> RunPlan:
@@ -101,7 +104,7 @@ class RepeatedShard:
 
     shard_id: str
     run_id: str
-    opponent: str
+    opponent: str | BackendSpec
     seed: int
     start: int
     stop: int
@@ -111,6 +114,19 @@ class RepeatedShard:
     @property
     def llm(self) -> BackendSpec:
         return self.config.llm
+
+    @property
+    def specs(self) -> tuple[BackendSpec, ...]:
+        """The models the shard calls: the model, and a model opponent."""
+        if isinstance(self.opponent, BackendSpec) and self.opponent != self.llm:
+            return (self.llm, self.opponent)
+        return (self.llm,)
+
+    @property
+    def opponent_name(self) -> str:
+        """The opponent as the tables name it: a strategy, ``self`` or ``provider:model``."""
+        o = self.opponent
+        return o if isinstance(o, str) else f"{o.provider}:{o.model}"
 
     @property
     def num_units(self) -> int:
@@ -127,7 +143,8 @@ def plan_shards(config: RepeatedRunConfig, run_id: str = "") -> list[RepeatedSha
         for seed in config.seeds:
             for start in range(0, config.num_games, config.shard_games):
                 stop = min(config.num_games, start + config.shard_games)
-                key = {"family": NAME, "opponent": opponent, "seed": seed, "start": start,
+                who = opponent.identity() if isinstance(opponent, BackendSpec) else opponent
+                key = {"family": NAME, "opponent": who, "seed": seed, "start": start,
                        "stop": stop, **identity}
                 shards.append(RepeatedShard(f"rp-{stable_hash(key)}", run_id, opponent, seed,
                                             start, stop, config))

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 
 import numpy as np
+import pyarrow as pa
 
 from distbench.games.answers.classes import draw_class
 from distbench.games.answers.parse import ParseStatus, parse_pure
@@ -125,7 +126,8 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
     spec = c.llm
     backend = backends[spec]
     indices = list(range(shard.start, shard.stop))
-    ids = [f"{c.stage}/{shard.opponent}/s{shard.seed}/m{i}" for i in indices]
+    opponent = shard.opponent_name
+    ids = [f"{c.stage}/{opponent}/s{shard.seed}/m{i}" for i in indices]
     games = []
     planned = []
     for i in indices:
@@ -136,11 +138,14 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
         else:
             rng = np.random.default_rng(derive_seed("repeated-rounds", c.stage, shard.seed, i))
             planned.append(int(min(rng.geometric(1.0 - c.continuation), c.max_rounds)))
-    self_play = shard.opponent == "self"
+    # self-play and a model opponent: the column seat is asked as the model is
+    other_spec = spec if shard.opponent == "self" else (
+        shard.opponent if isinstance(shard.opponent, BackendSpec) else None)
+    self_play = other_spec is not None
     machines = [None if self_play else
                 get_machine(shard.opponent, (a[0, 0], a[0, 1], a[1, 0], a[1, 1]))
                 for a, _ in games]
-    rngs = [np.random.default_rng(derive_seed("repeated-opponent", c.stage, shard.opponent,
+    rngs = [np.random.default_rng(derive_seed("repeated-opponent", c.stage, opponent,
                                               shard.seed, i)) for i in indices]
     states = [m.start if m is not None else 0 for m in machines]
     history: list[list[tuple[int, int]]] = [[] for _ in indices]
@@ -151,6 +156,13 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
     style = spec.style
     max_tokens = c.max_tokens or (256 if style == "chat" else 16)
     log = spec.provider != "dummy"
+    other_log = other_spec is not None and other_spec.provider != "dummy"
+    other_max_tokens = c.max_tokens or (256 if other_spec is not None and
+                                        other_spec.style == "chat" else 16)
+    other_requests: list[Request] = []
+    other_responses = []
+    other_ids: list[str] = []
+    other_for: list[str] = []
     all_requests: list[Request] = []
     all_responses = []
     call_ids: list[str] = []
@@ -159,25 +171,32 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
         active = [g for g in range(len(indices)) if not done[g] and r < planned[g]]
         if not active:
             break
-        seats = ("row", "col") if self_play else ("row",)
         requests = []
+        col_requests = []
         for g in active:
             a, b = games[g]
-            for seat in seats:
-                own, other = (a, b) if seat == "row" else (b.T, a.T)
-                past = history[g] if seat == "row" else [(o, m) for m, o in history[g]]
-                requests.append(Request(
-                    prompt=prompt(own, other, past, r + 1, c.rounds, c.continuation,
-                                  c.predict and seat == "row", style),
-                    seed=derive_seed(c.llm_seed, ids[g], r, seat), task="matrix.pure:2",
-                    max_tokens=max_tokens, temperature=c.temperature))
+            requests.append(Request(
+                prompt=prompt(a, b, history[g], r + 1, c.rounds, c.continuation, c.predict,
+                              style),
+                seed=derive_seed(c.llm_seed, ids[g], r, "row"), task="matrix.pure:2",
+                max_tokens=max_tokens, temperature=c.temperature))
+            if self_play:
+                col_requests.append(Request(
+                    prompt=prompt(b.T, a.T, [(o, m) for m, o in history[g]], r + 1, c.rounds,
+                                  c.continuation, False, other_spec.style),
+                    seed=derive_seed(c.llm_seed, ids[g], r, "col"), task="matrix.pure:2",
+                    max_tokens=other_max_tokens, temperature=c.temperature))
         responses = _ask(backend, requests)
+        col_responses = _ask(backends[other_spec], col_requests) if self_play else []
         if log:
             all_requests += requests
             all_responses += responses
+        if other_log:
+            other_requests += col_requests
+            other_responses += col_responses
         for k, g in enumerate(active):
             a, b = games[g]
-            answers = responses[k * len(seats):(k + 1) * len(seats)]
+            answers = [responses[k]] + ([col_responses[k]] if self_play else [])
             parsed = []
             for resp in answers:
                 if resp.status != "ok" or resp.text is None:
@@ -186,12 +205,20 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
                 ans = parse_pure(resp.text, 2, continuation=style == "completion")
                 parsed.append((ans.action if ans.status is ParseStatus.OK else None,
                                ans.status.value, ans.detail))
+            if self_play and other_spec.style != style:  # the column seat's own style
+                resp = answers[1]
+                if resp.status == "ok" and resp.text is not None:
+                    ans = parse_pure(resp.text, 2, continuation=other_spec.style == "completion")
+                    parsed[1] = (ans.action if ans.status is ParseStatus.OK else None,
+                                 ans.status.value, ans.detail)
             move, st, detail = parsed[0]
             cid = f"{shard.shard_id}/{g}/r{r + 1}" if log else None
             if log:
-                for seat in seats:
-                    call_ids.append(cid + ("" if seat == "row" else "/col"))
-                    call_for.append(f"{ids[g]}/r{r + 1}/{seat}")
+                call_ids.append(cid)
+                call_for.append(f"{ids[g]}/r{r + 1}/row")
+            if other_log:
+                other_ids.append(f"{shard.shard_id}/{g}/r{r + 1}/col")
+                other_for.append(f"{ids[g]}/r{r + 1}/col")
             if self_play:
                 opp_move = parsed[1][0]
                 if move is not None and opp_move is None:
@@ -219,7 +246,7 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
                 status[g] = "forfeit"
             rows.add({
                 "run_id": shard.run_id, "shard_id": shard.shard_id, "match_id": ids[g],
-                "round": r + 1, "opponent": shard.opponent,
+                "round": r + 1, "opponent": opponent,
                 "action": move, "opponent_action": opp_move if move is not None else None,
                 "payoff": float(a[move, opp_move]) if move is not None else None,
                 "opponent_payoff": float(b[move, opp_move]) if move is not None else None,
@@ -237,13 +264,15 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
         best = None if self_play else best_total(machines[g], a, planned[g])
         r_, t_ = a[0, 0], a[1, 0]
         exploitation = None
-        if shard.opponent == "Cooperator" and n and t_ != r_:
+        if opponent == "Cooperator" and n and t_ != r_:
             exploitation = (total - n * r_) / (n * (t_ - r_))
         preds = predictions[g]
         matches.add({
             "run_id": shard.run_id, "shard_id": shard.shard_id, "family": NAME,
             "match_id": ids[g], "stage": c.stage, "seed": shard.seed, "match_index": i,
-            "opponent": shard.opponent, "opponent_kind": "self" if self_play else "strategy",
+            "opponent": opponent,
+            "opponent_kind": ("self" if opponent == "self" else "model") if self_play
+            else "strategy",
             "provider": spec.provider, "model": spec.model, "payoff_row": a.tolist(),
             "payoff_col": b.tolist(), "horizon": c.rounds, "continuation": c.continuation,
             "rounds_planned": planned[g], "rounds_played": n, "status": status[g],
@@ -256,10 +285,16 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
         })
     tables = {"repeated_matches": (shard.shard_id, matches.table()),
               "rounds": (shard.shard_id, rows.table())}
+    calls = []
     if log and all_requests:
-        tables["calls"] = (shard.shard_id, calls_table(
-            shard.run_id, shard.shard_id, spec, "pure", all_requests, all_responses, call_ids,
-            call_for))
+        calls.append(calls_table(shard.run_id, shard.shard_id, spec, "pure", all_requests,
+                                 all_responses, call_ids, call_for))
+    if other_log and other_requests:
+        calls.append(calls_table(shard.run_id, shard.shard_id, other_spec, "pure",
+                                 other_requests, other_responses, other_ids, other_for))
+    if calls:
+        tables["calls"] = (shard.shard_id, pa.concat_tables(calls))
     stats = {"matches": len(indices), "games": len(indices),
-             "forfeits": status.count("forfeit"), "calls": len(all_requests)}
+             "forfeits": status.count("forfeit"),
+             "calls": len(all_requests) + len(other_requests)}
     return ShardResult(shard_id=shard.shard_id, tables=tables, stats=stats)

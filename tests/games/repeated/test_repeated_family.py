@@ -175,3 +175,21 @@ def test_spec_section():
         section({"opponents": ["Nice"]})
     with pytest.raises(ValueError, match="rounds"):
         section({"rounds": 5, "continuation": 0.5})
+
+
+def test_another_model_plays_the_column_seat():
+    spec = BackendSpec("scripted-test", "p")
+    other = BackendSpec("scripted-test", "always-defect")
+    cfg = RepeatedRunConfig(llm=spec, opponents=(other,), num_games=2, rounds=3)
+    (shard,) = plan_shards(cfg, "m")
+    assert shard.specs == (spec, other)
+    backends = {spec: Scripted(spec, lambda *_: "Action: 1"),
+                other: Scripted(other, lambda *_: "Action: 2")}
+    res = run_shard(shard, backends)
+    matches = res.tables["repeated_matches"][1].to_pylist()
+    assert all(m["opponent"] == "scripted-test:always-defect" and m["opponent_kind"] == "model"
+               and m["best_total"] is None and m["cooperation_rate"] == 1.0 for m in matches)
+    rounds = res.tables["rounds"][1].to_pylist()
+    assert {r["opponent_action"] for r in rounds} == {1}
+    calls = res.tables["calls"][1].to_pylist()
+    assert len(calls) == 2 * 2 * 3 and {c["model"] for c in calls} == {"p", "always-defect"}
