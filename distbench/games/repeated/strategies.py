@@ -5,8 +5,8 @@ A strategy is a machine ``(start, coop, next)``: in state ``s`` it cooperates wi
 its opponent played ``opp`` (0 = C, 1 = D) it moves to ``next[s, own, opp]``. Each machine
 plays exactly like the ``axelrod`` (4.13.0) strategy of the same name, checked move for move
 over 200 rounds against every other (``tests/games/repeated/test_strategies.py``); the
-stochastic ones (``Random``, ``GTFT``) have axelrod's cooperation probabilities, which the test
-checks against axelrod's memory-one vectors.
+stochastic ones (``Random``, ``GTFT``) draw as axelrod does (one uniform per move whose
+probability is neither 0 nor 1), so given axelrod's random streams they also move as it does.
 
 =====================  ==========================================================  ======
 name                   rule                                                        states
@@ -63,8 +63,9 @@ class Machine:
     def states(self) -> int:
         return len(self.coop)
 
-    def move(self, state: int, rng: np.random.Generator | None = None) -> int:
-        """The move in ``state`` (a stochastic machine draws it from ``rng``)."""
+    def move(self, state: int, rng=None) -> int:
+        """The move in ``state``; a stochastic machine draws ``rng.random() < coop[state]``
+        (as axelrod's ``random_choice`` does, and only when the probability is not 0 or 1)."""
         p = self.coop[state]
         if p in (0.0, 1.0):
             return C if p == 1.0 else D
@@ -133,14 +134,17 @@ NAMES: tuple[str, ...] = ("Cooperator", "Defector", "TitForTat", "SuspiciousTitF
 DETERMINISTIC: tuple[str, ...] = tuple(n for n in NAMES if n not in ("GTFT", "Random"))
 
 
-def play(a: Machine, b: Machine, rounds: int,
-         rng: np.random.Generator | None = None) -> tuple[list[int], list[int]]:
-    """The moves of two machines against each other over ``rounds`` rounds."""
+def play(a: Machine, b: Machine, rounds: int, rng=None,
+         rng_b=None) -> tuple[list[int], list[int]]:
+    """The moves of two machines against each other over ``rounds`` rounds; a stochastic
+    machine draws from ``rng`` (``a``) and ``rng_b`` (``b``; default ``rng``): anything with a
+    ``random()`` method giving uniforms in [0, 1)."""
     sa, sb = a.start, b.start
     ma: list[int] = []
     mb: list[int] = []
+    rng_b = rng if rng_b is None else rng_b
     for _ in range(rounds):
-        x, y = a.move(sa, rng), b.move(sb, rng)
+        x, y = a.move(sa, rng), b.move(sb, rng_b)
         ma.append(x)
         mb.append(y)
         sa, sb = int(a.next[sa, x, y]), int(b.next[sb, y, x])

@@ -86,3 +86,27 @@ def test_expected_optimum_against_a_stochastic_opponent():
     assert best_total(get_machine("Random"), payoff, 10) == pytest.approx(30.0)
     # against tit for tat over 10 rounds: cooperate then defect in the last round: 9*3 + 5
     assert best_total(get_machine("TitForTat"), payoff, 10) == 32.0
+
+
+def _streams(seed, names):
+    """The random streams axelrod's Match(seed=seed) gives its stochastic players, in order."""
+    from axelrod.random_ import RandomGenerator
+
+    gen = RandomGenerator(seed=seed)
+    out = []
+    for name in names:
+        stochastic = not get_machine(name).deterministic
+        out.append(np.random.RandomState(int(gen.random_seed_int())) if stochastic else None)
+    return out
+
+
+@pytest.mark.parametrize("name", ["GTFT", "Random"])
+def test_stochastic_machines_move_like_axelrod_given_its_random_streams(name):
+    for other in NAMES:
+        for seed in (1, 2):
+            rng_a, rng_b = _streams(seed, (name, other))
+            ours, theirs = play(get_machine(name), get_machine(other), 200, rng_a, rng_b)
+            match = axl.Match((_axelrod(name), _axelrod(other)), turns=200, seed=seed).play()
+            expected = [(0 if x == axl.Action.C else 1, 0 if y == axl.Action.C else 1)
+                        for x, y in match]
+            assert list(zip(ours, theirs, strict=True)) == expected, (name, other, seed)
