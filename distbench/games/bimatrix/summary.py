@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from distbench.games.answers.classes import COORDINATION
 from distbench.report.bootstrap import start_bootstrap_ci
 
 #: (summary name, per-trial SQL expression) of each averaged metric.
@@ -85,16 +86,24 @@ def _fmt(rec: dict[str, Any], name: str, digits: int = 3) -> str:
 
 def format_summary(records: list[dict[str, Any]]) -> str:
     """The console summary: per row, the valid rate, cooperation rate, mean regret, equilibrium
-    play rate and quality, each with its 95% interval."""
+    play rate and quality (and for the coordination classes the coordination rate), each with
+    its 95% interval."""
     if not records:
         return "no bimatrix trials"
     head = ("set", "seat", "opponent", "mode", "games", "valid", "cooperation [95% CI]",
             "mean regret [95% CI]", "eq play [95% CI]", "quality [95% CI]")
+    coordination = any(r["game_set"].removeprefix("class:") in COORDINATION for r in records)
+    if coordination:  # the classic rate of coordination games
+        head += ("coordination [95% CI]",)
     lines = [head]
     for r in records:
-        lines.append((r["game_set"], r["seat"], r["opponent"], r["mode"], str(r["games"]),
-                      _fmt(r, "valid_rate", 2), _fmt(r, "cooperation"), _fmt(r, "mean_regret"),
-                      _fmt(r, "eq_rate"), _fmt(r, "quality")))
+        cells = (r["game_set"], r["seat"], r["opponent"], r["mode"], str(r["games"]),
+                 _fmt(r, "valid_rate", 2), _fmt(r, "cooperation"), _fmt(r, "mean_regret"),
+                 _fmt(r, "eq_rate"), _fmt(r, "quality"))
+        if coordination:
+            cells += (_fmt(r, "coordination")
+                      if r["game_set"].removeprefix("class:") in COORDINATION else "-",)
+        lines.append(cells)
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     out = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
            for line in lines]
