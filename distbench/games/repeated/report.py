@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from distbench.games.repeated.summary import summarize
-from distbench.report.document import Table
+from distbench.report.document import Figure, Table
 
 COLUMNS = ("stage", "opponent", "model", "matches", "complete_rate", "mean_total",
            "mean_regret", "mean_regret_lo", "mean_regret_hi", "cooperation", "retaliation",
@@ -26,3 +26,12 @@ def section(doc: Any, con: Any) -> None:
         return
     sec.table(Table("repeated_summary", "Per stage, opponent and model", list(COLUMNS),
                     [tuple(r.get(c) for c in COLUMNS) for r in rows]))
+    from distbench.report import figures
+
+    labels = [f"{r['stage']}\nvs {r['opponent']}" for r in rows]
+    drawing = figures.bars(
+        labels, [r["cooperation"] for r in rows], title="Cooperation rate per opponent",
+        ylabel="share of the model's moves that cooperate", ns=[r["matches"] for r in rows],
+        errors=[(r["cooperation_lo"], r["cooperation_hi"]) for r in rows], ylim=(0.0, 1.0))
+    if drawing is not None:
+        sec.figure(Figure("repeated_cooperation", "Cooperation rate (95% intervals)", drawing))

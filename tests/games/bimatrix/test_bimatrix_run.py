@@ -51,6 +51,7 @@ def test_a_sweep_spec_plays_its_bimatrix_table_and_the_report_and_viewer_show_it
     report = build_report(out.run_dir, tmp_path / "report", report_parts())
     html = report.html.read_text()
     assert ">General-sum games (bimatrix)</h2>" in html and "bimatrix_summary" in report.tables
+    assert "bimatrix_quality" in report.figures
     view = build_view(out.run_dir, tmp_path / "view.html", view_sources(), ViewOptions(sample=2))
     assert view.items["bimatrix"] > 0
     page = view.path.read_text()

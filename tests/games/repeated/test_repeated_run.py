@@ -41,6 +41,6 @@ def test_a_sweep_spec_plays_its_repeated_table_and_the_report_and_viewer_show_it
     assert {r["opponent"] for r in out.summary if r.get("stage")} == {"Grudger", "Alternator"}
     report = build_report(out.run_dir, tmp_path / "report", report_parts())
     assert ">Repeated games</h2>" in report.html.read_text()
-    assert "repeated_summary" in report.tables
+    assert "repeated_summary" in report.tables and "repeated_cooperation" in report.figures
     view = build_view(out.run_dir, tmp_path / "view.html", view_sources(), ViewOptions(sample=2))
     assert view.items["repeated"] > 0
