@@ -83,8 +83,8 @@ def prompt(a: np.ndarray, b: np.ndarray, seat: str, mode: str, style: str) -> st
             tail = f"{goal} The answer is the number of your action.\n\n{PURE_COMPLETION_CUE}"
     else:
         labels = ", ".join(f"p{i}" for i in range(1, k + 1))
-        goal = (f"Choose your mixed strategy: {k} probabilities, one for each of your actions "
-                "in order, each between 0 and 1 and together summing to 1.")
+        goal = (f"Choose your mixed strategy over your {k} actions: {k} probabilities, one for "
+                "each action in order, each between 0 and 1 and together summing to 1.")
         if style == "chat":
             tail = (f"{goal} You may think it through first. End your reply with one line of "
                     f"exactly this form, written as decimal numbers:\n{MIXED_CUE} [{labels}]")

@@ -71,7 +71,7 @@ def prompt(own: np.ndarray, other: np.ndarray, history: list[tuple[int, int]], r
              "round, both of you choose Action 1 or Action 2 at the same time, then both "
              "moves are shown. Your goal is to make your own total payoff as high as possible.",
              "Payoffs of one round:\n" + cells, length, past]
-    ask = "Choose your action for this round, 1 or 2."
+    ask = "Choose one of your 2 actions for this round, 1 or 2."
     if predict:
         ask += (" Also give the probability (from 0 to 1) that the other player plays "
                 "Action 1 this round.")
