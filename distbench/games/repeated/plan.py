@@ -225,4 +225,5 @@ FAMILY = register(Family(
     options="distbench.games.repeated.command:OPTIONS",
     section="distbench.games.repeated.plan:section",
     modes=("pure",),
+    viewer="distbench.games.repeated.viewer:view",
 ))

@@ -44,3 +44,4 @@ def test_a_sweep_spec_plays_its_repeated_table_and_the_report_and_viewer_show_it
     assert "repeated_summary" in report.tables and "repeated_cooperation" in report.figures
     view = build_view(out.run_dir, tmp_path / "view.html", view_sources(), ViewOptions(sample=2))
     assert view.items["repeated"] > 0
+    assert "Repeated games: matches" in view.path.read_text()
