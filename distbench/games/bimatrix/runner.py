@@ -150,7 +150,7 @@ def ask(shard: BimatrixShard, spec: BackendSpec, backend: Backend, seat: str, mo
 
 
 def score(p: np.ndarray, q: np.ndarray, x: np.ndarray, y: np.ndarray, own_eq: np.ndarray,
-          pure_eq: np.ndarray, max_welfare: float) -> dict[str, np.ndarray]:
+          pure_eq: np.ndarray, max_welfare: float, mode: str = "pure") -> dict[str, np.ndarray]:
     """The per-trial metrics of GAMES.md section 4, from the model's seat.
 
     Args:
@@ -161,6 +161,8 @@ def score(p: np.ndarray, q: np.ndarray, x: np.ndarray, y: np.ndarray, own_eq: np
         own_eq: (E, k) the model's seat's strategy in each equilibrium.
         pure_eq: (k, l) bool, pure equilibrium cells.
         max_welfare: max over cells of A + B.
+        mode: ``pure`` (``eq_consistent``: the action is in some equilibrium's support) or
+            ``mixed`` / ``logprob`` (the strategy equals one within 1e-6).
 
     Returns:
         Arrays (T,): value, br_value, regret, quality, eq_consistent, dist_to_eq,
@@ -186,10 +188,11 @@ def score(p: np.ndarray, q: np.ndarray, x: np.ndarray, y: np.ndarray, own_eq: np
     if len(own_eq):
         gaps = np.abs(xs[:, None, :] - own_eq[None, :, :])  # (T, E, k)
         dist = gaps.sum(axis=2).min(axis=1)
-        pure_answer = np.isclose(xs.max(axis=1), 1.0)
-        in_support = (xs[:, None, :] > 0.5) & (own_eq[None] > SUPPORT_TOL)
-        consistent = np.where(pure_answer, in_support.any(axis=(1, 2)),
-                              (gaps.max(axis=2) <= EQ_TOL).any(axis=1)).astype(float)
+        if mode == "pure":
+            in_support = (xs[:, None, :] > 0.5) & (own_eq[None] > SUPPORT_TOL)
+            consistent = in_support.any(axis=(1, 2)).astype(float)
+        else:
+            consistent = (gaps.max(axis=2) <= EQ_TOL).any(axis=1).astype(float)
     else:
         dist = np.full(len(x), np.nan)
         consistent = np.zeros(len(x))
@@ -262,7 +265,7 @@ def run_shard(shard: BimatrixShard, backends: Mapping[BackendSpec, Backend]) -> 
                     facing = _opponents(opp, theirs, g, trials, q.shape[1], eq_other)
                     x = mine.strategy[g]
                     for name, kind, y, opp_status in facing:
-                        m = score(p, q, x, y, eq_own, pure, float(sol.max_welfare[g]))
+                        m = score(p, q, x, y, eq_own, pure, float(sol.max_welfare[g]), mode)
                         for t in range(trials):
                             ok = mine.status[g][t] == OK
                             rows.add({

@@ -104,6 +104,13 @@ def test_score_regret_quality_and_flags():
     np.testing.assert_allclose(m["quality"], [0.0, 1.0, 0.5, 0.0])  # invalid: 0
     assert np.isnan(m["regret"][3]) and m["br_value"][3] == 5.0
     np.testing.assert_array_equal(m["eq_consistent"][:3], [0.0, 1.0, 0.0])
+    # mixed mode: equal to an equilibrium strategy within 1e-6, not merely in its support
+    stag = np.array([[4.0, 0.0], [3.0, 2.0]])
+    eqs = np.array([[1.0, 0.0], [0.0, 1.0], [2 / 3, 1 / 3]])
+    xm = np.array([[2 / 3, 1 / 3], [0.5, 0.5], [1.0, 0.0]])
+    m_mixed = score(stag, stag.T, xm, np.tile([0.5, 0.5], (3, 1)), eqs, np.eye(2, dtype=bool),
+                    4.0 + 4.0, "mixed")
+    np.testing.assert_array_equal(m_mixed["eq_consistent"], [1.0, 0.0, 1.0])
     np.testing.assert_array_equal(m["dominated"][:3], [1.0, 0.0, 1.0])  # cooperating is
     np.testing.assert_allclose(m["welfare_ratio"][:3], [1.0, 5 / 6, 11 / 12])
     np.testing.assert_allclose(m["dist_to_eq"][:3], [2.0, 0.0, 1.0])
