@@ -342,6 +342,10 @@ class Family:
         rescore: ``"module:function"`` of ``rescore(stored: StoredShard) -> Rescored``: re-reads
             a committed shard's stored answers with today's parsers and re-scores them, with no
             model call (``distbench rescore``); None: the family's runs cannot be rescored.
+        export: ``"module:function"`` of ``export(con, out_dir, run_id) -> [paths]``: the
+            files ``distbench export`` writes for a run of the family, or None: each of the
+            family's tables as JSON records (``<table>.json``) and its summary
+            (``summary.json``).
     """
 
     name: str
@@ -363,6 +367,7 @@ class Family:
     views: Mapping[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     viewer: str | None = None
     rescore: str | None = None
+    export: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -414,6 +419,11 @@ class Family:
             raise ValueError(f"the {self.name} family cannot rescore a run (it has no rescore "
                              "hook)")
         return _load(self.rescore)(stored)
+
+    def export_files(self, con: Any, out_dir: Path, run_id: str) -> list[Path] | None:
+        """The family's ``distbench export`` files (its ``export`` hook), or None when it has
+        no hook (the generic export applies)."""
+        return list(_load(self.export)(con, out_dir, run_id)) if self.export else None
 
     def warm(self) -> None:
         """Runs the family's warm-up (nothing when it has none)."""

@@ -349,4 +349,5 @@ FAMILY = register(Family(
     modes=MODES,
     viewer="distbench.games.negotiation.viewer:view",
     rescore="distbench.games.negotiation.rescore:rescore",
+    export="distbench.games.negotiation.export:export_json",
 ))
