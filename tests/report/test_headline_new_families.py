@@ -476,3 +476,53 @@ def test_distbench_compare_prints_the_headline_of_bimatrix_and_repeated_runs(tmp
     paired = data["paired"]
     assert {r["family"] for r in paired} == {"bimatrix", "repeated"}
     assert all(r["shared"] == 4 for r in paired if r["metric"] == "quality")
+
+
+# ---- over real HTTP: the mock server's faults ---------------------------------------------
+
+
+def test_over_http_failed_calls_are_missing_and_garbage_answers_score_zero(tmp_path):
+    """The mock server over loopback fails some calls (HTTP 500, no retry) and answers others
+    with nonsense: in both families a failed call's trials (matches) have no quality and are
+    counted as missing, a nonsense answer scores 0."""
+    from distbench.engine.driver import run_plan
+    from distbench.games.bimatrix.plan import plan_bimatrix
+    from distbench.games.repeated.plan import plan_repeated
+    from distbench.mockserver import ServerConfig, start_server
+    from distbench.store.catalog import open_run
+
+    with start_server(ServerConfig(seed=4, fail_500=0.2, garbage=0.15)) as server:
+        spec = make_spec("llamacpp", "mock-a", base_url=server.url, cache=False,
+                         max_retries=0)
+        cfg = BimatrixRunConfig(sets=("class:stag_hunt",), llm=spec, num_games=8,
+                                num_trials=2, opponents=("eq", "self"))
+        out = run_plan(plan_bimatrix(cfg, "b"), tmp_path / "b", parallel=False)
+        rcfg = RepeatedRunConfig(llm=spec, opponents=("TitForTat", "self"), num_games=8,
+                                 rounds=3)
+        rout = run_plan(plan_repeated(rcfg, "r"), tmp_path / "r", parallel=False)
+    con = open_run(out.run_dir)
+    rows = con.execute("select parse_status, opponent, opponent_status, quality "
+                       "from bimatrix_trials").fetchall()
+    statuses = {st for st, _, _, _ in rows}
+    assert "call_failed" in statuses and statuses - {"ok", "call_failed"}, statuses
+    for st, opp, ost, q in rows:
+        if st == "call_failed" or (opp == "self" and ost == "call_failed"):
+            assert q is None
+        elif st != "ok" or (opp == "self" and ost != "ok"):
+            assert q == 0.0
+        else:
+            assert 0.0 <= q <= 1.0
+    records = bimatrix_summary(con)
+    assert sum(r["missing"] for r in records) == sum(q is None for *_, q in rows) > 0
+    con.close()
+    rcon = open_run(rout.run_dir)
+    matches = rcon.execute("select match_id, status, quality from repeated_matches").fetchall()
+    assert any(st == "call_failed" for _, st, _ in matches)
+    for _, st, q in matches:
+        assert (q is None) == (st == "call_failed")
+        if st == "forfeit":
+            assert q == 0.0
+    failed_calls = rcon.execute("select count(*) from calls where status = 'failed'").fetchone()[0]
+    missing = sum(r["missing"] for r in repeated_summary(rcon))
+    assert missing == sum(st == "call_failed" for _, st, _ in matches) <= failed_calls
+    rcon.close()
