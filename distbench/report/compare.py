@@ -9,14 +9,20 @@ games. Each family's results are cut into **units** (one instance a player playe
 * matrix: unit = the game (``game_id`` = bucket, seed, game index), group = the answer mode;
 * negotiation: unit = the instance (``instance_id``), group = mode, language and opponent;
 * fog: unit = the game (seed, game index), group = the condition (board, forces, turn limit,
-  scouting and scout accuracy) and the opponent.
+  scouting and scout accuracy) and the opponent;
+* bimatrix: unit = the game (``game_id`` = game set, seed, game index), group = the seat, the
+  answer mode and the opponent (``eq1``, ``uniform``, ``self``, a model, ...);
+* repeated: unit = the match (``match_id`` = stage, opponent, seed, match index: the same
+  stage game in every run), group = the stage, the horizon or continuation probability and
+  the opponent.
 
 **Metrics**, the headline first (:mod:`distbench.report.headline`): ``quality`` (per unit, the
 mean quality of its answered trials, an invalid answer 0: subset "all trials"), then its
 components ``valid_rate`` (all trials) and ``quality_of_valid`` (subset "valid only": a unit
 counts for a player when it has a valid answer there, and a paired row uses the units valid in
 both runs), then the family's own (matrix: exploitability and Nash gap over valid answers;
-fog: the raw score). Calls that failed at the server are never counted: a trial, episode or
+fog: the raw score; bimatrix: regret over valid answers; repeated: regret over complete
+matches against a machine). Calls that failed at the server are never counted: a trial, episode or
 game whose call failed is left out of every metric.
 
 The opponent is part of the group because a score against one opponent says nothing about a
@@ -209,6 +215,55 @@ GROUP BY ALL
 ORDER BY run_id, player, grp, unit
 """
 
+# Per trial, the bimatrix_trials quality: NULL when a call of the model failed or another model
+# opponent's answer was invalid (left out); valid: answered and both answers it rests on parsed.
+_BIMATRIX_SQL = """
+WITH scored AS (
+    SELECT *, quality IS NOT NULL AND parse_status = 'ok' AND opponent_status = 'ok' AS valid
+    FROM bimatrix_trials
+)
+SELECT
+    run_id,
+    provider || ':' || model                                         AS player,
+    seat || '/' || mode || ' vs ' || opponent                        AS grp,
+    game_id                                                          AS unit,
+    sum(quality) FILTER (WHERE isfinite(quality))                    AS quality_sum,
+    count(quality) FILTER (WHERE isfinite(quality))                  AS quality_n,
+    CAST(count(*) FILTER (WHERE valid) AS DOUBLE)                    AS valid_rate_sum,
+    count(quality)                                                   AS valid_rate_n,
+    sum(quality) FILTER (WHERE valid AND isfinite(quality))          AS quality_of_valid_sum,
+    count(quality) FILTER (WHERE valid AND isfinite(quality))        AS quality_of_valid_n,
+    sum(regret) FILTER (WHERE valid AND isfinite(regret))            AS regret_sum,
+    count(regret) FILTER (WHERE valid AND isfinite(regret))          AS regret_n
+FROM scored
+GROUP BY ALL
+ORDER BY run_id, player, grp, unit
+"""
+
+# Per match, the repeated_matches quality: a forfeit 0, NULL for a match ended by a failed call
+# or another model's invalid answer (left out); valid = complete.
+_REPEATED_SQL = """
+SELECT
+    run_id,
+    provider || ':' || model                                         AS player,
+    stage || CASE WHEN horizon IS NOT NULL THEN ' T=' || CAST(horizon AS VARCHAR)
+                  ELSE ' p=' || CAST(continuation AS VARCHAR) END
+          || ' vs ' || opponent                                      AS grp,
+    match_id                                                         AS unit,
+    sum(quality) FILTER (WHERE isfinite(quality))                    AS quality_sum,
+    count(quality) FILTER (WHERE isfinite(quality))                  AS quality_n,
+    CAST(count(*) FILTER (WHERE quality IS NOT NULL AND status = 'complete') AS DOUBLE)
+                                                                     AS valid_rate_sum,
+    count(quality)                                                   AS valid_rate_n,
+    sum(quality) FILTER (WHERE status = 'complete' AND isfinite(quality)) AS quality_of_valid_sum,
+    count(quality) FILTER (WHERE status = 'complete' AND isfinite(quality)) AS quality_of_valid_n,
+    sum(regret) FILTER (WHERE isfinite(regret))                      AS regret_sum,
+    count(regret) FILTER (WHERE isfinite(regret))                    AS regret_n
+FROM repeated_matches
+GROUP BY ALL
+ORDER BY run_id, player, grp, unit
+"""
+
 FAMILIES: tuple[FamilyUnits, ...] = (
     FamilyUnits("matrix", "trials", "games", _MATRIX_SQL,
                 (*HEADLINE, Metric("exploitability", "lower", VALID_ONLY),
@@ -218,6 +273,12 @@ FAMILIES: tuple[FamilyUnits, ...] = (
                 "seeds, modes, languages or opponents", ("episodes",)),
     FamilyUnits("fog", "fog_games", "games", _FOG_SQL, (*HEADLINE, Metric("score", "higher")),
                 "seeds, conditions or opponents", ("fog_games", "fog_reports")),
+    FamilyUnits("bimatrix", "bimatrix_trials", "games", _BIMATRIX_SQL,
+                (*HEADLINE, Metric("regret", "lower", VALID_ONLY)),
+                "game sets, seeds, seats, modes or opponents", ("bimatrix_trials",)),
+    FamilyUnits("repeated", "repeated_matches", "matches", _REPEATED_SQL,
+                (*HEADLINE, Metric("regret", "lower", VALID_ONLY)),
+                "stages, seeds, horizons or opponents", ("repeated_matches",)),
 )
 """The compared families and their units (a family not listed here is not compared)."""
 

@@ -9,8 +9,9 @@ from distbench.report.document import Figure, Table
 
 MAX_BARS = 40
 
-COLUMNS = ("game_set", "seat", "opponent", "model", "mode", "games", "trials", "valid_rate",
-           "mean_regret", "mean_regret_lo", "mean_regret_hi", "quality", "eq_rate",
+COLUMNS = ("game_set", "seat", "opponent", "model", "mode", "games", "trials", "missing",
+           "quality", "quality_lo", "quality_hi", "valid_rate", "quality_of_valid",
+           "mean_regret", "mean_regret_lo", "mean_regret_hi", "eq_rate",
            "dominated_rate", "welfare_ratio", "cooperation", "coordination")
 
 
@@ -23,7 +24,9 @@ def section(doc: Any, con: Any) -> None:
              "equilibrium's strategy of the other seat (eq1, eq2, ...), a uniform opponent, a "
              "class rule, another model or itself. regret = best payoff against the opponent "
              "faced minus the model's; quality = 1 - regret / (best - worst payoff against that "
-             "opponent), 0 for an invalid answer. Intervals: 95%, cluster bootstrap over games.")
+             "opponent), 0 for an invalid answer (the headline: quality = valid rate x quality "
+             "of valid answers); trials whose call failed are left out and counted as missing. "
+             "Intervals: 95%, cluster bootstrap over games.")
     if not rows:
         sec.text("No bimatrix trials in this run.")
         return

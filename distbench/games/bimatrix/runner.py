@@ -11,6 +11,7 @@ the column seat), ``Q`` the other player's, ``y`` the opponent's strategy over i
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -213,6 +214,24 @@ def score(p: np.ndarray, q: np.ndarray, x: np.ndarray, y: np.ndarray, own_eq: np
     return out
 
 
+FAILED = ParseStatus.CALL_FAILED.value
+
+
+def trial_quality(quality: float, status: str, opponent_kind: str, opponent_status: str) -> float:
+    """The headline's quality of one trial (README, "The headline"; GAMES.md section 4): the
+    scored quality of a valid answer; 0 when the answer is invalid, and in self-play also when
+    the model's own answer in the other seat is invalid (both seats are the model's); NaN
+    (left out, counted as missing) when a call of the model failed at the server (either seat
+    in self-play) or another model opponent's answer is not valid (not the model's)."""
+    if status == FAILED or (opponent_kind == "self" and opponent_status == FAILED):
+        return math.nan
+    if opponent_kind == "model" and opponent_status != OK:
+        return math.nan
+    if status != OK or (opponent_kind == "self" and opponent_status != OK):
+        return 0.0
+    return float(quality)
+
+
 def _none(x: float) -> float | None:
     return None if np.isnan(x) else float(x)
 
@@ -288,7 +307,8 @@ def run_shard(shard: BimatrixShard, backends: Mapping[BackendSpec, Backend]) -> 
                                 "value": _none(m["value"][t]),
                                 "br_value": _none(m["br_value"][t]),
                                 "regret": _none(m["regret"][t]),
-                                "quality": _none(m["quality"][t]),
+                                "quality": _none(trial_quality(
+                                    m["quality"][t], mine.status[g][t], kind, opp_status[t])),
                                 "eq_consistent": _flag(m["eq_consistent"][t]),
                                 "dist_to_eq": _none(m["dist_to_eq"][t]),
                                 "welfare_ratio": _none(m["welfare_ratio"][t]),

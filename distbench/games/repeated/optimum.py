@@ -19,16 +19,19 @@ import numpy as np
 
 from distbench.games.repeated.strategies import Machine
 
-__all__ = ["best_total", "best_values"]
+__all__ = ["best_total", "best_values", "worst_total"]
 
 
-def best_values(machine: Machine, payoff: np.ndarray, rounds: int) -> np.ndarray:
+def best_values(machine: Machine, payoff: np.ndarray, rounds: int,
+                worst: bool = False) -> np.ndarray:
     """``V_t(s)`` for ``t = 0..rounds``: (rounds + 1, S) float64.
 
     Args:
         machine: The opponent.
         payoff: (2, 2) the model's stage payoffs ``u[a, o]``.
         rounds: The horizon ``T`` (>= 0).
+        worst: Take the minimum over the model's moves instead (the worst total a player
+            can reach: the 0 of the headline's quality).
     """
     u = np.asarray(payoff, dtype=np.float64)
     if u.shape != (2, 2):
@@ -40,12 +43,12 @@ def best_values(machine: Machine, payoff: np.ndarray, rounds: int) -> np.ndarray
     states = np.arange(machine.states)
     for t in range(rounds - 1, -1, -1):
         after = values[t + 1]
-        best = np.full(machine.states, -np.inf)
+        best = np.full(machine.states, np.inf if worst else -np.inf)
         for a in (0, 1):
             total = np.zeros(machine.states)
             for o in (0, 1):
                 total += probs[:, o] * (u[a, o] + after[machine.next[states, o, a]])
-            best = np.maximum(best, total)
+            best = np.minimum(best, total) if worst else np.maximum(best, total)
         values[t] = best
     return values
 
@@ -53,3 +56,9 @@ def best_values(machine: Machine, payoff: np.ndarray, rounds: int) -> np.ndarray
 def best_total(machine: Machine, payoff: np.ndarray, rounds: int) -> float:
     """The best (expected) total over ``rounds`` rounds against ``machine`` from its start."""
     return float(best_values(machine, payoff, rounds)[0, machine.start])
+
+
+def worst_total(machine: Machine, payoff: np.ndarray, rounds: int) -> float:
+    """The worst (expected) total over ``rounds`` rounds against ``machine``: the same
+    recursion with the minimum over the model's moves."""
+    return float(best_values(machine, payoff, rounds, worst=True)[0, machine.start])

@@ -7,7 +7,8 @@ from typing import Any
 from distbench.games.repeated.summary import summarize
 from distbench.report.document import Figure, Table
 
-COLUMNS = ("stage", "opponent", "model", "matches", "complete_rate", "mean_total",
+COLUMNS = ("stage", "opponent", "model", "matches", "missing", "quality", "quality_lo",
+           "quality_hi", "valid_rate", "quality_of_valid", "complete_rate", "mean_total",
            "mean_regret", "mean_regret_lo", "mean_regret_hi", "cooperation", "retaliation",
            "forgiveness", "exploitation", "brier", "log_loss")
 
@@ -20,6 +21,9 @@ def section(doc: Any, con: Any) -> None:
     sec.text("The model repeats a 2x2 stage game against a classic strategy (axelrod's names, "
              "played by finite-state machines) or itself. regret = the best total achievable "
              "against the opponent's machine (dynamic programming) minus the model's. "
+             "quality (the headline): a complete match's total between the worst and the best "
+             "achievable against the machine (against a model: the share of the stage payoffs' "
+             "range), a forfeit 0; matches ended by a failed call are left out (missing). "
              "Intervals: 95%, bootstrap over matches.")
     if not rows:
         sec.text("No repeated matches in this run.")

@@ -9,7 +9,10 @@ stochastic opponent's draws from ``derive_seed("repeated-opponent", stage, oppon
 i)`` and the model's request seeds from ``derive_seed(llm_seed, match_id, round, seat)``.
 
 An answer that is not a move ends its match as a ``forfeit`` (its round is a row with the
-status and the raw text): no move is ever substituted.
+status and the raw text): no move is ever substituted. A call that failed at the server ends
+it as ``call_failed`` and another model opponent's invalid answer as ``opponent_forfeit``:
+neither is the model's, so those matches have no quality (left out of the headline, counted
+as missing; :func:`match_end`, :func:`match_quality`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import pyarrow as pa
 from distbench.games.answers.classes import draw_class
 from distbench.games.answers.parse import ParseStatus, parse_pure
 from distbench.games.base import ShardResult, derive_seed
-from distbench.games.repeated.optimum import best_total
+from distbench.games.repeated.optimum import best_total, worst_total
 from distbench.games.repeated.plan import NAME, RepeatedShard
 from distbench.games.repeated.schema import REPEATED_MATCHES, ROUNDS
 from distbench.games.repeated.strategies import get_machine
@@ -34,6 +37,8 @@ from distbench.llm.calls import calls_table
 from distbench.store.fields import Rows
 
 OK = ParseStatus.OK.value
+FAILED = ParseStatus.CALL_FAILED.value
+QUALITY_TOLERANCE = 1e-9
 PROB_CLIP = 1e-6
 _PREDICTION = re.compile(r"prediction\s*[:=]\s*([-+]?\d*\.?\d+)\s*(%?)", re.IGNORECASE)
 
@@ -118,6 +123,47 @@ def match_metrics(moves: list[int], opp: list[int], a: np.ndarray) -> dict[str, 
     return {"cooperation_rate": _rate([m == 0 for m in moves]),
             "retaliation_rate": _rate(retaliate), "forgiveness_rate": _rate(forgive),
             "first_defection": first}
+
+
+def match_end(own: str, other: str | None, own_other_seat: bool) -> str:
+    """The status of a match that ends in a round without a move from both sides.
+
+    Args:
+        own: The model's parse status this round.
+        other: The other seat's parse status (a model's, or None for a machine).
+        own_other_seat: The other seat is the model itself (self-play).
+
+    Returns:
+        ``call_failed`` when either call failed at the server (nothing to score, whoever
+        answered what), else ``forfeit`` when the model's answer, or in self-play its own
+        answer in the other seat, is invalid, else ``opponent_forfeit`` (another model's
+        invalid answer).
+    """
+    if own == FAILED or other == FAILED:
+        return "call_failed"
+    if own != OK or own_other_seat:
+        return "forfeit"
+    return "opponent_forfeit"
+
+
+def match_quality(status: str, total: float, best: float | None, worst: float | None,
+                  payoff: np.ndarray, rounds: int) -> float | None:
+    """The headline's quality of a match in [0, 1] (GAMES.md section 5): a complete match
+    against a machine ``(total - worst) / (best - worst)`` clipped to [0, 1] (1 when
+    ``best - worst`` is 0: every play earns the same), against a model (itself or another)
+    ``(total - T min u) / (T (max u - min u))`` over the stage payoffs ``u`` and ``T =
+    rounds``; 0 for a forfeit; None (left out) for ``call_failed`` and ``opponent_forfeit``."""
+    if status == "forfeit":
+        return 0.0
+    if status != "complete":
+        return None
+    u = np.asarray(payoff, dtype=np.float64)
+    if best is None or worst is None:
+        best, worst = rounds * float(u.max()), rounds * float(u.min())
+    span = best - worst
+    if span <= QUALITY_TOLERANCE * max(1.0, float(np.abs(u).max()) * max(rounds, 1)):
+        return 1.0
+    return float(min(1.0, max(0.0, (total - worst) / span)))
 
 
 def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> ShardResult:
@@ -243,7 +289,8 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
                     predictions[g].append((brier, loss))
             else:
                 done[g] = True
-                status[g] = "forfeit"
+                status[g] = match_end(parsed[0][1], parsed[1][1] if self_play else None,
+                                      shard.opponent == "self")
             rows.add({
                 "run_id": shard.run_id, "shard_id": shard.shard_id, "match_id": ids[g],
                 "round": r + 1, "opponent": opponent,
@@ -262,6 +309,7 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
         n = len(moves)
         total = float(sum(a[m, o] for m, o in history[g]))
         best = None if self_play else best_total(machines[g], a, planned[g])
+        worst = None if self_play else worst_total(machines[g], a, planned[g])
         r_, t_ = a[0, 0], a[1, 0]
         exploitation = None
         if opponent == "Cooperator" and n and t_ != r_:
@@ -281,7 +329,8 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
             **match_metrics(moves, opp, a), "exploitation": exploitation,
             "brier": float(np.mean([p[0] for p in preds])) if preds else None,
             "log_loss": float(np.mean([p[1] for p in preds])) if preds else None,
-            "predictions": len(preds),
+            "predictions": len(preds), "worst_total": worst,
+            "quality": match_quality(status[g], total, best, worst, a, planned[g]),
         })
     tables = {"repeated_matches": (shard.shard_id, matches.table()),
               "rounds": (shard.shard_id, rows.table())}
@@ -295,6 +344,6 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
     if calls:
         tables["calls"] = (shard.shard_id, pa.concat_tables(calls))
     stats = {"matches": len(indices), "games": len(indices),
-             "forfeits": status.count("forfeit"),
+             "forfeits": status.count("forfeit"), "call_failed": status.count("call_failed"),
              "calls": len(all_requests) + len(other_requests)}
     return ShardResult(shard_id=shard.shard_id, tables=tables, stats=stats)

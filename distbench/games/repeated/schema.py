@@ -27,7 +27,7 @@ REPEATED_MATCHES = pa.schema([
     _f("continuation", _F64, "The continuation probability told to the model; NULL with a known horizon."),
     _f("rounds_planned", pa.int32(), "Rounds the match lasts (T, or drawn from the continuation probability).", False),
     _f("rounds_played", pa.int32(), "Rounds played (fewer when the model forfeited).", False),
-    _f("status", pa.string(), "'complete', or 'forfeit' (an invalid answer ended the match: never a substituted move).", False),
+    _f("status", pa.string(), "'complete'; 'forfeit' (an invalid answer of the model ended the match, in self-play of either seat: never a substituted move); 'call_failed' (a model call failed at the server: not the model's, left out of the headline); 'opponent_forfeit' (another model opponent's invalid answer ended it: not the model's, left out).", False),
     _f("total", _F64, "The model's total payoff over the rounds played.", False),
     _f("mean_payoff", _F64, "total / rounds_played; NULL when no round was played."),
     _f("best_total", _F64, "The best (expected, for a stochastic opponent) total over rounds_planned against the opponent's machine, by dynamic programming; NULL for self-play."),
@@ -40,6 +40,8 @@ REPEATED_MATCHES = pa.schema([
     _f("brier", _F64, "--predict: mean Brier score of the model's predictions that the opponent cooperates; NULL without predictions."),
     _f("log_loss", _F64, "--predict: mean log loss of those predictions (probabilities clipped to [1e-6, 1 - 1e-6])."),
     _f("predictions", pa.int32(), "Rounds with a valid prediction.", False),
+    _f("worst_total", _F64, "The worst (expected) total over rounds_planned against the opponent's machine (the same dynamic programming with the minimum); NULL for self-play and model opponents."),
+    _f("quality", _F64, "The headline's quality in [0, 1]: a complete match against a machine (total - worst_total) / (best_total - worst_total) clipped to [0, 1] (1 when they are equal), against the model itself or another model (total - rounds_planned min u) / (rounds_planned (max u - min u)) over the stage payoffs u; 0 for a forfeit; NULL (left out, counted as missing) for call_failed and opponent_forfeit."),
 ])
 
 ROUNDS = pa.schema([

@@ -1,5 +1,9 @@
-"""The repeated family's summary: per (stage, opponent, model), the means of the match metrics,
-each with its 95% interval (a bootstrap over matches, :mod:`distbench.report.bootstrap`)."""
+"""The repeated family's summary: per (stage, opponent, model), the headline first (README,
+"The headline"): ``quality`` (the mean quality of the answered matches, a forfeit 0; matches
+ended by a failed call or another model's invalid answer are left out and counted as
+``missing``), the valid rate (complete / answered) and the quality of complete matches; then
+the means of the match metrics; each with its 95% interval (a bootstrap over matches,
+:mod:`distbench.report.bootstrap`). A group with nothing answered has no headline (None)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from distbench.report.bootstrap import start_bootstrap_ci
+from distbench.report.headline import headline, interval, rounded
 
 METRICS: tuple[tuple[str, str], ...] = (
     ("complete_rate", "(status = 'complete')::double"),
@@ -22,15 +27,20 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("brier", "brier"),
     ("log_loss", "log_loss"),
 )
+HEADLINE = ("quality", "valid_rate", "quality_of_valid")
 KEYS = ("stage", "opponent", "provider", "model")
 _SQL = ("SELECT " + ", ".join(KEYS) + ", count(*) AS n, "
         + ", ".join(f"list({expr} ORDER BY match_id) AS v_{name}" for name, expr in METRICS)
+        + ", list(quality ORDER BY match_id) AS h_quality"
+        + ", list(status ORDER BY match_id) AS h_status"
         + " FROM repeated_matches GROUP BY ALL ORDER BY ALL")
 
 
 def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
-    """One record per (stage, opponent, model): ``matches`` and each metric's mean over the
-    matches where it is defined, with ``<metric>_lo`` / ``<metric>_hi`` (95%)."""
+    """One record per (stage, opponent, model): ``matches``, the headline's fields
+    (:meth:`distbench.report.headline.Headline.record`: ``quality``, ``quality_ci95``,
+    ``valid_rate``, ..., ``answered``, ``missing``) and each metric's mean over the matches
+    where it is defined, with ``<metric>_lo`` / ``<metric>_hi`` (95%)."""
     names = {r[0] for r in con.execute("select view_name from duckdb_views()").fetchall()}
     names |= {r[0] for r in con.execute("select table_name from duckdb_tables()").fetchall()}
     if "repeated_matches" not in names:
@@ -42,6 +52,15 @@ def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
         rec = dict(zip(cols, row, strict=True))
         out = {k: rec[k] for k in KEYS}
         out["matches"] = rec["n"]
+        quality = list(rec["h_quality"])
+        answered = [q is not None for q in quality]
+        h = headline([q or 0.0 for q in quality],
+                     [float(st == "complete" and a) for st, a in
+                      zip(rec["h_status"], answered, strict=True)],
+                     [float(a) for a in answered], answered.count(False))
+        out.update(h.record())
+        for name in HEADLINE:
+            out[f"{name}_lo"], out[f"{name}_hi"] = out[f"{name}_ci95"] or (None, None)
         waits = {}
         for name, _ in METRICS:
             values = np.array([v for v in rec[f"v_{name}"] if v is not None], dtype=np.float64)
@@ -66,14 +85,27 @@ def _fmt(rec: dict[str, Any], name: str) -> str:
     return f"{value:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None else "")
 
 
+def _head(rec: dict[str, Any], name: str) -> str:
+    """A headline field rounded to the digits its interval supports, with the interval."""
+    value = rec.get(name)
+    if value is None:
+        return "-"
+    low, high = rec.get(f"{name}_ci95") or (None, None)
+    return rounded(value, low, high) + (f" {interval(low, high)}" if low is not None else "")
+
+
 def format_summary(records: list[dict[str, Any]]) -> str:
-    """The console summary: per opponent, completion, mean total, regret, cooperation,
-    retaliation and forgiveness, each with its 95% interval."""
+    """The console summary: per opponent, the headline first (quality, valid rate and quality
+    of complete matches with their 95% intervals, ``missing`` matches left out), then mean
+    total, regret, cooperation, retaliation and forgiveness, each with its 95% interval."""
     if not records:
         return "no repeated matches"
-    head = ("stage", "opponent", "matches", "complete", "mean total", "regret [95% CI]",
+    head = ("stage", "opponent", "matches", "missing", "quality [95% CI]", "valid [95% CI]",
+            "quality of valid [95% CI]", "mean total", "regret [95% CI]",
             "cooperation [95% CI]", "retaliation", "forgiveness", "brier")
-    lines = [head] + [(r["stage"], r["opponent"], str(r["matches"]), _fmt(r, "complete_rate"),
+    lines = [head] + [(r["stage"], r["opponent"], str(r["matches"]), str(r["missing"]),
+                       _head(r, "quality"), _head(r, "valid_rate"),
+                       _head(r, "quality_of_valid"),
                        _fmt(r, "mean_total"), _fmt(r, "mean_regret"), _fmt(r, "cooperation"),
                        _fmt(r, "retaliation"), _fmt(r, "forgiveness"), _fmt(r, "brier"))
                       for r in records]
@@ -81,4 +113,7 @@ def format_summary(records: list[dict[str, Any]]) -> str:
     out = ["  ".join(c.ljust(w) for c, w in zip(x, widths, strict=True)).rstrip() for x in lines]
     out.insert(1, "-" * len(out[0]))
     model = f"{records[0]['provider']}:{records[0]['model']}"
-    return f"repeated summary ({model}; intervals: bootstrap over matches)\n" + "\n".join(out)
+    return (f"repeated summary ({model}; quality (the headline): a complete match's total "
+            "between the worst and the best achievable against the opponent, a forfeit 0, "
+            "matches ended by a failed call left out (missing); valid = complete; quality = "
+            "valid x quality of valid; intervals: bootstrap over matches)\n" + "\n".join(out))

@@ -1,9 +1,9 @@
 """The repeated family's part of ``distbench view``: sampled matches, round by round.
 
-Strata: model × stage × opponent × status (complete or forfeit), over every match. Each card
-shows the stage game, the match's scores (total, best total, regret, rates) and every round:
-both moves, both payoffs, the parse status, the prediction when asked, and the raw answer of
-a round that was not a move.
+Strata: model × stage × opponent × status (complete, forfeit, call_failed, opponent_forfeit),
+over every match. Each card shows the stage game, the match's scores (total, best total,
+regret, rates) and every round: both moves, both payoffs, the parse status, the prediction
+when asked, and the raw answer of a round that was not a move.
 """
 
 from __future__ import annotations
