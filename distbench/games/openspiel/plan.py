@@ -229,12 +229,20 @@ def plan_openspiel(config: OpenSpielRunConfig, run_id: str) -> RunPlan:
     from distbench.games.openspiel.summary import openspiel_summary
 
     shards = plan_shards(config, run_id)
+    expected = None
+    if config.mode == "logprob" and config.player.provider != "dummy":
+        from distbench.games.openspiel.reference import reference
+
+        # at least one call per information state (a reading that follows white space or a
+        # digit prefix makes more)
+        expected = len(reference(config.game).infostates)
     return RunPlan(
         family=NAME, config=config.to_dict(), identity=config.identity(), shards=shards,
         seeds={"chance_seeds": list(config.seeds), "llm_seed": config.llm_seed},
         summarize=openspiel_summary, unit="matches",
         summary_tables=("matches", "moves", "openspiel_policies"),
         extra_styles=("completion",) if config.mode == "logprob" else (),
+        expected_calls=expected,
     )
 
 

@@ -113,3 +113,39 @@ def test_mcts_plays_tic_tac_toe_and_self_play_uses_one_model():
     moves = selfplay.tables["moves"][1].to_pylist()
     assert {m["player_label"] for m in moves} == {"dummy:random"}
     assert {m["is_a"] for m in moves} == {True, False}
+
+
+def test_a_game_without_rules_text_plays_with_open_spiels_description_and_a_warning(caplog):
+    from distbench.games.openspiel.command import check_game
+
+    with caplog.at_level("WARNING"):
+        check_game("matrix_rps", "random", "play")
+    assert "no rules text of distbench's own" in caplog.text
+    result = run_shard(_shard("matrix_rps", "random", 3), {DUMMY: DummyBackend(DUMMY)})
+    matches = result.tables["matches"][1].to_pylist()
+    assert len(matches) == 6 and all(m["returns"] is not None for m in matches)
+
+
+def test_another_model_is_an_opponent_with_its_own_backend():
+    other = make_spec("dummy", "other")
+    shard = _shard("kuhn_poker", other, 3)
+    result = run_shard(shard, {DUMMY: DummyBackend(DUMMY), other: DummyBackend(other)})
+    matches = result.tables["matches"][1].to_pylist()
+    assert {m["player_b"] for m in matches} == {"dummy:other"}
+    assert {m["seat_a"] for m in matches} == {0, 1}
+
+
+@pytest.mark.parametrize("table, key", [
+    ({"games": ["nope"]}, "games"),
+    ({"games": ["kuhn_poker"], "opponents": ["mcts"]}, "games"),
+    ({"opponents": ["smart"]}, "opponents"),
+    ({"mode": "mixed"}, "mode"),
+    ({"matchez": 3}, "matchez"),
+])
+def test_a_bad_openspiel_section_is_one_error_naming_the_key(table, key):
+    from distbench.games.openspiel.command import section
+    from distbench.games.section import SectionError
+
+    with pytest.raises(SectionError) as err:
+        section(table)
+    assert key in str(err.value) and "\n" not in str(err.value)
