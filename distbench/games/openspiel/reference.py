@@ -13,8 +13,9 @@
   the histories of ``I`` weighted by their counterfactual reach (chance and the opponent's
   probabilities). At an information state the equilibrium opponent never reaches, the
   histories are weighted by chance alone.
-- **Otherwise** (too large: more than :data:`MAX_POSITIONS` positions or
-  :data:`MAX_HISTORIES` histories, or not two-player zero-sum): no reference; regrets are NULL.
+- **Otherwise** (too large: longer than :data:`MAX_LENGTH` moves, more than
+  :data:`MAX_POSITIONS` positions, :data:`MAX_HISTORIES` histories or :data:`MAX_INFOSTATES`
+  information states; or not zero-sum): no reference; regrets are NULL.
 
 The **regret** of a move is ``max_b q[key][b] - q[key][a]`` over the legal actions (0 for a
 best move), in the game's utility units. The reference is cached in memory and on disk under
@@ -40,6 +41,9 @@ FORMAT = 1
 """Version of the cache files' format (a new version ignores older files)."""
 MAX_POSITIONS = 200_000
 """Positions minimax solves at most."""
+MAX_LENGTH = 60
+"""Longest game (OpenSpiel's ``max_game_length``) given a reference: chess and go are refused
+at once rather than after exploring :data:`MAX_POSITIONS` positions."""
 MAX_HISTORIES = 2_000_000
 """Histories of an imperfect-information game's tree at most for CFR+."""
 MAX_INFOSTATES = 5_000
@@ -166,6 +170,9 @@ def compute(game_string: str) -> Reference:
     game = load_game(game_string)
     if not zero_sum(game):
         return Reference(game_string, "none", {}, {}, {}, None, "not zero-sum")
+    if game.max_game_length() > MAX_LENGTH:
+        return Reference(game_string, "none", {}, {}, {}, None,
+                         f"games of up to {game.max_game_length()} moves, more than {MAX_LENGTH}")
     if perfect_information(game):
         q = _minimax(game)
         if q is None:

@@ -76,3 +76,8 @@ def test_a_game_too_large_has_no_reference_and_null_regrets(monkeypatch):
     monkeypatch.setattr(reference_mod, "MAX_INFOSTATES", 10)
     ref = reference_mod.compute("kuhn_poker")
     assert ref.kind == "none" and not ref.q
+
+
+def test_a_long_game_has_no_reference_at_once():
+    ref = reference_mod.compute("chess")
+    assert ref.kind == "none" and "moves" in ref.detail
