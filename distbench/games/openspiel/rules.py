@@ -43,8 +43,9 @@ RULES: dict[str, str] = {
         "Tic-tac-toe on a 3x3 board. Player 0 plays x, player 1 plays o, in turn; a move "
         "places your mark on an empty cell, named x(row,col) or o(row,col) with rows and "
         "columns 0..2. Three of your marks in a row, column or diagonal win (+1, the other "
-        "-1); a full board without a line is a draw (0). The information state is the board "
-        "(rows top to bottom; '.' is empty)."),
+        "-1); a full board without a line is a draw (0). The information state is the moves "
+        "so far as cell numbers (0-8, row by row); the board is shown below it (rows top to "
+        "bottom, '.' empty)."),
     "liars_dice": (
         "Liar's Dice. Each player rolls their dice in secret. Players take turns bidding "
         "'q-f': at least q dice among ALL dice show face f (the highest face is wild). Each "
@@ -90,9 +91,10 @@ def rules_text(game: Any, short: str) -> tuple[str, bool]:
 
 
 def prompt(rules: str, player: int, info_state: str, names: list[str], *,
-           cue: str | None = None) -> str:
-    """The prompt of one move: rules, seat, information state and the numbered legal actions.
-    With ``cue`` (logprob mode) it ends with the cue, for a completion."""
+           cue: str | None = None, observation: str | None = None) -> str:
+    """The prompt of one move: rules, seat, information state (and, for a perfect-information
+    game, its observation: the board) and the numbered legal actions. With ``cue`` (logprob
+    mode) it ends with the cue, for a completion."""
     m = len(names)
     lines = [
         "You are playing a two-player game.",
@@ -101,8 +103,12 @@ def prompt(rules: str, player: int, info_state: str, names: list[str], *,
         "",
         f"You are player {player}.",
         "Your information state (OpenSpiel's notation):",
-        info_state.strip() or "(empty)",
+        info_state.strip() or "(empty: no move yet)",
         "",
+    ]
+    if observation:
+        lines += ["What you see now:", observation.rstrip(), ""]
+    lines += [
         "Your legal actions:",
         *(f"Action {k + 1}: {name}" for k, name in enumerate(names)),
         "",

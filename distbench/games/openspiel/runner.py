@@ -38,7 +38,7 @@ from distbench.games.openspiel.rules import (
     rules_text,
 )
 from distbench.games.openspiel.schema import MATCHES, MOVES, POLICIES
-from distbench.games.openspiel.spiel import load_game, short_name
+from distbench.games.openspiel.spiel import info_string, load_game, observation, short_name
 from distbench.llm.base import Backend, BackendSpec, Request, Response
 from distbench.llm.calls import calls_table
 from distbench.store.fields import Rows
@@ -115,7 +115,7 @@ def _advance(match: Match, game: Any, ref: Reference, rules: str, shard: OpenSpi
         seat = state.current_player()
         legal = tuple(int(a) for a in state.legal_actions())
         names = tuple(state.action_to_string(seat, a) for a in legal)
-        info = state.information_state_string(seat)
+        info = info_string(state, seat)
         player = match.players[seat]
         if isinstance(player, Scripted):
             action = player.act(state)
@@ -123,7 +123,7 @@ def _advance(match: Match, game: Any, ref: Reference, rules: str, shard: OpenSpi
                                          "ok", "", None, None, None))
             state.apply_action(action)
             continue
-        text = prompt(rules, seat, info, list(names))
+        text = prompt(rules, seat, info, list(names), observation=observation(state, seat))
         completion = continuation[player]
         if completion:
             text = text.rsplit("\n", 1)[0] + "\n\n" + PROMPT_CUE

@@ -102,3 +102,29 @@ def zero_sum(game: Any) -> bool:
     spiel = pyspiel()
     return game.get_type().utility in (spiel.GameType.Utility.ZERO_SUM,
                                        spiel.GameType.Utility.CONSTANT_SUM)
+
+
+
+def info_string(state: Any, player: int) -> str:
+    """The player's information state string; a game without one gives its observation
+    string, and one without either ``str(state)``."""
+    for method in ("information_state_string", "observation_string"):
+        try:
+            with _quiet_stderr():  # OpenSpiel prints "not implemented" before raising
+                return getattr(state, method)(player)
+        except (RuntimeError, pyspiel().SpielError):
+            continue
+    return str(state)
+
+
+def observation(state: Any, player: int) -> str | None:
+    """What a perfect-information game shows the player (its observation string, e.g. the
+    board), when it has one and it differs from the information state; else None."""
+    if not perfect_information(state.get_game()):
+        return None
+    try:
+        with _quiet_stderr():
+            seen = state.observation_string(player)
+    except (RuntimeError, pyspiel().SpielError):
+        return None
+    return seen if seen.strip() and seen != info_string(state, player) else None

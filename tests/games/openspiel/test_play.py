@@ -149,3 +149,21 @@ def test_a_bad_openspiel_section_is_one_error_naming_the_key(table, key):
     with pytest.raises(SectionError) as err:
         section(table)
     assert key in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_prompt_shows_the_information_state_the_board_and_numbered_action_names():
+    from distbench.games.openspiel.rules import RULES, prompt
+    from distbench.games.openspiel.spiel import info_string, load_game, observation
+
+    state = load_game("tic_tac_toe").new_initial_state()
+    state.apply_action(4)
+    state.apply_action(0)
+    names = [state.action_to_string(0, a) for a in state.legal_actions()]
+    text = prompt(RULES["tic_tac_toe"], 0, info_string(state, 0), names,
+                  observation=observation(state, 0))
+    assert "4, 0\n" in text and "o..\n.x.\n..." in text
+    assert "Action 1: x(0,1)" in text and "Choose one of your 7 actions" in text
+    kuhn = load_game("kuhn_poker").new_initial_state()
+    kuhn.apply_action(0)
+    kuhn.apply_action(1)
+    assert observation(kuhn, 0) is None and info_string(kuhn, 0) == "0"
