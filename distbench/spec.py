@@ -76,7 +76,7 @@ TOP_KEYS = {"name", "seeds", "games_per_bucket", "trials_per_game", "temperature
 """The spec's own keys; besides them, one table per family with a ``section`` hook."""
 PROVIDER_KEYS = {"type", "tiers", "models", "base_url", "style", "rpm", "tpm",
                  "max_concurrency", "timeout", "max_retries", "cache", "price_in", "price_out",
-                 "max_n", "retry_after_cap"}
+                 "max_n", "retry_after_cap", "reasoning", "reasoning_tokens"}
 MODEL_KEYS = PROVIDER_KEYS - {"type", "tiers", "models"}
 BUCKET_KEYS = {"rows", "cols", "spread", "kind"}
 

@@ -86,23 +86,54 @@ def export_clembench_tree(run_dir: Path, out_dir: Path) -> list[Path]:
 
 
 def export_run(run_dir: Path, out_dir: Path) -> list[Path]:
-    """The export of any run: the seed tool's files for matrix and sweep runs, per-episode
-    records for negotiation runs (``distbench.games.negotiation.export``); one line saying
-    it does not apply for the other families."""
+    """The export of any run: the seed tool's files for matrix and sweep runs; for another
+    family, what its ``export`` hook writes (negotiation: per-episode records, see
+    ``distbench.games.negotiation.export``), or else each of its tables as JSON records
+    (``<table>.json``) with the run's summary (``summary.json``)."""
     family = _family(run_dir)
-    if family == "negotiation":
-        from distbench.games.negotiation.export import export_json as negotiation_json
-        from distbench.store.catalog import open_run
+    if family in (None, "matrix", "sweep"):
+        return export_json(run_dir, out_dir)
+    from distbench.games.registry import UnknownFamilyError, get_family
+    from distbench.store.catalog import NotARunError, open_run
 
+    try:
+        fam = get_family(family)
         con = open_run(run_dir)
-        try:
-            return negotiation_json(con, out_dir, run_dir.name)
-        finally:
-            con.close()
-    if family not in (None, "matrix", "sweep"):
-        raise UserError(f"distbench export does not apply to {family} runs yet (matrix, sweep "
-                        f"and negotiation runs only); read them with distbench query {run_dir}")
-    return export_json(run_dir, out_dir)
+    except (UnknownFamilyError, NotARunError) as exc:
+        raise UserError(str(exc)) from None
+    try:
+        written = fam.export_files(con, out_dir, run_dir.name)
+        if written is None:
+            written = _export_tables(con, fam, run_dir, out_dir)
+    finally:
+        con.close()
+    return written
+
+
+def _export_tables(con, fam, run_dir: Path, out_dir: Path) -> list[Path]:
+    """Each table of ``fam`` the run has, as a JSON list of records, and the run's summary."""
+    from distbench.store.writer import read_json
+
+    have = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() UNION ALL "
+                                      "SELECT table_name FROM duckdb_tables()").fetchall()}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for table in fam.tables:
+        if table not in have:
+            continue
+        path = out_dir / f"{table}.json"
+        records = fetch_records(con, f'SELECT * FROM "{table}"')
+        path.write_text(json.dumps(records, indent=2, ensure_ascii=False) + "\n",
+                        encoding="utf-8")
+        written.append(path)
+    summary = run_dir / "summary.json"
+    if summary.is_file():
+        path = out_dir / "summary.json"
+        payload = {"run_id": run_dir.name, "summary": read_json(summary)}
+        path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n",
+                        encoding="utf-8")
+        written.append(path)
+    return written
 
 
 @click.command()

@@ -113,8 +113,9 @@ def _check_address(ctx: click.Context, param: click.Parameter, value: str | None
     if parts is None or parts.scheme != "ray" or not parts.hostname or not port:
         raise click.BadParameter(f"expected auto, HOST:PORT or ray://HOST:PORT, got {value!r}")
     if value.startswith("ray://") and importlib.util.find_spec("grpc") is None:
-        raise click.BadParameter("a ray:// address needs Ray's client: pip install 'ray[client]' "
-                                 "(or run on a cluster node with --address auto)")
+        python = sys.executable or "python3"
+        raise click.BadParameter(f"a ray:// address needs Ray's client: {python} -m pip install "
+                                 "'ray[client]' (or run on a cluster node with --address auto)")
     import socket
 
     try:  # nothing listening there: say so now, not after the run has started

@@ -2,19 +2,26 @@
 
 Units (trials, episodes, games) move when a shard commits; model calls move as they return
 (the driver reads the endpoints' live counts a few times a second), so a run of one shard
-shows its pace from the first call. On a terminal the line is redrawn in place; elsewhere (CI,
-``ray job`` logs, ``2> file``) a plain line is printed when something moved: every 0.5 s in
-the first 5 s, every 2 s then, less often as the run grows (at most every 30 s), and once at
-the end.
+shows its pace from the first call. Beside the answers, the line counts the answers asked for
+and not yet back (``in flight``) and says what a model is doing while that shows in no count
+(the endpoint's status: "loading smollm2-135m-instruct ...", "first call: evaluating the
+prompt ..."). On a terminal the line is redrawn in place; elsewhere (CI, ``ray job`` logs,
+``2> file``) a plain line is printed only when something changed (a count, the calls in
+flight, the status): at most every 0.5 s in the first 5 s, every 2 s then, less often as the
+run grows (at most every 30 s apart, never when nothing changed), and once at the end.
 
-The ETA is the pace since the first progress was seen: before that, Ray's worker start-up and
-the compiled kernels' loading make the start slow, and an average from the start would
-overstate the remaining time several times over. It uses calls when the plan knows how many it
-makes, else units.
+The ETA is absent until it can be estimated: it is the pace since the first progress was
+seen (before that, Ray's worker start-up, a model's loading and its cold first call make the
+start slow, and an average from the start would overstate the remaining time several times
+over), so it needs progress at two moments. It uses calls when the plan knows how many it
+makes, else units. It is estimated when a count moves and held between (so it does not climb
+while a slow call is out), and it never grows: when the pace slows, the ETA holds until the
+remaining work at the new pace falls below it.
 """
 
 from __future__ import annotations
 
+import shutil
 import sys
 import threading
 import time
@@ -62,12 +69,16 @@ class Progress:
         self.done = self.todo_units = self.todo_shards = 0
         self.shard_calls = self.shard_failed = 0  # from committed shards' stats
         self.live_calls = self.live_failed = 0  # from the endpoints, as calls return
+        self.live_sent = 0  # answers asked of the endpoints (sent - calls: in flight)
+        self.status = ""  # what the models are doing, when slow and in no count
         self.throttle = ""  # the rate limiter below its configured rate after 429s
         self._first_units: tuple[float, int] | None = None  # when the first shard ended
         self._first_calls: tuple[float, int] | None = None  # when calls were first seen
+        self._last_calls: tuple[float, int] | None = None  # when the calls last moved
+        self._eta: float | None = None  # as estimated when a count last moved
         self._t0 = clock()
         self._last_line = -1e18
-        self._last_counts: tuple[int, int, int] | None = None
+        self._last_counts: tuple[Any, ...] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -122,50 +133,74 @@ class Progress:
             self.shard_failed += stats.get("call_failed", 0)
             if self._first_units is None:
                 self._first_units = (self.clock(), self.done)
+            self._estimate()
         self._draw()
 
-    def live(self, counts: dict[str, int]) -> None:
-        """The model calls answered so far in this run (``calls``, ``failed``), live."""
+    def live(self, counts: dict[str, Any]) -> None:
+        """The model calls answered so far in this run (``calls``, ``failed``), the answers
+        asked for (``sent``) and the endpoints' ``status``, live."""
         with self._lock:
             calls = counts.get("calls", 0)
+            now = self.clock()
+            moved = calls != self.live_calls
             if calls and self._first_calls is None:
-                self._first_calls = (self.clock(), calls)
+                self._first_calls = (now, calls)
             self.live_calls, self.live_failed = calls, counts.get("failed", 0)
+            self.live_sent = counts.get("sent", 0)
+            self.status = counts.get("status") or ""
+            if moved:
+                self._last_calls = (now, calls)
+                self._estimate()
             rate, limit = counts.get("rate_rps"), counts.get("rate_limit_rps")
             self.throttle = (f"  throttled: {rate:.3g} req/s of {limit:.3g}"
                              if rate is not None and limit and rate < 0.995 * limit else "")
         self._draw()
 
-    def rate(self) -> float | None:
-        """Calls per second since calls were first seen (None: not known yet)."""
-        if self._first_calls is None:
-            return None
-        since, calls = self._first_calls
-        elapsed = self.clock() - since
-        return (self.live_calls - calls) / elapsed if elapsed > 0 and self.live_calls > calls else None
+    @property
+    def in_flight(self) -> int:
+        """Answers asked of the endpoints and not back yet."""
+        return max(0, self.live_sent - self.live_calls)
 
-    def eta(self) -> float | None:
-        """Seconds left at the pace since progress was first seen (None: not known yet)."""
+    def rate(self) -> float | None:
+        """Calls per second from when calls were first seen to when they last moved (None:
+        not known yet)."""
+        if self._first_calls is None or self._last_calls is None:
+            return None
+        (since, first), (last, calls) = self._first_calls, self._last_calls
+        elapsed = last - since
+        return (calls - first) / elapsed if elapsed > 0 and calls > first else None
+
+    def _estimate(self) -> None:
+        """Estimates the ETA again (a count moved; the caller holds the lock): never above
+        the last estimate."""
         if self.todo_units and self.done >= self.todo_units:
-            return 0.0
+            self._eta = 0.0
+            return
+        estimate = None
         rate = self.rate()
         if self.expected_calls and rate:
-            return max(0.0, self.expected_calls - self.live_calls) / rate
-        if self._first_units is None:
-            return None
-        since, units = self._first_units
-        elapsed = self.clock() - since
-        if self.done <= units or elapsed <= 0:
-            return None
-        return (self.todo_units - self.done) * elapsed / (self.done - units)
+            estimate = max(0.0, self.expected_calls - self.live_calls) / rate
+        elif self._first_units is not None:
+            since, units = self._first_units
+            elapsed = self.clock() - since
+            if self.done > units and elapsed > 0:
+                estimate = (self.todo_units - self.done) * elapsed / (self.done - units)
+        if estimate is not None:
+            self._eta = estimate if self._eta is None else min(self._eta, estimate)
+
+    def eta(self) -> float | None:
+        """Seconds left, as estimated when a count last moved (None: not known yet)."""
+        return self._eta
 
     def suffix(self) -> str:
         eta = self.eta()
         rate = self.rate()
         pace = f"  {rate:.1f} calls/s" if rate else ""
-        return (f"shards {self.shards}/{self.todo_shards}  calls {self.calls:,}  "
-                f"failed {self.failed:,}{pace}{self.throttle}  "
-                f"ETA {'--:--' if eta is None else _clock(eta)}")
+        flight = f" ({self.in_flight:,} in flight)" if self.in_flight else ""
+        status = f"  - {self.status}" if self.status else ""
+        return (f"shards {self.shards}/{self.todo_shards}  calls {self.calls:,}{flight}  "
+                f"failed {self.failed:,}{pace}{self.throttle}"
+                + ("" if eta is None else f"  ETA {_clock(eta)}") + status)
 
     def line(self) -> str:
         share = f" ({100 * self.done / self.todo_units:.0f}%)" if self.todo_units else ""
@@ -185,12 +220,13 @@ class Progress:
             if self.tty:
                 if force or now - self._last_line >= 0.1:
                     self._last_line = now
-                    self.stream.write("\r" + self.line() + "\x1b[K")
+                    width = shutil.get_terminal_size().columns - 1  # a wrapped line stays
+                    self.stream.write("\r" + self.line()[:max(20, width)] + "\x1b[K")
                     self.stream.flush()
             elif force or now - self._last_line >= self._interval():
-                counts = (self.done, self.calls, self.failed)
-                if not force and counts == self._last_counts and now - self._last_line < 30:
-                    return  # nothing moved: no line (Ray and the models still starting)
+                counts = (self.done, self.calls, self.failed, self.in_flight, self.status)
+                if counts == self._last_counts:
+                    return  # nothing changed: no line (Ray or a model still starting)
                 self._last_line, self._last_counts = now, counts
                 self.stream.write("progress: " + self.line() + "\n")
                 self.stream.flush()

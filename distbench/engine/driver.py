@@ -289,8 +289,10 @@ def run_plan(
         on_stage: Called with a short message before a slow set-up step (starting or
             connecting to Ray), so a user is not left waiting in silence.
         on_calls: Called about twice a second while shards run, with the model calls
-            answered so far in this run (``calls``, ``failed``, ``cache_hits``, tokens), read
-            live from the endpoints (so it moves call by call, not shard by shard).
+            answered so far in this run (``calls``, ``failed``, ``cache_hits``, tokens), the
+            answers asked for (``sent``) and what the models are doing when that is slow
+            (``status``, e.g. loading), read live from the endpoints (so it moves call by
+            call, not shard by shard).
         retry_failed: Also play again every committed shard whose model calls failed
             (``calls.status = 'failed'``, the ``call_failed`` rows): its rows are replaced,
             exactly once; with the response cache on, only the failed calls reach the model
@@ -538,7 +540,8 @@ def _cancel(results: Any, endpoints: list[Any]) -> None:
 
 class CallWatcher:
     """Reads the live call counts of a run's endpoints about twice a second, in a thread,
-    and hands the counts since the run started to ``report``. Under Ray the counts are the
+    and hands the counts since the run started (and the endpoints' status line, ``status``)
+    to ``report``. Under Ray the counts are the
     endpoint actors' (:meth:`EndpointActor.stats`); without Ray, this process's own
     (:mod:`distbench.llm.meter`). A reading that fails (an actor restarting) is skipped."""
 
@@ -555,10 +558,12 @@ class CallWatcher:
             def read() -> dict[str, Any]:
                 stats = ray.get([a.stats.remote() for a in actors], timeout=5)
                 return {**{f: sum(st.get(f, 0) for st in stats) for f in self._fields},
-                        **throttle_state(stats)}
+                        **throttle_state(stats),
+                        "status": "; ".join(st["status"] for st in stats if st.get("status"))}
         else:
             def read() -> dict[str, Any]:
-                return {**meter.snapshot(keys), **direct_throttle_state(keys)}
+                return {**meter.snapshot(keys), **direct_throttle_state(keys),
+                        "status": meter.status(keys)}
         self._read = read
         self._report = report
         self._interval = interval
@@ -590,6 +595,7 @@ class CallWatcher:
             self._base = dict.fromkeys(self._fields, 0)
         counts = {f: now[f] - self._base.get(f, 0) for f in self._fields}
         counts.update({k: v for k, v in now.items() if k.startswith("rate_")})  # levels
+        counts["status"] = now.get("status", "")
         self._report(counts)
 
     def stop(self) -> None:

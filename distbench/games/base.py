@@ -11,7 +11,10 @@ game registers itself (``distbench.games.registry``). The engine runs any family
   kernels);
 - ``tables``: the family's table schemas (handed to the store, which knows no game);
 - ``summarize(con, offload) -> records``: the summary records of a run, from DuckDB views;
-- ``unit``: what a shard's ``num_units`` counts, for the progress line.
+- ``unit``: what a shard's ``num_units`` counts, for the progress line;
+- ``rescore(stored) -> Rescored`` (optional): re-reads one committed shard's stored answers with
+  today's parsers and re-scores them with today's metrics, calling no model
+  (``distbench rescore``; :class:`StoredShard`, :class:`Rescored`).
 
 Everything here is plain data and functions: families import it, the engine imports it, and
 it imports no family and nothing above ``games``.
@@ -29,8 +32,8 @@ from typing import Any
 
 from distbench.llm.base import BackendSpec
 
-__all__ = ["CommandRun", "Family", "RunPlan", "ShardResult", "check_config", "derive_seed",
-           "parse_player", "shard_specs", "stable_hash"]
+__all__ = ["CommandRun", "Family", "Rescored", "RunPlan", "ShardResult", "StoredShard",
+           "check_config", "derive_seed", "parse_player", "shard_specs", "stable_hash"]
 
 #: Configuration fields that, when a run configuration has them, must be at least 1.
 POSITIVE_FIELDS = ("num_games", "num_trials", "num_opponents", "shard_trials", "shard_episodes",
@@ -90,6 +93,57 @@ class ShardResult:
     shard_id: str
     tables: dict[str, tuple[str, Any]]
     stats: dict[str, int]
+
+
+@dataclass(frozen=True)
+class StoredShard:
+    """One committed shard of a finished run, as ``distbench rescore`` hands it to its family's
+    ``rescore`` hook.
+
+    Attributes:
+        run_id: The id of the new (rescored) run: every row it returns carries it.
+        source_run_id: The run the rows come from.
+        shard_id: The shard's id (kept: the new run has the source's shards).
+        shard: The shard as its commit marker recorded it (JSON: the family's shard fields).
+        tables: table name -> (file stem, the rows as stored, an Arrow table).
+        manifest: The source run's ``manifest.json``.
+    """
+
+    run_id: str
+    source_run_id: str
+    shard_id: str
+    shard: Mapping[str, Any]
+    tables: Mapping[str, tuple[str, Any]]
+    manifest: Mapping[str, Any]
+
+    def table(self, name: str) -> Any:
+        """The stored rows of ``name`` (KeyError when the shard has none)."""
+        return self.tables[name][1]
+
+    def style(self, provider: str, model: str, default: str = "chat") -> str:
+        """The prompt style the run used for a model (the manifest's ``models``)."""
+        for entry in self.manifest.get("models") or []:
+            if entry.get("provider") == provider and entry.get("model") == model:
+                return str(entry.get("style") or default)
+        return default
+
+
+@dataclass(frozen=True)
+class Rescored:
+    """What a family's ``rescore`` hook returns for one shard.
+
+    Attributes:
+        result: The shard's new tables (the same names and file stems as the stored ones) and
+            stats, as :class:`ShardResult`.
+        transitions: (unit, old status, new status) -> count, for every answer re-read, e.g.
+            ``("trials", "no_answer", "ok")``; unchanged answers count too (old == new).
+        diverged: Units (episodes, games) of multi-turn families whose re-read moves changed
+            the rest of the game, kept as stored and marked (see the family's docs).
+    """
+
+    result: ShardResult
+    transitions: Mapping[tuple[str, str, str], int]
+    diverged: int = 0
 
 
 def shard_specs(shard: Any) -> tuple[BackendSpec, ...]:
@@ -285,6 +339,13 @@ class Family:
         viewer: ``"module:function"`` of ``view(con, options) -> ViewPart``: the family's
             part of ``distbench view`` (sampled transcripts; see
             :mod:`distbench.report.viewer`), or None: a generic table of its main table.
+        rescore: ``"module:function"`` of ``rescore(stored: StoredShard) -> Rescored``: re-reads
+            a committed shard's stored answers with today's parsers and re-scores them, with no
+            model call (``distbench rescore``); None: the family's runs cannot be rescored.
+        export: ``"module:function"`` of ``export(con, out_dir, run_id) -> [paths]``: the
+            files ``distbench export`` writes for a run of the family, or None: each of the
+            family's tables as JSON records (``<table>.json``) and its summary
+            (``summary.json``).
     """
 
     name: str
@@ -305,6 +366,8 @@ class Family:
     modes: tuple[str, ...] = ()
     views: Mapping[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     viewer: str | None = None
+    rescore: str | None = None
+    export: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -348,6 +411,19 @@ class Family:
         if not self.viewer:
             raise ValueError(f"the {self.name} family has no viewer hook")
         return _load(self.viewer)(con, options)
+
+    def rescore_shard(self, stored: StoredShard) -> Rescored:
+        """Re-reads and re-scores one stored shard (its ``rescore`` hook; ValueError when it
+        has none)."""
+        if not self.rescore:
+            raise ValueError(f"the {self.name} family cannot rescore a run (it has no rescore "
+                             "hook)")
+        return _load(self.rescore)(stored)
+
+    def export_files(self, con: Any, out_dir: Path, run_id: str) -> list[Path] | None:
+        """The family's ``distbench export`` files (its ``export`` hook), or None when it has
+        no hook (the generic export applies)."""
+        return list(_load(self.export)(con, out_dir, run_id)) if self.export else None
 
     def warm(self) -> None:
         """Runs the family's warm-up (nothing when it has none)."""

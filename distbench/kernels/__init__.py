@@ -1,9 +1,10 @@
-"""Numba kernels: exact zero-sum game solving and scoring of answers, in batch.
+"""Numba kernels: exact zero-sum and bimatrix game solving and scoring of answers, in batch.
 
 No I/O and no Ray here; public functions validate and allocate, private ``@njit(cache=True)``
 kernels fill the outputs in place.
 """
 
+from distbench.kernels.bimatrix import BimatrixSolution, solve_bimatrix
 from distbench.kernels.resample import cluster_resample_means
 from distbench.kernels.scoring import INVALID_ACTION, TrialScores, score_actions, score_strategies
 from distbench.kernels.zero_sum import (
@@ -18,6 +19,7 @@ from distbench.kernels.zero_sum import (
 )
 
 __all__ = [
+    "BimatrixSolution",
     "GAP_DEGENERATE_TOL",
     "INVALID_ACTION",
     "RESIDUAL_TOL",
@@ -30,5 +32,6 @@ __all__ = [
     "cluster_resample_means",
     "score_actions",
     "score_strategies",
+    "solve_bimatrix",
     "solve_zero_sum",
 ]

@@ -109,6 +109,11 @@ class Response:
             pairs, when the request asked for them; None otherwise.
         texts: The samples' texts of a request of several samples answered in one call
             (``text`` is the first); the call's tokens and timings are the whole request's.
+        reasoning: The provider's separate reasoning text (an OpenAI-compatible message's
+            ``reasoning_content``), kept whatever the run's reasoning factor; None when the
+            provider gives none.
+        reasoning_tokens: Reasoning tokens the provider reported
+            (``usage.completion_tokens_details.reasoning_tokens``), None when not reported.
         parts: The answers of a request of several samples that the endpoint answered one
             sample per call (it does not take ``n``): one one-sample response per sample,
             aligned with :meth:`Request.split`; ``status`` is then ``"ok"`` when all are.
@@ -131,6 +136,8 @@ class Response:
     texts: tuple[str, ...] | None = None
     parts: tuple[Response, ...] | None = None
     notes: str = ""
+    reasoning: str | None = None
+    reasoning_tokens: int | None = None
 
     def sample_responses(self, n: int) -> list[Response]:
         """One response per sample of a request of ``n`` samples: the parts, or this
@@ -287,6 +294,15 @@ def check_url(url: Any) -> str:
     return ""
 
 
+REASONING_MODES = ("direct", "cot")
+"""The reasoning factor of a model (its ``reasoning`` option): ``direct`` answers at once (no
+option: every run before the factor existed), ``cot`` reasons first and ends with the answer
+line, with its own budget (the ``reasoning_tokens`` option). Each family reads it when it
+builds its prompts and parses its answers; the llm layer only checks it."""
+
+DEFAULT_REASONING_TOKENS = 512
+"""Completion budget of a ``cot`` answer when ``reasoning_tokens`` is not given."""
+
 OPTION_CHECKS: dict[str, Callable[[Any], str]] = {
     "rpm": lambda v: _number(v, 0, open_low=True),
     "tpm": lambda v: _number(v, 0, open_low=True),
@@ -298,6 +314,9 @@ OPTION_CHECKS: dict[str, Callable[[Any], str]] = {
     "price_out": lambda v: _number(v, 0),
     "cache": lambda v: "" if isinstance(v, bool) else f"must be true or false, got {v!r}",
     "base_url": check_url,
+    "reasoning": lambda v: "" if v in REASONING_MODES else (
+        f"must be one of {', '.join(REASONING_MODES)}, got {v!r}"),
+    "reasoning_tokens": lambda v: _number(v, 1, integer=True),
 }
 """The common backend options and why a value of each is refused (a finite number in range,
 a boolean, a URL)."""
@@ -366,12 +385,20 @@ class Backend(abc.ABC):
     progress moves call by call); others are counted when their batch returns."""
 
     on_answer: Callable[[Response], None] | None = None
+    on_status: Callable[[str], None] | None = None
 
     def answered(self, response: Response) -> Response:
         """Reports one answer that just returned (to the live call counts); returns it."""
         if self.on_answer is not None:
             self.on_answer(response)
         return response
+
+    def status(self, message: str) -> None:
+        """Says what the model is doing when that is slow and shows in no count (loading a
+        model, a cold first call), in a few words; "" when it is answering again. The
+        endpoint hands it to the progress line (:mod:`distbench.llm.meter`)."""
+        if self.on_status is not None:
+            self.on_status(message)
 
     def __init__(self, spec: BackendSpec) -> None:
         self.spec = spec

@@ -114,6 +114,9 @@ class ResponseCache:
             self._con.execute("ALTER TABLE responses ADD COLUMN texts TEXT")
         if "notes" not in columns:  # a cache written before response notes
             self._con.execute("ALTER TABLE responses ADD COLUMN notes TEXT")
+        if "reasoning" not in columns:  # a cache written before providers' reasoning was kept
+            self._con.execute("ALTER TABLE responses ADD COLUMN reasoning TEXT")
+            self._con.execute("ALTER TABLE responses ADD COLUMN reasoning_tokens INTEGER")
         self._con.commit()
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
@@ -133,17 +136,18 @@ class ResponseCache:
             chunk = list(keys[lo : lo + 500])
             marks = ",".join("?" * len(chunk))
             rows = self._con.execute(
-                f"SELECT key, text, prompt_tokens, completion_tokens, logprobs, texts, notes "
-                f"FROM responses WHERE key IN ({marks})", chunk
+                f"SELECT key, text, prompt_tokens, completion_tokens, logprobs, texts, notes, "
+                f"reasoning, reasoning_tokens FROM responses WHERE key IN ({marks})", chunk
             ).fetchall()
-            for key, text, p_tok, c_tok, lp, texts, notes in rows:
+            for key, text, p_tok, c_tok, lp, texts, notes, reasoning, r_tok in rows:
                 try:
                     logprobs = tuple(tuple(x) for x in json.loads(lp)) if lp else None
                     hit = Response(text=text, status="ok", attempts=0, latency_ms=0.0,
                                    prompt_tokens=p_tok, completion_tokens=c_tok,
                                    cache_hit=True, logprobs=logprobs,
                                    texts=tuple(json.loads(texts)) if texts else None,
-                                   notes=notes or "")
+                                   notes=notes or "", reasoning=reasoning,
+                                   reasoning_tokens=r_tok)
                     why = storable(hit)
                 except (ValueError, TypeError) as exc:
                     why = f"unreadable ({type(exc).__name__})"
@@ -168,15 +172,15 @@ class ResponseCache:
             rows.append((key, r.text, r.prompt_tokens, r.completion_tokens,
                          json.dumps(r.logprobs) if r.logprobs is not None else None,
                          json.dumps(list(r.texts)) if r.texts is not None else None,
-                         r.notes or None))
+                         r.notes or None, r.reasoning, r.reasoning_tokens))
         if not rows or self._broken:
             return
         with self._lock:
             try:
                 self._con.executemany(
                     "INSERT OR REPLACE INTO responses (key, text, prompt_tokens, "
-                    "completion_tokens, logprobs, texts, notes) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    rows)
+                    "completion_tokens, logprobs, texts, notes, reasoning, reasoning_tokens) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
                 self._con.commit()
             except (sqlite3.Error, ValueError, OverflowError) as exc:
                 self._give_up(exc)

@@ -62,6 +62,8 @@ def calls_table(
         "queue_ms": [r.queue_ms for r in responses],
         "prompt_tokens": [r.prompt_tokens for r in responses],
         "completion_tokens": [r.completion_tokens for r in responses],
+        "reasoning_content": [r.reasoning for r in responses],
+        "reasoning_tokens": [r.reasoning_tokens for r in responses],
         "cache_hit": [r.cache_hit for r in responses],
         "samples": [r.n for r in requests],
         "notes": [r.notes for r in responses],

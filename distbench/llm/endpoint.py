@@ -101,18 +101,21 @@ class CachingBackend(Backend):
 
 class MeteredBackend(Backend):
     """Counts a backend's answers for the live progress (:mod:`distbench.llm.meter`): as
-    each returns when the backend reports them (``reports_answers``), else per batch."""
+    each returns when the backend reports them (``reports_answers``), else per batch; the
+    answers asked for as the requests arrive; and the backend's status line."""
 
     def __init__(self, inner: Backend, key: str) -> None:
         super().__init__(inner.spec)
         self.inner = inner
         self.key = key
-        if inner.reports_answers:
-            inner.on_answer = lambda r: meter.record(key, (r,))
-            if isinstance(inner, CachingBackend):
-                inner.inner.on_answer = inner.on_answer
+        wrapped = [inner, inner.inner] if isinstance(inner, CachingBackend) else [inner]
+        for backend in wrapped:
+            backend.on_status = lambda message: meter.set_status(key, message)
+            if inner.reports_answers:
+                backend.on_answer = lambda r: meter.record(key, (r,))
 
     async def generate(self, requests: Sequence[Request]) -> list[Response]:
+        meter.record_sent(self.key, requests)
         answers = await self.inner.generate(requests)
         if not self.inner.reports_answers:
             meter.record(self.key, answers)
@@ -223,9 +226,11 @@ class EndpointActor:
         return await self.backend.generate(requests)
 
     def stats(self) -> dict[str, float]:
-        """``requests`` received, the live counts of the answers (``meter.FIELDS``) and, for a
-        rate-limited backend, its limits now (:func:`limiter_stats`)."""
-        return {"requests": self.calls, **meter.snapshot([endpoint_key(self.backend.spec)]),
+        """``requests`` received, the live counts of the answers (``meter.FIELDS``), the
+        backend's ``status`` line and, for a rate-limited backend, its limits now
+        (:func:`limiter_stats`)."""
+        key = endpoint_key(self.backend.spec)
+        return {"requests": self.calls, **meter.snapshot([key]), "status": meter.status([key]),
                 **limiter_stats(self.backend)}
 
 

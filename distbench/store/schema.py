@@ -50,6 +50,12 @@ CALLS = pa.schema(
            "concurrency slot, retry back-off), in milliseconds (timing column)."),
         _f("prompt_tokens", pa.int64(), "Prompt tokens reported by the endpoint."),
         _f("completion_tokens", pa.int64(), "Completion tokens reported by the endpoint."),
+        _f("reasoning_content", pa.string(),
+           "The provider's separate reasoning text (an OpenAI-compatible message's "
+           "reasoning_content), kept whatever the run's reasoning factor; NULL when none."),
+        _f("reasoning_tokens", pa.int64(),
+           "Reasoning tokens the provider reported (usage.completion_tokens_details."
+           "reasoning_tokens); NULL when not reported."),
         _f("cache_hit", pa.bool_(), "Answered from the response cache.", False),
         _f("samples", pa.int32(),
            "Answers the request asked for (OpenAI's n): 1, or k when one request answered k "

@@ -103,8 +103,8 @@ def _check_the_example_shows_the_tiers_apart(stdout: str) -> None:
     in mixed mode the tiers rank in their order of skill, none tied: A (mock-nash90), B
     (mock-nash50), C (the dummy)."""
     lines = stdout.strip().splitlines()
-    assert lines[1].split() == ["mode", "rank", "tier", "model", "valid", "exploitability",
-                                "[95%", "CI]", "nash", "gap", "tied", "with"]
+    assert lines[1].split() == ["mode", "rank", "tier", "model", "quality", "[95%", "CI]",
+                                "valid", "exploitability", "tied", "with"]
     assert len(lines) == 2 + 1 + 6 + 1  # title, header, rule, 2 modes x 3 models, count
     mixed = [ln.split()[:4] for ln in lines if ln.startswith("mixed")]
     assert mixed == [["mixed", "1", "A", "llamacpp:mock-nash90"],

@@ -26,7 +26,7 @@ def test_the_eta_ignores_the_start_up_before_the_first_shard(capsys):
     p = Progress("trials", planned=10, clock=clock)
     p.start(8, 800)
     assert "running 8 shard(s), 800 trials (2 already committed)" in capsys.readouterr().err
-    assert p.eta() is None and p.suffix().endswith("ETA --:--")
+    assert p.eta() is None and "ETA" not in p.suffix()  # absent until it can be estimated
     clock.now = 30.0  # Ray and the workers took 30 s to start: not the work's pace
     p.update(_shard(100), {"calls": 100, "call_failed": 3})
     assert p.eta() is None  # one point: no rate yet
@@ -126,3 +126,68 @@ def test_a_throttled_endpoint_shows_its_rate_in_the_line():
     p.live({"calls": 9, "failed": 0, "rate_rps": 20.0, "rate_limit_rps": 20.0})
     assert "throttled" not in p.suffix()
     p.close()
+
+
+def test_the_eta_is_held_between_answers_and_never_grows_when_the_pace_slows():
+    clock, out = _Clock(), _Stream()
+    p = Progress("trials", planned=1, clock=clock, expected_calls=100, stream=out)
+    p.start(1, 100)
+    clock.now = 20.0
+    p.live({"calls": 10, "sent": 100})  # the cold first call: not the pace
+    assert p.eta() is None and "ETA" not in p.suffix()
+    clock.now = 25.0
+    p.live({"calls": 20, "sent": 100})  # 10 calls in 5 s: 80 left, 40 s
+    assert p.eta() == pytest.approx(40.0)
+    clock.now = 60.0  # a slow call out: no new answer, the estimate holds (no climb)
+    p.live({"calls": 20, "sent": 100})
+    assert p.eta() == pytest.approx(40.0)
+    clock.now = 85.0  # 20 calls in 65 s: 70 left would be 227 s at that pace; it holds
+    p.live({"calls": 30, "sent": 100})
+    assert p.eta() == pytest.approx(40.0)
+    clock.now = 90.0  # back to pace: 60 left at 30 calls in 70 s, 140 s: still held
+    p.live({"calls": 40, "sent": 100})
+    assert p.eta() == pytest.approx(40.0)
+    clock.now = 95.0
+    p.live({"calls": 90, "sent": 100})  # 80 calls in 75 s: 10 left, 9.4 s
+    assert p.eta() == pytest.approx(10 * 75 / 80)
+    p.close()
+    etas = [ln.split("ETA ")[1].split()[0] for ln in out.text.splitlines() if "ETA " in ln]
+    seconds = [int(e.split(":")[0]) * 60 + int(e.split(":")[1]) for e in etas]
+    assert seconds == sorted(seconds, reverse=True) and len(seconds) >= 3
+
+
+def test_off_a_terminal_a_line_is_printed_only_when_something_changed():
+    clock, out = _Clock(), _Stream()
+    p = Progress("trials", planned=1, clock=clock, expected_calls=100, stream=out)
+    p.start(1, 100)
+    for second in range(1, 120):  # two minutes of a model loading: one line per change
+        clock.now = float(second)
+        status = "loading smollm2 ..." if second < 3 else "first call: evaluating the prompt ..."
+        p.live({"calls": 0, "sent": 100, "status": status})
+    clock.now = 130.0
+    p.live({"calls": 10, "sent": 100, "status": ""})
+    p.close()
+    progress = [ln for ln in out.text.splitlines() if ln.startswith("progress: ")]
+    # start, loading, first call, 10 answers; the end changed nothing: no repeated line
+    assert len(progress) == 4, progress
+    assert progress[1].endswith("calls 0 (100 in flight)  failed 0  - loading smollm2 ...")
+    assert progress[2].endswith("- first call: evaluating the prompt ...")
+    assert "calls 10 (90 in flight)" in progress[3] and " - " not in progress[3]
+
+
+def test_on_a_terminal_the_line_is_cut_to_its_width(monkeypatch):
+    """A line wider than the terminal would wrap, and the next redraw (``\\r``) would leave
+    the wrapped part behind on every update."""
+    import os
+    import shutil
+
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((60, 24)))
+    clock, out = _Clock(), _Stream()
+    p = Progress("trials", planned=1, clock=clock, expected_calls=100, stream=out, tty=True)
+    p.start(1, 100)
+    clock.now = 1.0
+    p.live({"calls": 0, "sent": 100, "status": "first call: evaluating the prompt ..."})
+    p.close()
+    drawn = [part.replace("\x1b[K", "") for part in out.text.split("\r")[1:]]
+    assert len(drawn) >= 2 and all(len(part.rstrip("\n")) <= 59 for part in drawn), drawn
+    assert drawn[1].startswith("trials 0/100 (0%)  shards 0/1  calls 0 (100 in flight)")

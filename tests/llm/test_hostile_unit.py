@@ -67,7 +67,7 @@ def test_lone_surrogates_are_replaced_and_counted():
     parsed.text.encode("utf-8")
     assert parsed.notes == ("text: 2 lone surrogate(s) replaced by U+FFFD",)
     paired = json.loads('{"choices": [{"message": {"content": "\\ud83d\\ude00"}}]}')
-    assert parse_body("chat", paired) == ("😀", None, None, None, None, ())
+    assert parse_body("chat", paired) == ("😀", None, None, None, None, (), None, None)
 
 
 @pytest.mark.parametrize(("choices", "names"), [

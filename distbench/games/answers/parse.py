@@ -81,12 +81,21 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "PARSER_VERSION",
     "MixedAnswer",
     "ParseStatus",
     "PureAnswer",
     "parse_mixed",
     "parse_pure",
 ]
+
+
+PARSER_VERSION = "answers.1"
+"""The version of this package's answer reading (``parse_pure``, ``parse_mixed`` and the
+logprob reading), stored with every row it read (``parser_version``). Bump the number when a
+change can change what some text reads as (a status, an action, a strategy, a detail); a
+refactor that keeps every output does not bump it. ``distbench rescore`` re-reads stored
+answers with the current version."""
 
 
 class ParseStatus(enum.StrEnum):

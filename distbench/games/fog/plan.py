@@ -297,4 +297,5 @@ FAMILY = register(Family(
     options="distbench.games.fog.command:OPTIONS",
     section="distbench.games.fog.command:section",
     viewer="distbench.games.fog.viewer:view",
+    rescore="distbench.games.fog.rescore:rescore",
 ))

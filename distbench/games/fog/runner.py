@@ -16,6 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 import pyarrow as pa
 
+from distbench.games.answers.reasoning import reasoning_budget, reasoning_mode
 from distbench.games.base import ShardResult
 from distbench.games.fog.agents import ACTION_KINDS, OBJECTIVES, Agent, make_agent
 from distbench.games.fog.metrics import (
@@ -29,7 +30,7 @@ from distbench.games.fog.plan import FogShard
 from distbench.games.fog.play import GameSession
 from distbench.games.fog.rules import Event, format_order
 from distbench.games.fog.schema import FOG_EVENTS, FOG_GAMES, FOG_REPORTS
-from distbench.games.fog.text import LLMAgent
+from distbench.games.fog.text import PARSER_VERSION, LLMAgent
 from distbench.llm.base import Backend, BackendSpec, Request, Response
 from distbench.llm.calls import calls_table
 
@@ -51,7 +52,10 @@ def _agents(shard: FogShard) -> tuple[Agent, Agent]:
         if spec is None:
             out.append(make_agent(label))
         else:
-            out.append(LLMAgent(label, spec.style, shard.max_tokens, shard.temperature))
+            cot = reasoning_mode(spec) == "cot"
+            out.append(LLMAgent(label, spec.style,
+                                reasoning_budget(spec) if cot else shard.max_tokens,
+                                shard.temperature, reasoning_mode(spec)))
     return out[0], out[1]
 
 
@@ -95,6 +99,13 @@ def play_sessions(shard: FogShard, backends: Mapping[BackendSpec, Backend]):
             session.apply((plans[(si, 0)], plans[(si, 1)]),
                           (call_ids.get((si, 0)), call_ids.get((si, 1))))
     return sessions, calls
+
+
+def game_reasoning(agents) -> str:
+    """The ``reasoning`` of a game: its LLM agents' factor (scripted agents have none;
+    ``direct`` without an LLM agent), ``<a>/<b>`` when two differ."""
+    modes = [a.reasoning for a in agents if isinstance(a, LLMAgent)] or ["direct"]
+    return modes[0] if len(set(modes)) == 1 else "/".join(modes)
 
 
 def _nan_none(x: float) -> float | None:
@@ -163,6 +174,9 @@ def _tables(shard: FogShard, sessions: list[GameSession]) -> tuple[pa.Table, pa.
                 reports["report_status"].append(r.report.status)
                 reports["raw_text"].append(r.report.raw_text)
                 reports["call_id"].append(r.call_id)
+                reports["parser_version"].append(
+                    PARSER_VERSION if isinstance(s.agents[p], LLMAgent) else None)
+                reports["reasoning_text"].append(r.report.extra.get("reasoning"))
                 reports["game_id"].append(s.game_id)
                 scored = _prediction_columns(reports, r, own_objective.get((r.turn, 1 - p), ""))
                 act_probs += scored[0]
@@ -188,6 +202,10 @@ def _tables(shard: FogShard, sessions: list[GameSession]) -> tuple[pa.Table, pa.
             "sovereign_b": g.sovereign[1], "survivors_a": sum(g.alive[0]),
             "survivors_b": sum(g.alive[1]), "surviving_power_a": g.total_power(0),
             "surviving_power_b": g.total_power(1),
+            "parser_version": (PARSER_VERSION if any(isinstance(a, LLMAgent) for a in s.agents)
+                               else None),
+            "reasoning": game_reasoning(s.agents),
+            "diverged_at": None,
         }.items():
             games[name].append(value)
         for p in (0, 1):

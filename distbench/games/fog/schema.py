@@ -73,6 +73,14 @@ FOG_GAMES = pa.schema(
         _f("survivors_b", _I32, "Player b's living forces at the end.", False),
         _f("surviving_power_a", _I32, "Total power of player a's living forces at the end.", False),
         _f("surviving_power_b", _I32, "Total power of player b's living forces at the end.", False),
+        _f("parser_version", pa.string(), "Version of the answer parser that read the LLM "
+           "agents' answers (fog/text.py PARSER_VERSION); NULL when no agent is a model."),
+        _f("reasoning", pa.string(), "The reasoning factor of the game's LLM agents: 'direct' "
+           "or 'cot' (--reasoning; 'direct' when no agent is a model), '<a>/<b>' when two "
+           "differ. NULL in runs made before the column existed."),
+        _f("diverged_at", _I32, "distbench rescore: the turn at which today's parser read a "
+           "stored answer into other orders, so the rest of the game would have gone "
+           "differently; the game is then kept as stored. NULL otherwise."),
     ]
     + _PER_AGENT
 )
@@ -108,6 +116,10 @@ FOG_REPORTS = pa.schema(
            "bad_report, agent_error.", False),
         _f("raw_text", pa.string(), "The model's answer verbatim (LLM agents), else NULL."),
         _f("call_id", pa.string(), "Row of the calls table (LLM agents), else NULL."),
+        _f("reasoning_text", pa.string(), "cot: the answer's text before its final line (the "
+           "JSON answer, the only line parsed); NULL otherwise."),
+        _f("parser_version", pa.string(), "Version of the answer parser that read raw_text "
+           "(fog/text.py PARSER_VERSION; LLM agents), else NULL."),
         _f("action_probs", pa.list_(pa.list_(_F64)),
            "Distribution per enemy force over the order kinds hold, move, charge, scout, "
            "fortify, ambush (K x 6, rows sum to 1; a NULL row: none given, e.g. a dead force); "

@@ -33,6 +33,7 @@ import re
 
 import numpy as np
 
+from distbench.games.answers.reasoning import COT_COMPLETION_CUE, COT_INSTRUCTION, split_final
 from distbench.games.fog.agents import (
     ACTION_KINDS,
     OBJECTIVES,
@@ -47,6 +48,13 @@ from distbench.games.fog.agents import (
 )
 from distbench.games.fog.rules import DIRS, HOLD, Observation, Order, format_order
 from distbench.llm.base import Request, Response
+
+PARSER_VERSION = "fog.1"
+"""The version of :func:`parse_answer` (an LLM agent's answer read into orders and a report),
+stored with every report it read (``fog_reports.parser_version``). Bump the number when a
+change can change what some text reads as (orders, beliefs, predictions, status); a refactor
+that keeps every output does not. ``distbench rescore`` re-reads stored answers with the
+current version."""
 
 SYSTEM = (
     "You command forces in a two-player grid war game with hidden powers. Reply with one JSON "
@@ -105,10 +113,20 @@ def render_observation(obs: Observation) -> str:
 COMPLETION_PREFIX = '{"orders": {'
 
 
+COT_FINAL = "The final line is your JSON answer, on one line."
+"""With ``--reasoning cot``: what follows the shared instruction in the prompt."""
+
+
 def build_request(obs: Observation, *, style: str, seed: int, max_tokens: int,
-                  temperature: float) -> Request:
-    """The request of one player's turn; completion style ends with the start of the JSON."""
+                  temperature: float, reasoning: str = "direct") -> Request:
+    """The request of one player's turn; completion style ends with the start of the JSON
+    (with ``reasoning="cot"``: with ``Reasoning:``, the JSON expected on the final line)."""
     text = render_observation(obs)
+    if reasoning == "cot":
+        text = f"{text}\n\n{COT_INSTRUCTION} {COT_FINAL}"
+        if style == "completion":
+            return Request(prompt=f"{text}\n\n{COT_COMPLETION_CUE}", seed=seed,
+                           task="fog.turn", max_tokens=max_tokens, temperature=temperature)
     if style == "completion":
         return Request(prompt=text + "\nJSON answer:\n" + COMPLETION_PREFIX, seed=seed,
                        task="fog.turn", max_tokens=max_tokens, temperature=temperature,
@@ -320,15 +338,25 @@ class LLMAgent(Agent):
     """A model behind the text interface. The runner batches :meth:`request` across games and
     hands each answer to :meth:`finish`; an invalid answer holds every force."""
 
-    def __init__(self, label: str, style: str, max_tokens: int, temperature: float) -> None:
+    def __init__(self, label: str, style: str, max_tokens: int, temperature: float,
+                 reasoning: str = "direct") -> None:
         self.name = label
         self.style = style
         self.max_tokens = max_tokens
         self.temperature = temperature
+        self.reasoning = reasoning
 
     def request(self, observation: Observation, seed: int) -> Request:
         return build_request(observation, style=self.style, seed=seed,
-                             max_tokens=self.max_tokens, temperature=self.temperature)
+                             max_tokens=self.max_tokens, temperature=self.temperature,
+                             reasoning=self.reasoning)
+
+    def answer_part(self, text: str) -> tuple[str | None, str]:
+        """(reasoning, the text to parse) of an answer: ``cot`` parses the final line only;
+        ``direct`` the whole text (after the completion prefix, in completion style)."""
+        if self.reasoning == "cot":
+            return split_final(text)
+        return None, COMPLETION_PREFIX + text if self.style == "completion" else text
 
     def finish(self, response: Response, observation: Observation) -> tuple[list[Order], AgentReport]:
         if response.status != "ok" or response.text is None:
@@ -336,9 +364,10 @@ class LLMAgent(Agent):
             report.raw_text = response.text
             return orders, report
         text = response.text
-        full = COMPLETION_PREFIX + text if self.style == "completion" else text
+        reasoning, full = self.answer_part(text)
         orders, report = parse_answer(full, observation)
         report.raw_text = text
+        report.extra["reasoning"] = reasoning
         return orders, report
 
     def observe_and_plan(self, player_id, observation, rng):
@@ -347,5 +376,6 @@ class LLMAgent(Agent):
 
 WRAPPERS["mock"] = MockLLMAgent  # mock:NAME, the fog seed's --agent mock:tier3
 
-__all__ = ["DIRS", "LLMAgent", "MockLLMAgent", "answer_json", "build_request", "parse_answer",
+__all__ = ["DIRS", "PARSER_VERSION", "LLMAgent", "MockLLMAgent", "answer_json", "build_request",
+           "parse_answer",
            "parse_order", "render_observation"]

@@ -87,6 +87,9 @@ class MatrixRunConfig:
         bad = [m for m in self.modes if m not in MODES]
         if not self.modes or bad:
             raise ValueError(f"modes must be among {', '.join(MODES)}, got {list(self.modes)}")
+        if "logprob" in self.modes and self.llm.option("reasoning", None) == "cot":
+            raise ValueError("--reasoning cot does not apply to logprob mode (its strategy "
+                             "is read from the next tokens, not from an answer)")
         if not self.logprob_cue.strip():
             raise ValueError("the logprob cue must hold some text, e.g. 'Action:'")
         if not 0.0 <= self.min_label_mass <= 1.0:
@@ -462,4 +465,5 @@ FAMILY = register(Family(
     views=VIEWS,
     modes=MODES,
     viewer="distbench.games.matrix.viewer:view",
+    rescore="distbench.games.matrix.rescore:rescore",
 ))

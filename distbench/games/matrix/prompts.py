@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from distbench.games.answers.presentation import Presentation, presented_payoff
+from distbench.games.answers.reasoning import COT_COMPLETION_CUE, COT_INSTRUCTION
 
 __all__ = [
     "MIXED_COMPLETION_CUE",
@@ -118,30 +119,39 @@ def _table(matrix: np.ndarray, row_label: str, col_label: str) -> str:
     return "\n".join(lines)
 
 
-def pure_prompt(payoff: np.ndarray, *, style: str = "chat") -> str:
+def pure_prompt(payoff: np.ndarray, *, style: str = "chat", reasoning: str = "direct") -> str:
     """Prompt asking the row player for one action.
 
     Args:
         payoff: shape (m, n), payoffs to the row player; finite numbers.
         style: ``"chat"`` (instruction, ends by asking for a line ``Action: <k>``) or
             ``"completion"`` (ends with the cue ``Action:`` for a base model to continue).
+        reasoning: ``"direct"``, or ``"cot"``: reasoning first, the answer line last (a
+            completion-style prompt then ends with ``Reasoning:``; see
+            :mod:`distbench.games.answers.reasoning`).
 
     Returns:
         The prompt text; the same payoff always gives the same text.
     """
     matrix = _validated(payoff)
     _check_style(style)
-    return _ask_pure(_describe(matrix, mixed=False), matrix.shape[0], style)
+    return _ask_pure(_describe(matrix, mixed=False), matrix.shape[0], style, reasoning)
 
 
-def _ask_pure(description: str, m: int, style: str) -> str:
+def _ask_pure(description: str, m: int, style: str, reasoning: str = "direct") -> str:
     """A game description followed by the request for one of ``m`` actions."""
     parts = [description]
     goal = (
         f"Choose one of your {_count(m, 'action')}, 1 to {m}, to make your payoff as high as "
         "possible against this opponent."
     )
-    if style == "chat":
+    if reasoning == "cot":
+        parts.append(f"{goal} {COT_INSTRUCTION} The final line has exactly this form, where "
+                     f"<k> is the number of your action (a whole number from 1 to {m}):\n"
+                     f"{PURE_CUE} <k>")
+        if style == "completion":
+            parts.append(COT_COMPLETION_CUE)
+    elif style == "chat":
         parts.append(
             f"{goal} You may think it through first. End your reply with one line of exactly "
             f"this form, where <k> is the number of your action (a whole number from 1 to {m}):\n"
@@ -153,23 +163,24 @@ def _ask_pure(description: str, m: int, style: str) -> str:
     return "\n\n".join(parts)
 
 
-def mixed_prompt(payoff: np.ndarray, *, style: str = "chat") -> str:
+def mixed_prompt(payoff: np.ndarray, *, style: str = "chat", reasoning: str = "direct") -> str:
     """Prompt asking the row player for a mixed strategy (m probabilities summing to 1).
 
     Args:
         payoff: shape (m, n), payoffs to the row player; finite numbers.
         style: ``"chat"`` (instruction, ends by asking for a line ``Strategy: [p1, ..., pm]``)
             or ``"completion"`` (ends with the cue ``Strategy: [`` for a base model to continue).
+        reasoning: ``"direct"`` or ``"cot"`` (as :func:`pure_prompt`).
 
     Returns:
         The prompt text; the same payoff always gives the same text.
     """
     matrix = _validated(payoff)
     _check_style(style)
-    return _ask_mixed(_describe(matrix, mixed=True), matrix.shape[0], style)
+    return _ask_mixed(_describe(matrix, mixed=True), matrix.shape[0], style, reasoning)
 
 
-def _ask_mixed(description: str, m: int, style: str) -> str:
+def _ask_mixed(description: str, m: int, style: str, reasoning: str = "direct") -> str:
     """A game description followed by the request for a strategy over ``m`` actions."""
     labels = ", ".join(f"p{i}" for i in range(1, m + 1))
     parts = [description]
@@ -179,7 +190,13 @@ def _ask_mixed(description: str, m: int, style: str) -> str:
         "together summing to 1, to make your expected payoff as high as possible against this "
         "opponent."
     )
-    if style == "chat":
+    if reasoning == "cot":
+        parts.append(f"{goal} {COT_INSTRUCTION} The final line has exactly this form, where p1 "
+                     "is the probability of Action 1, p2 the probability of Action 2, and so "
+                     f"on, written as decimal numbers:\n{MIXED_CUE} [{labels}]")
+        if style == "completion":
+            parts.append(COT_COMPLETION_CUE)
+    elif style == "chat":
         parts.append(
             f"{goal} You may think it through first. End your reply with one line of exactly "
             f"this form, where p1 is the probability of Action 1, p2 the probability of "
@@ -206,7 +223,7 @@ def with_cue(prompt: str, cue: str) -> str:
 
 
 def presented_prompt(payoff: np.ndarray, pres: Presentation, mode: str, *,
-                     style: str = "chat") -> str:
+                     style: str = "chat", reasoning: str = "direct") -> str:
     """The prompt of one presentation of a game (``--perturb``; see
     ``distbench.games.answers.presentation``). The answer is asked for exactly as in
     :func:`pure_prompt` / :func:`mixed_prompt` (``Action: <k>``, ``Strategy: [...]``, the same
@@ -226,6 +243,7 @@ def presented_prompt(payoff: np.ndarray, pres: Presentation, mode: str, *,
         pres: The presentation.
         mode: ``pure`` or ``mixed`` (logprob mode uses the completion-style pure prompt).
         style: ``chat`` or ``completion``.
+        reasoning: ``direct`` or ``cot`` (as :func:`pure_prompt`).
     """
     matrix = _validated(payoff)
     _check_style(style)
@@ -240,7 +258,9 @@ def presented_prompt(payoff: np.ndarray, pres: Presentation, mode: str, *,
         description = _describe_story(shown, pres.template, mixed=mixed)
     else:
         description = _describe(shown, mixed=mixed)
-    return _ask_mixed(description, m, style) if mixed else _ask_pure(description, m, style)
+    if mixed:
+        return _ask_mixed(description, m, style, reasoning)
+    return _ask_pure(description, m, style, reasoning)
 
 
 STORIES: tuple[dict[str, str], ...] = (

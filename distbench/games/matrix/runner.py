@@ -15,12 +15,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from distbench.games.answers.logprob import DEFAULT_CUE, read_strategies
-from distbench.games.answers.parse import ParseStatus, parse_mixed, parse_pure
+from distbench.games.answers.parse import PARSER_VERSION, ParseStatus, parse_mixed, parse_pure
 from distbench.games.answers.presentation import (
     make_presentation,
     to_underlying_actions,
     to_underlying_strategies,
 )
+from distbench.games.answers.reasoning import reasoning_budget, reasoning_mode, split_final
 from distbench.games.base import ShardResult, derive_seed
 from distbench.games.matrix.generate import game_ids, generate_games, has_saddle_point
 from distbench.games.matrix.plan import Shard, requests_per_game
@@ -155,9 +156,11 @@ def _ask(backend: Backend, requests: list[Request]) -> list[Response]:
     return asyncio.run(backend.generate(requests))
 
 
-def _parse_all(mode: str, responses: Sequence[Response], m: int, continuation: bool):
+def _parse_all(mode: str, responses: Sequence[Response], m: int, continuation: bool,
+               reasons: list[str | None] | None = None):
     """Parses pure or mixed answers: (statuses, details, actions (T,), strategies (T, m),
-    label_mass (T,), all NaN)."""
+    label_mass (T,), all NaN). With ``reasons`` (a ``cot`` run: one None per answer), only
+    each answer's final line is parsed and the text before it is put in ``reasons``."""
     total = len(responses)
     statuses: list[str] = []
     details: list[str] = []
@@ -169,14 +172,18 @@ def _parse_all(mode: str, responses: Sequence[Response], m: int, continuation: b
             statuses.append(ParseStatus.CALL_FAILED.value)
             details.append(resp.error or "call failed")
             continue
+        text = resp.text
+        if reasons is not None:
+            reasons[k], text = split_final(text)
+            continuation = False  # the final line is a labelled answer line in either style
         if mode == "pure":
-            ans = parse_pure(resp.text, m, continuation=continuation)
+            ans = parse_pure(text, m, continuation=continuation)
             if ans.status is ParseStatus.OK:
                 actions[k] = ans.action
             statuses.append(ans.status.value)
             details.append(ans.detail)
         else:
-            ans = parse_mixed(resp.text, m, continuation=continuation)
+            ans = parse_mixed(text, m, continuation=continuation)
             if ans.status is ParseStatus.OK:
                 strategies[k] = ans.strategy
             statuses.append(ans.status.value)
@@ -207,6 +214,8 @@ def play_mode(
     """
     num_games, m, _ = payoffs.shape
     style = backend.spec.style
+    reasoning = "direct" if mode == "logprob" else reasoning_mode(backend.spec)
+    reasons: list[str | None] | None = None
     first = 0  # the game's first trial this shard plays (its trials may be split)
     if mode == "logprob":
         trials = 1
@@ -215,6 +224,8 @@ def play_mode(
         first, last = shard.trials
         trials = last - first
         stop, budget = answer_policy(mode, style)
+        if reasoning == "cot":  # its own budget, and no stop that could cut the reasoning
+            stop, budget = None, reasoning_budget(backend.spec)
         max_tokens = shard.max_tokens or budget
     continuation = style == "completion"
     fast = isinstance(backend, DummyBackend) and backend.spec.option("fast", False)
@@ -227,9 +238,11 @@ def play_mode(
     tag = mode if presentation is None else f"{mode}/{presentation}"
 
     def prompt_of(g: int, kind: str, sty: str) -> str:
+        # logprob mode reads a direct completion prompt (reasoning is then "direct")
         if shown is not None:
-            return presented_prompt(payoffs[g], shown[g], kind, style=sty)
-        return (pure_prompt if kind == "pure" else mixed_prompt)(payoffs[g], style=sty)
+            return presented_prompt(payoffs[g], shown[g], kind, style=sty, reasoning=reasoning)
+        return (pure_prompt if kind == "pure" else mixed_prompt)(payoffs[g], style=sty,
+                                                                  reasoning=reasoning)
 
     total = num_games * trials
     game_index = np.repeat(np.arange(num_games, dtype=np.int64), trials)
@@ -289,8 +302,9 @@ def play_mode(
         answers = _ask(backend, requests)
         firsts = [g * trials + lo for g in range(num_games) for lo, _ in chunks]
         responses, call_log, owner = _per_trial(requests, answers, firsts)
+        reasons = [None] * total if reasoning == "cot" else None
         statuses, details, actions, strategies, label_mass = _parse_all(
-            mode, responses, m, continuation
+            mode, responses, m, continuation, reasons
         )
         raw = pa.array([r.text for r in responses], type=pa.string())
         latency = np.fromiter((r.latency_ms for r in responses), dtype=np.float64, count=total)
@@ -341,6 +355,10 @@ def play_mode(
         "parse_status": statuses,
         "parse_detail": details,
         "raw_text": raw,
+        "parser_version": _repeat(PARSER_VERSION, total),
+        "reasoning": _repeat(reasoning, total),
+        "reasoning_text": (pa.array(reasons, type=pa.string()) if reasons is not None
+                           else pa.nulls(total, type=pa.string())),
         "llm_value": nullable(scores.llm_value),
         "br_value": nullable(scores.br_value),
         "nash_gap": nullable(scores.nash_gap),

@@ -102,6 +102,14 @@ TRIALS = pa.schema(
         _f("parse_status", pa.string(), "'ok' or why the answer is invalid: no_answer, out_of_range, ambiguous, wrong_length, not_a_distribution, non_finite (NaN or infinity in the answer or its logprobs), empty, low_label_mass, call_failed.", False),
         _f("parse_detail", pa.string(), "Short reason when parse_status is not 'ok'.", False),
         _f("raw_text", pa.string(), "The model's answer text, verbatim; NULL when the call failed."),
+        _f("parser_version", pa.string(), "Version of the answer reader that set parse_status "
+           "(games/answers PARSER_VERSION, e.g. 'answers.1'); distbench rescore re-reads with "
+           "the current one. NULL in runs made before the column existed."),
+        _f("reasoning", pa.string(), "The reasoning factor: 'direct' (answer at once) or "
+           "'cot' (reasoning first, only the final line parsed; --reasoning). NULL in runs "
+           "made before the column existed (they were direct)."),
+        _f("reasoning_text", pa.string(), "cot: the answer's text before its final line (the "
+           "reasoning); NULL in direct runs and when the call failed."),
         _f("llm_value", _F64, "x'U y*: the answer's expected payoff against the Nash opponent."),
         _f("br_value", _F64, "max_a (U y*)_a: the best response's payoff against y*."),
         _f("nash_gap", _F64, "br_value - llm_value >= 0."),

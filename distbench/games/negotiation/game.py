@@ -56,6 +56,7 @@ class Turn:
     parse_detail: str
     proposal: tuple[int, ...] | None
     call_id: str | None
+    reasoning_text: str | None = None
 
 
 @dataclass
@@ -150,9 +151,9 @@ class Episode:
             self.turns.append(Turn(ask.turn, seat, kind, None, CALL_FAILED, reply.error, None, call_id))
             self._abort(seat, CALL_FAILED)
             return
-        parsed = P.parse_message(reply.text, self._forms, self.instance.counts, self.lang)
+        parsed = self._parse(reply.text)
         self.turns.append(Turn(ask.turn, seat, kind, reply.text, parsed.status, parsed.detail,
-                               parsed.amounts, call_id))
+                               parsed.amounts, call_id, reply.reasoning))
         if self.aborted:
             return
         if parsed.status in P.REJECTIONS:
@@ -183,6 +184,10 @@ class Episode:
             self.proposals[seat] = parsed.amounts
             if kind == "must_propose":
                 self.phase = "done"
+
+    def _parse(self, text: str) -> P.Parsed:
+        """Reads one answer (:func:`.parse.parse_message`; a replay may read otherwise)."""
+        return P.parse_message(text, self._forms, self.instance.counts, self.lang)
 
     def outcome(self) -> tuple[bool, int | None, int | None]:
         """(compatible, score_a, score_b); scores None when aborted."""

@@ -38,6 +38,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+PARSER_VERSION = "negotiation.1"
+"""The version of :func:`parse_message`, stored with every answer it read (``parser_version``).
+Bump the number when a change can change what some text reads as (its status, amounts or
+detail); a refactor that keeps every output does not. ``distbench rescore`` re-reads stored
+answers with the current version."""
+
 KEYWORDS: dict[str, str] = {"en": "Proposal", "de": "Vorschlag", "it": "Proposta", "hu": "Javaslat"}
 """The proposal keyword per language (``hu`` only for clembench's instance files, which bring
 their own prompts)."""

@@ -348,4 +348,6 @@ FAMILY = register(Family(
     section="distbench.games.negotiation.command:section",
     modes=MODES,
     viewer="distbench.games.negotiation.viewer:view",
+    rescore="distbench.games.negotiation.rescore:rescore",
+    export="distbench.games.negotiation.export:export_json",
 ))

@@ -24,11 +24,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from distbench.games.answers.reasoning import (
+    COT_INSTRUCTION,
+    reasoning_budget,
+    reasoning_mode,
+    split_final,
+)
 from distbench.games.negotiation.instances import Instance
 from distbench.games.negotiation.prompts import format_proposal, text
 from distbench.llm.base import Backend, BackendSpec, Request, Response
 
 SCRIPTED: tuple[str, ...] = ("scripted:fair", "scripted:greedy", "scripted:random")
+COT_FINAL = ("The final line is what you say to the other player, or your secret proposal; "
+             "only that line is read, and only that line is passed on.")
+"""With ``--reasoning cot``: what ends the player's last message after the shared
+instruction (the reasoning is never relayed)."""
 TASK = "negotiation"
 
 
@@ -71,6 +81,8 @@ class Reply:
         error: Why it failed.
         request: The model request (None for scripted players).
         response: The model response (None for scripted players).
+        reasoning: A ``cot`` player's text before its final line (then ``text`` is the final
+            line: what the game master reads and relays); None otherwise.
     """
 
     text: str | None
@@ -78,6 +90,7 @@ class Reply:
     error: str = ""
     request: Request | None = None
     response: Response | None = None
+    reasoning: str | None = None
 
 
 class Player(abc.ABC):
@@ -174,15 +187,21 @@ class ModelPlayer(Player):
         self.backend = backend
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.reasoning = reasoning_mode(spec)
 
     def request(self, ask: Ask) -> Request:
         stop = ("\nUser:", "\nAssistant:") if self.spec.style == "completion" else None
+        messages, max_tokens = ask.messages, self.max_tokens
+        if self.reasoning == "cot":  # the instruction ends the last message, never relayed
+            role, content = messages[-1]
+            messages = (*messages[:-1], (role, f"{content}\n\n{COT_INSTRUCTION} {COT_FINAL}"))
+            max_tokens = reasoning_budget(self.spec)
         return Request(
-            prompt=ask.messages[-1][1],
-            messages=ask.messages,
+            prompt=messages[-1][1],
+            messages=messages,
             seed=ask.seed,
             task=TASK,
-            max_tokens=self.max_tokens,
+            max_tokens=max_tokens,
             temperature=self.temperature,
             stop=stop,
         )
@@ -193,7 +212,10 @@ class ModelPlayer(Player):
         out = []
         for req, resp in zip(requests, responses, strict=True):
             failed = resp.status != "ok" or resp.text is None
-            out.append(Reply(text=None if failed else resp.text, failed=failed,
+            text, reasoning = None if failed else resp.text, None
+            if text is not None and self.reasoning == "cot":
+                reasoning, text = split_final(text)
+            out.append(Reply(text=text, failed=failed,
                              error=resp.error or ("call failed" if failed else ""),
-                             request=req, response=resp))
+                             request=req, response=resp, reasoning=reasoning))
         return out

@@ -14,7 +14,9 @@ from collections.abc import Mapping
 
 import pyarrow as pa
 
+from distbench.games.answers.reasoning import reasoning_mode
 from distbench.games.base import ShardResult
+from distbench.games.negotiation import parse as P
 from distbench.games.negotiation.game import Episode
 from distbench.games.negotiation.instances import generate_instances
 from distbench.games.negotiation.pareto import pareto_batch
@@ -108,18 +110,24 @@ async def _play(episodes, seats, players, calls) -> None:
             ep.receive_round(asks, got, call_ids)
 
 
+def episode_reasoning(a: Player, b: Player) -> str:
+    """The ``reasoning`` of an episode between ``a`` and ``b``: its models' factor (scripted
+    players have none; ``direct`` without a model), or ``<a>/<b>`` when two models differ."""
+    modes = [reasoning_mode(p.spec) for p in (a, b) if p.spec is not None] or ["direct"]
+    return modes[0] if len(set(modes)) == 1 else "/".join(modes)
+
+
 def _nullable_list(values):
     return [list(v) if v is not None else None for v in values]
 
 
-def run_shard(shard: NegotiationShard, backends: Mapping[BackendSpec, Backend]) -> ShardResult:
-    """Plays ``shard`` with its models (``backends[spec]`` for each of ``shard.specs``)."""
-    players = build_players(shard, backends)
-    episodes, seats = make_episodes(shard)
-    calls: dict[tuple[str, str], list] = {}
-    asyncio.run(_play(episodes, seats, players, calls))
-    latency = {cid: resp.latency_ms for group in calls.values() for _, resp, cid, _ in group}
-
+def episode_rows(run_id: str, shard_id: str, episodes: list[Episode],
+                 seats: list[tuple[str, str, int]], latency: Mapping[str | None, float | None],
+                 reasoning: Mapping[str, str] | None = None) -> tuple[Rows, Rows]:
+    """The ``episodes`` and ``turns`` rows of played episodes (``seats``: per episode, (label a,
+    label b, seat order); ``latency``: per call id, its latency; ``reasoning``: per episode
+    id, its reasoning factor, default direct)."""
+    reasoning = reasoning or {}
     outcomes = [ep.outcome() for ep in episodes]
     score_a = [-1 if s is None else s for _, s, _ in outcomes]
     score_b = [-1 if s is None else s for _, _, s in outcomes]
@@ -137,7 +145,7 @@ def run_shard(shard: NegotiationShard, backends: Mapping[BackendSpec, Backend]) 
         if not aborted:
             main = 100.0 - 100.0 * improve / 10.0 if compatible else 0.0
         row = {
-            "run_id": shard.run_id, "shard_id": shard.shard_id, "family": NAME,
+            "run_id": run_id, "shard_id": shard_id, "family": NAME,
             "episode_id": ep.episode_id, "instance_id": inst.instance_id, "seed": inst.seed,
             "instance_index": inst.index, "mode": ep.mode, "lang": ep.lang,
             "player_a": seats[e][0], "player_b": seats[e][1], "seat_order": seats[e][2],
@@ -157,20 +165,39 @@ def run_shard(shard: NegotiationShard, backends: Mapping[BackendSpec, Backend]) 
             "max_score_b": int(par.max_b[e]), "pareto_frontier_size": int(par.frontier_size[e]),
             "max_messages": ep.max_messages, "num_turns": len(ep.turns),
             "num_calls": sum(t.call_id is not None for t in ep.turns),
+            "parser_version": P.PARSER_VERSION, "reasoning": reasoning.get(ep.episode_id, "direct"),
+            "diverged_at": None,
         }
         ep_rows.add(row)
         for t in ep.turns:
             trow = {
-                "run_id": shard.run_id, "shard_id": shard.shard_id, "episode_id": ep.episode_id,
+                "run_id": run_id, "shard_id": shard_id, "episode_id": ep.episode_id,
                 "turn": t.turn, "player": t.seat,
                 "player_label": seats[e][0] if t.seat == "a" else seats[e][1],
                 "kind": t.kind, "raw_text": t.raw_text, "parse_status": t.parse_status,
                 "parse_detail": t.parse_detail,
                 "proposal": list(t.proposal) if t.proposal is not None else None,
                 "call_id": t.call_id, "latency_ms": latency.get(t.call_id),
+                "parser_version": None if t.raw_text is None else P.PARSER_VERSION,
+                "reasoning_text": t.reasoning_text,
             }
             turn_rows.add(trow)
 
+    return ep_rows, turn_rows
+
+
+def run_shard(shard: NegotiationShard, backends: Mapping[BackendSpec, Backend]) -> ShardResult:
+    """Plays ``shard`` with its models (``backends[spec]`` for each of ``shard.specs``)."""
+    players = build_players(shard, backends)
+    episodes, seats = make_episodes(shard)
+    calls: dict[tuple[str, str], list] = {}
+    asyncio.run(_play(episodes, seats, players, calls))
+    latency = {cid: resp.latency_ms for group in calls.values() for _, resp, cid, _ in group}
+
+    factor = {e.episode_id: episode_reasoning(players[a], players[b])
+              for e, (a, b, _) in zip(episodes, seats, strict=True)}
+    ep_rows, turn_rows = episode_rows(shard.run_id, shard.shard_id, episodes, seats, latency,
+                                      factor)
     episodes_tab, turns_tab = ep_rows.table(), turn_rows.table()
     tables = {"episodes": (shard.shard_id, episodes_tab), "turns": (shard.shard_id, turns_tab)}
     specs = {player_label(s): s for s in shard.specs}
@@ -183,7 +210,7 @@ def run_shard(shard: NegotiationShard, backends: Mapping[BackendSpec, Backend]) 
         tables["calls"] = (shard.shard_id, pa.concat_tables(call_tabs))
     stats = {
         "episodes": len(episodes),
-        "success": sum(1 for o in outcomes if o[0]),
+        "success": sum(1 for ep in episodes if ep.outcome()[0]),
         "aborted": sum(ep.aborted for ep in episodes),
         "call_failed": sum(ep.abort_reason == "call_failed" for ep in episodes),
         "turns": turns_tab.num_rows,

@@ -65,6 +65,16 @@ EPISODES = pa.schema(
         _f("max_messages", pa.int32(), "Free messages allowed per player.", False),
         _f("num_turns", pa.int32(), "Answers recorded (rows of turns).", False),
         _f("num_calls", pa.int32(), "Model calls made.", False),
+        _f("parser_version", pa.string(), "Version of the proposal parser that read the "
+           "episode's answers (negotiation/parse.py PARSER_VERSION); NULL in runs made before "
+           "the column existed."),
+        _f("reasoning", pa.string(), "The reasoning factor of the episode's models: 'direct' "
+           "or 'cot' (--reasoning; 'direct' when no model plays), '<seat a>/<seat b>' when "
+           "two models differ. NULL in runs made before the column existed."),
+        _f("diverged_at", pa.int32(), "distbench rescore: the turn at which today's parser "
+           "read a stored answer so that the game would have gone on differently (the next "
+           "answer asked for was never given); the episode is then kept as stored. NULL "
+           "otherwise."),
         _f("clem_pareto_improvement", pa.int32(), "clembench's pareto_improvement: coop: max_sum_score - the sum of scores (0 unless success); semi: max_pareto_improvement on success, else the larger of max_score_a and max_score_b; comp: 0 (computed by the view, not stored).", False, derived=CLEM_PARETO_IMPROVEMENT),
         _f("clem_max_pareto_improvement", pa.int32(), "clembench's max_pareto_improvement, the normaliser of its quality score: coop: max_sum_score; semi: the larger of max_score_a and max_score_b; comp: 0 (computed by the view, not stored).", False, derived=CLEM_MAX_PARETO_IMPROVEMENT),
         _f("clem_quality", _F64, "clembench's episode score (its main score, 0-100): 100 * (1 - clem_pareto_improvement / clem_max_pareto_improvement) in coop (= 100 * sum of scores / max_sum_score) and semi, 100 in comp (any completed episode); NULL when aborted (computed by the view, not stored).", derived=CLEM_QUALITY),
@@ -84,6 +94,11 @@ TURNS = pa.schema(
         _f("parse_status", pa.string(), "'message' (free text), 'proposal' (valid) or why it was rejected (malformed, unknown_item, ..., call_failed).", False),
         _f("parse_detail", pa.string(), "Short reason when the proposal was rejected ('' otherwise).", False),
         _f("proposal", _LIST_I, "Amounts asked for, per type, when parse_status = 'proposal'; NULL otherwise."),
+        _f("reasoning_text", pa.string(), "cot: the answer's text before its final line (then "
+           "raw_text is the final line, what the game master read and relayed; the verbatim "
+           "answer is calls.response_text); NULL otherwise."),
+        _f("parser_version", pa.string(), "Version of the proposal parser that read the answer "
+           "(negotiation/parse.py PARSER_VERSION); NULL when the call failed (nothing to read)."),
         _f("call_id", pa.string(), "Row of the calls table; NULL for scripted players."),
         _f("latency_ms", _F64, "Latency of the model call in milliseconds (timing column); NULL for scripted players."),
     ]

@@ -1,0 +1,1 @@
+"""General-sum two-player matrix games (GAMES.md section 4)."""

@@ -1,0 +1,1 @@
+"""Repeated games (GAMES.md section 5)."""

@@ -1,0 +1,229 @@
+"""The repeated family (GAMES.md section 5): configuration, plan, sweep hooks, registration.
+
+A match repeats a stage game (a 2x2 class game, :mod:`distbench.games.answers.classes`, drawn
+per match) against one opponent: a classic strategy by its ``axelrod`` name (played by its
+finite-state machine, :mod:`.strategies`) or the model itself. The horizon is known (``rounds``)
+or not (after each round the match goes on with probability ``continuation``; the number of
+rounds is drawn per match, at most ``max_rounds``). A shard is a chunk of matches of one
+(opponent, seed); all its matches advance together, one batch of model calls per round.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from distbench.games.answers.classes import CLASSES
+from distbench.games.base import Family, RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.registry import register
+from distbench.games.repeated.schema import TABLES
+from distbench.games.repeated.strategies import NAMES, get_machine
+from distbench.games.section import Section
+from distbench.llm.base import BackendSpec
+
+NAME = "repeated"
+MAX_ROUNDS = 200
+
+
+@dataclass(frozen=True)
+class RepeatedRunConfig:
+    """What a repeated run plays.
+
+    Attributes:
+        llm: The model.
+        stage: The stage game's class.
+        opponents: axelrod strategy names (:data:`.strategies.NAMES`), ``self``, or other
+            models (the column seat, asked as the model is).
+        seeds: Match-stream seeds.
+        num_games: Matches per (opponent, seed).
+        rounds: Known horizon T; None: ``continuation`` decides.
+        continuation: Probability that the match goes on after a round (0 < p < 1); None:
+            the horizon ``rounds`` is known.
+        max_rounds: Cap on the drawn number of rounds with a continuation probability.
+        predict: Also ask for the probability that the opponent cooperates this round.
+        llm_seed: Seed of the model's sampling.
+        temperature: Sampling temperature.
+        max_tokens: Completion budget (None: 256 in chat style, 16 in completion style).
+        shard_games: Matches per shard.
+    """
+
+    llm: BackendSpec
+    stage: str = "prisoners_dilemma"
+    opponents: tuple[str | BackendSpec, ...] = ("TitForTat",)
+    seeds: tuple[int, ...] = (42,)
+    num_games: int = 10
+    rounds: int | None = 10
+    continuation: float | None = None
+    max_rounds: int = MAX_ROUNDS
+    predict: bool = False
+    llm_seed: int = 0
+    temperature: float = 1.0
+    max_tokens: int | None = None
+    shard_games: int = 50
+
+    def __post_init__(self) -> None:
+        check_config(self)
+        if self.stage not in CLASSES:
+            from distbench.errors import did_you_mean
+
+            raise ValueError(f"unknown stage game {self.stage!r}; use one of "
+                             f"{', '.join(CLASSES)}.{did_you_mean(self.stage, list(CLASSES))}")
+        if not self.opponents:
+            raise ValueError("at least one opponent is needed")
+        for o in self.opponents:
+            if isinstance(o, str) and o != "self":
+                get_machine(o)
+        if (self.rounds is None) == (self.continuation is None):
+            raise ValueError("give either rounds (a known horizon) or a continuation "
+                             "probability, not both")
+        if self.rounds is not None and not 1 <= self.rounds <= self.max_rounds:
+            raise ValueError(f"rounds must be from 1 to {self.max_rounds}, got {self.rounds}")
+        if self.continuation is not None and not 0 < self.continuation < 1:
+            raise ValueError(f"continuation must be in (0, 1), got {self.continuation}")
+        chunks = -(-self.num_games // self.shard_games)
+        check_plan_size(len(self.opponents) * len(self.seeds) * chunks,
+                        f"{len(self.opponents)} opponent(s) x {len(self.seeds)} seed(s) x "
+                        f"{chunks} chunk(s)")
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the rows (compared on resume)."""
+        out = json.loads(json.dumps(asdict(self), default=str))
+        out["llm"] = self.llm.identity()
+        out["opponents"] = [o.identity() if isinstance(o, BackendSpec) else o
+                            for o in self.opponents]
+        return json.loads(json.dumps(out, default=str))
+
+    def plan(self, run_id: str) -> RunPlan:
+        return plan_repeated(self, run_id)
+
+
+@dataclass(frozen=True)
+class RepeatedShard:
+    """Matches ``start..stop-1`` of one (opponent, seed)."""
+
+    shard_id: str
+    run_id: str
+    opponent: str | BackendSpec
+    seed: int
+    start: int
+    stop: int
+    config: RepeatedRunConfig
+    family: str = NAME
+
+    @property
+    def llm(self) -> BackendSpec:
+        return self.config.llm
+
+    @property
+    def specs(self) -> tuple[BackendSpec, ...]:
+        """The models the shard calls: the model, and a model opponent."""
+        if isinstance(self.opponent, BackendSpec) and self.opponent != self.llm:
+            return (self.llm, self.opponent)
+        return (self.llm,)
+
+    @property
+    def opponent_name(self) -> str:
+        """The opponent as the tables name it: a strategy, ``self`` or ``provider:model``."""
+        o = self.opponent
+        return o if isinstance(o, str) else f"{o.provider}:{o.model}"
+
+    @property
+    def num_units(self) -> int:
+        """Progress units: matches."""
+        return self.stop - self.start
+
+
+def plan_shards(config: RepeatedRunConfig, run_id: str = "") -> list[RepeatedShard]:
+    """The shards in a stable order (opponent, seed, chunk)."""
+    identity = config.identity()
+    del identity["shard_games"], identity["opponents"], identity["seeds"]
+    shards = []
+    for opponent in config.opponents:
+        for seed in config.seeds:
+            for start in range(0, config.num_games, config.shard_games):
+                stop = min(config.num_games, start + config.shard_games)
+                who = opponent.identity() if isinstance(opponent, BackendSpec) else opponent
+                key = {"family": NAME, "opponent": who, "seed": seed, "start": start,
+                       "stop": stop, **identity}
+                shards.append(RepeatedShard(f"rp-{stable_hash(key)}", run_id, opponent, seed,
+                                            start, stop, config))
+    return shards
+
+
+def plan_repeated(config: RepeatedRunConfig, run_id: str) -> RunPlan:
+    """The :class:`RunPlan` of a configuration."""
+    from distbench.games.repeated.summary import summarize
+
+    return RunPlan(
+        family=NAME, config=config.identity(), identity=config.identity(),
+        shards=plan_shards(config, run_id),
+        seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
+        summarize=summarize, unit="matches", summary_tables=("repeated_matches",))
+
+
+# -- distbench sweep: the [repeated] table --------------------------------------------------
+
+SECTION_KEYS = {"stage", "opponents", "games", "rounds", "continuation", "predict",
+                "max_tokens"}
+
+
+def section(table: Any) -> dict[str, Any]:
+    """``[repeated]``: ``stage``, ``opponents`` (axelrod names or ``self``), ``games`` per
+    opponent and seed, ``rounds`` or ``continuation``, ``predict``, ``max_tokens``."""
+    from distbench.games.section import SectionError
+
+    s = Section(table, SECTION_KEYS)
+    stage = s.table.get("stage", "prisoners_dilemma")
+    if stage not in CLASSES:
+        raise SectionError("stage", f"unknown {stage!r}; use {', '.join(CLASSES)}")
+    out = {"stage": stage, "opponents": s.names("opponents", ["TitForTat"], (*NAMES, "self")),
+           "games": s.int("games", 10), "predict": s.bool("predict", False),
+           "max_tokens": s.int("max_tokens", 256)}
+    if "continuation" in s.table:
+        if "rounds" in s.table:
+            raise SectionError("rounds", "give rounds or continuation, not both")
+        out["continuation"] = s.number("continuation", 0.9, 0.0, 0.999)
+        out["rounds"] = None
+    else:
+        out["rounds"] = s.int("rounds", 10)
+        out["continuation"] = None
+    return out
+
+
+def sweep_configs(spec: Any, entry: Any) -> list[RepeatedRunConfig]:
+    """What one model of a sweep plays: nothing without a ``[repeated]`` table."""
+    table = spec.section(NAME)
+    if not table:
+        return []
+    return [RepeatedRunConfig(
+        llm=entry.spec, stage=table["stage"], opponents=tuple(table["opponents"]),
+        seeds=tuple(spec.seeds), num_games=table["games"], rounds=table["rounds"],
+        continuation=table["continuation"], predict=table["predict"],
+        llm_seed=spec.llm_seed, temperature=spec.temperature, max_tokens=table["max_tokens"])]
+
+
+def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
+    """``distbench sweep plan``'s figures: matches."""
+    matches = sum(s.num_units for s in shards)
+    return {"repeated_matches": matches} if matches else {}
+
+
+FAMILY = register(Family(
+    name=NAME,
+    description="repeated 2x2 games against axelrod's classic strategies: regret against the "
+                "exact optimum, cooperation, retaliation, forgiveness, predictions",
+    tables=TABLES,
+    main_table="repeated_matches",
+    runner="distbench.games.repeated.runner:run_shard",
+    summarize="distbench.games.repeated.summary:summarize",
+    unit="matches",
+    sweep="distbench.games.repeated.plan:sweep_configs",
+    describer="distbench.games.repeated.plan:describe_shards",
+    report="distbench.games.repeated.report:section",
+    command="distbench.games.repeated.command:command",
+    options="distbench.games.repeated.command:OPTIONS",
+    section="distbench.games.repeated.plan:section",
+    modes=("pure",),
+    viewer="distbench.games.repeated.viewer:view",
+))

@@ -1,0 +1,300 @@
+"""Plays one repeated shard: every match of the shard advances round by round, one batch of
+model calls per round (two with self-play: one per seat), the opponent's machine answering at
+once. Runs in a Ray task or in the driver; writes nothing.
+
+Determinism: the stage game of match ``i`` comes from ``derive_seed("repeated", stage, seed,
+i)`` (the same for every opponent, so opponents are compared on the same games), its length
+(with a continuation probability) from ``derive_seed("repeated-rounds", stage, seed, i)``, a
+stochastic opponent's draws from ``derive_seed("repeated-opponent", stage, opponent, seed,
+i)`` and the model's request seeds from ``derive_seed(llm_seed, match_id, round, seat)``.
+
+An answer that is not a move ends its match as a ``forfeit`` (its round is a row with the
+status and the raw text): no move is ever substituted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections.abc import Mapping
+
+import numpy as np
+import pyarrow as pa
+
+from distbench.games.answers.classes import draw_class
+from distbench.games.answers.parse import ParseStatus, parse_pure
+from distbench.games.base import ShardResult, derive_seed
+from distbench.games.repeated.optimum import best_total
+from distbench.games.repeated.plan import NAME, RepeatedShard
+from distbench.games.repeated.schema import REPEATED_MATCHES, ROUNDS
+from distbench.games.repeated.strategies import get_machine
+from distbench.llm.base import Backend, BackendSpec, Request
+from distbench.llm.calls import calls_table
+from distbench.store.fields import Rows
+
+OK = ParseStatus.OK.value
+PROB_CLIP = 1e-6
+_PREDICTION = re.compile(r"prediction\s*[:=]\s*([-+]?\d*\.?\d+)\s*(%?)", re.IGNORECASE)
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def prompt(own: np.ndarray, other: np.ndarray, history: list[tuple[int, int]], round_no: int,
+           horizon: int | None, continuation: float | None, predict: bool, style: str) -> str:
+    """The prompt of one round, from the player's side.
+
+    Args:
+        own: (2, 2) the player's payoffs, its actions as rows.
+        other: (2, 2) the other player's payoffs, same layout.
+        history: (own move, other's move) of each past round (0 = action 1, 1 = action 2).
+        round_no: This round, 1-based.
+        horizon: The known number of rounds, or None.
+        continuation: The continuation probability, or None.
+        predict: Ask for the probability that the other player plays action 1 this round.
+        style: ``chat`` or ``completion``.
+    """
+    cells = "\n".join(
+        f"If you play Action {a + 1} and they play Action {o + 1}: you get {_num(own[a, o])}, "
+        f"they get {_num(other[a, o])}." for a in (0, 1) for o in (0, 1))
+    length = (f"The game lasts exactly {horizon} rounds; this is round {round_no}."
+              if horizon is not None else
+              f"After each round the game goes on with probability {continuation:g}; this is "
+              f"round {round_no}.")
+    lines = [f"Round {t + 1}: you played Action {m + 1}, they played Action {o + 1}; you got "
+             f"{_num(own[m, o])}, they got {_num(other[m, o])}." for t, (m, o) in
+             enumerate(history)]
+    past = "History:\n" + "\n".join(lines) if lines else "No rounds have been played yet."
+    parts = ["You are playing a repeated two-player game against the same other player. Each "
+             "round, both of you choose Action 1 or Action 2 at the same time, then both "
+             "moves are shown. Your goal is to make your own total payoff as high as possible.",
+             "Payoffs of one round:\n" + cells, length, past]
+    ask = "Choose one of your 2 actions for this round, 1 or 2."
+    if predict:
+        ask += (" Also give the probability (from 0 to 1) that the other player plays "
+                "Action 1 this round.")
+    if style == "chat":
+        tail = "End your reply with one line of exactly this form:\nAction: <k>"
+        if predict:
+            tail = ("End your reply with two lines of exactly this form:\nPrediction: <p>\n"
+                    "Action: <k>")
+        parts.append(f"{ask} You may think it through first. {tail}")
+    else:
+        parts.append(ask + ("\n\nPrediction: " if predict else "\n\nAction: "))
+    return "\n\n".join(parts)
+
+
+def parse_prediction(text: str | None) -> tuple[float | None, str]:
+    """The last ``Prediction: p`` of a reply (``p`` in [0, 1], or a percentage)."""
+    if not text:
+        return None, "missing"
+    found = list(_PREDICTION.finditer(text))
+    if not found:
+        return None, "missing"
+    value = float(found[-1].group(1)) / (100.0 if found[-1].group(2) else 1.0)
+    if not 0.0 <= value <= 1.0:
+        return None, "out_of_range"
+    return value, "ok"
+
+
+def _ask(backend: Backend, requests: list[Request]):
+    return asyncio.run(backend.generate(requests))
+
+
+def _rate(hits: list[bool]) -> float | None:
+    return float(np.mean(hits)) if hits else None
+
+
+def match_metrics(moves: list[int], opp: list[int], a: np.ndarray) -> dict[str, float | None]:
+    """Cooperation, retaliation and forgiveness rates and the first defection of a match (the
+    model's moves ``moves`` against ``opp``, 0 = C)."""
+    n = len(moves)
+    retaliate = [moves[t] == 1 for t in range(1, n) if opp[t - 1] == 1]
+    retaliated = [t for t in range(1, n) if opp[t - 1] == 1 and moves[t] == 1]
+    forgive = [moves[t + 1] == 0 for t in retaliated if t + 1 < n]
+    first = next((t + 1 for t, m in enumerate(moves) if m == 1), None)
+    return {"cooperation_rate": _rate([m == 0 for m in moves]),
+            "retaliation_rate": _rate(retaliate), "forgiveness_rate": _rate(forgive),
+            "first_defection": first}
+
+
+def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> ShardResult:
+    """Plays ``shard`` with ``backends[shard.llm]``."""
+    c = shard.config
+    spec = c.llm
+    backend = backends[spec]
+    indices = list(range(shard.start, shard.stop))
+    opponent = shard.opponent_name
+    ids = [f"{c.stage}/{opponent}/s{shard.seed}/m{i}" for i in indices]
+    games = []
+    planned = []
+    for i in indices:
+        a, b = draw_class(c.stage, np.random.default_rng(derive_seed(NAME, c.stage, shard.seed, i)))
+        games.append((a, b))
+        if c.rounds is not None:
+            planned.append(c.rounds)
+        else:
+            rng = np.random.default_rng(derive_seed("repeated-rounds", c.stage, shard.seed, i))
+            planned.append(int(min(rng.geometric(1.0 - c.continuation), c.max_rounds)))
+    # self-play and a model opponent: the column seat is asked as the model is
+    other_spec = spec if shard.opponent == "self" else (
+        shard.opponent if isinstance(shard.opponent, BackendSpec) else None)
+    self_play = other_spec is not None
+    machines = [None if self_play else
+                get_machine(shard.opponent, (a[0, 0], a[0, 1], a[1, 0], a[1, 1]))
+                for a, _ in games]
+    rngs = [np.random.default_rng(derive_seed("repeated-opponent", c.stage, opponent,
+                                              shard.seed, i)) for i in indices]
+    states = [m.start if m is not None else 0 for m in machines]
+    history: list[list[tuple[int, int]]] = [[] for _ in indices]
+    status = ["complete"] * len(indices)
+    done = [False] * len(indices)
+    predictions: list[list[tuple[float, int]]] = [[] for _ in indices]
+    rows = Rows(ROUNDS)
+    style = spec.style
+    max_tokens = c.max_tokens or (256 if style == "chat" else 16)
+    log = spec.provider != "dummy"
+    other_log = other_spec is not None and other_spec.provider != "dummy"
+    other_max_tokens = c.max_tokens or (256 if other_spec is not None and
+                                        other_spec.style == "chat" else 16)
+    other_requests: list[Request] = []
+    other_responses = []
+    other_ids: list[str] = []
+    other_for: list[str] = []
+    all_requests: list[Request] = []
+    all_responses = []
+    call_ids: list[str] = []
+    call_for: list[str] = []
+    for r in range(max(planned)):
+        active = [g for g in range(len(indices)) if not done[g] and r < planned[g]]
+        if not active:
+            break
+        requests = []
+        col_requests = []
+        for g in active:
+            a, b = games[g]
+            requests.append(Request(
+                prompt=prompt(a, b, history[g], r + 1, c.rounds, c.continuation, c.predict,
+                              style),
+                seed=derive_seed(c.llm_seed, ids[g], r, "row"), task="matrix.pure:2",
+                max_tokens=max_tokens, temperature=c.temperature))
+            if self_play:
+                col_requests.append(Request(
+                    prompt=prompt(b.T, a.T, [(o, m) for m, o in history[g]], r + 1, c.rounds,
+                                  c.continuation, False, other_spec.style),
+                    seed=derive_seed(c.llm_seed, ids[g], r, "col"), task="matrix.pure:2",
+                    max_tokens=other_max_tokens, temperature=c.temperature))
+        responses = _ask(backend, requests)
+        col_responses = _ask(backends[other_spec], col_requests) if self_play else []
+        if log:
+            all_requests += requests
+            all_responses += responses
+        if other_log:
+            other_requests += col_requests
+            other_responses += col_responses
+        for k, g in enumerate(active):
+            a, b = games[g]
+            answers = [responses[k]] + ([col_responses[k]] if self_play else [])
+            parsed = []
+            for resp in answers:
+                if resp.status != "ok" or resp.text is None:
+                    parsed.append((None, ParseStatus.CALL_FAILED.value, resp.error or "call failed"))
+                    continue
+                ans = parse_pure(resp.text, 2, continuation=style == "completion")
+                parsed.append((ans.action if ans.status is ParseStatus.OK else None,
+                               ans.status.value, ans.detail))
+            if self_play and other_spec.style != style:  # the column seat's own style
+                resp = answers[1]
+                if resp.status == "ok" and resp.text is not None:
+                    ans = parse_pure(resp.text, 2, continuation=other_spec.style == "completion")
+                    parsed[1] = (ans.action if ans.status is ParseStatus.OK else None,
+                                 ans.status.value, ans.detail)
+            move, st, detail = parsed[0]
+            cid = f"{shard.shard_id}/{g}/r{r + 1}" if log else None
+            if log:
+                call_ids.append(cid)
+                call_for.append(f"{ids[g]}/r{r + 1}/row")
+            if other_log:
+                other_ids.append(f"{shard.shard_id}/{g}/r{r + 1}/col")
+                other_for.append(f"{ids[g]}/r{r + 1}/col")
+            if self_play:
+                opp_move = parsed[1][0]
+                if move is not None and opp_move is None:
+                    st, detail = "opponent_invalid", f"the other seat's answer: {parsed[1][2]}"
+                    move = None
+            else:
+                machine = machines[g]
+                opp_move = machine.move(states[g], rngs[g])
+            pred, pst = (None, "not_asked")
+            if c.predict:
+                pred, pst = parse_prediction(answers[0].text)
+            brier = loss = None
+            if move is not None and opp_move is not None:
+                if not self_play:
+                    states[g] = int(machines[g].next[states[g], opp_move, move])
+                history[g].append((move, opp_move))
+                if pred is not None:
+                    hit = 1.0 if opp_move == 0 else 0.0
+                    brier = (pred - hit) ** 2
+                    p = min(max(pred if opp_move == 0 else 1.0 - pred, PROB_CLIP), 1 - PROB_CLIP)
+                    loss = -math.log(p)
+                    predictions[g].append((brier, loss))
+            else:
+                done[g] = True
+                status[g] = "forfeit"
+            rows.add({
+                "run_id": shard.run_id, "shard_id": shard.shard_id, "match_id": ids[g],
+                "round": r + 1, "opponent": opponent,
+                "action": move, "opponent_action": opp_move if move is not None else None,
+                "payoff": float(a[move, opp_move]) if move is not None else None,
+                "opponent_payoff": float(b[move, opp_move]) if move is not None else None,
+                "parse_status": st, "parse_detail": detail, "raw_text": answers[0].text,
+                "prediction": pred, "prediction_status": pst, "brier": brier, "log_loss": loss,
+                "call_id": cid, "latency_ms": float(answers[0].latency_ms),
+            })
+    matches = Rows(REPEATED_MATCHES)
+    for g, i in enumerate(indices):
+        a, b = games[g]
+        moves = [m for m, _ in history[g]]
+        opp = [o for _, o in history[g]]
+        n = len(moves)
+        total = float(sum(a[m, o] for m, o in history[g]))
+        best = None if self_play else best_total(machines[g], a, planned[g])
+        r_, t_ = a[0, 0], a[1, 0]
+        exploitation = None
+        if opponent == "Cooperator" and n and t_ != r_:
+            exploitation = (total - n * r_) / (n * (t_ - r_))
+        preds = predictions[g]
+        matches.add({
+            "run_id": shard.run_id, "shard_id": shard.shard_id, "family": NAME,
+            "match_id": ids[g], "stage": c.stage, "seed": shard.seed, "match_index": i,
+            "opponent": opponent,
+            "opponent_kind": ("self" if opponent == "self" else "model") if self_play
+            else "strategy",
+            "provider": spec.provider, "model": spec.model, "payoff_row": a.tolist(),
+            "payoff_col": b.tolist(), "horizon": c.rounds, "continuation": c.continuation,
+            "rounds_planned": planned[g], "rounds_played": n, "status": status[g],
+            "total": total, "mean_payoff": total / n if n else None, "best_total": best,
+            "regret": best - total if best is not None and status[g] == "complete" else None,
+            **match_metrics(moves, opp, a), "exploitation": exploitation,
+            "brier": float(np.mean([p[0] for p in preds])) if preds else None,
+            "log_loss": float(np.mean([p[1] for p in preds])) if preds else None,
+            "predictions": len(preds),
+        })
+    tables = {"repeated_matches": (shard.shard_id, matches.table()),
+              "rounds": (shard.shard_id, rows.table())}
+    calls = []
+    if log and all_requests:
+        calls.append(calls_table(shard.run_id, shard.shard_id, spec, "pure", all_requests,
+                                 all_responses, call_ids, call_for))
+    if other_log and other_requests:
+        calls.append(calls_table(shard.run_id, shard.shard_id, other_spec, "pure",
+                                 other_requests, other_responses, other_ids, other_for))
+    if calls:
+        tables["calls"] = (shard.shard_id, pa.concat_tables(calls))
+    stats = {"matches": len(indices), "games": len(indices),
+             "forfeits": status.count("forfeit"),
+             "calls": len(all_requests) + len(other_requests)}
+    return ShardResult(shard_id=shard.shard_id, tables=tables, stats=stats)

@@ -1,0 +1,84 @@
+"""The repeated family's summary: per (stage, opponent, model), the means of the match metrics,
+each with its 95% interval (a bootstrap over matches, :mod:`distbench.report.bootstrap`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from distbench.report.bootstrap import start_bootstrap_ci
+
+METRICS: tuple[tuple[str, str], ...] = (
+    ("complete_rate", "(status = 'complete')::double"),
+    ("mean_total", "total"),
+    ("mean_payoff", "mean_payoff"),
+    ("mean_regret", "regret"),
+    ("cooperation", "cooperation_rate"),
+    ("retaliation", "retaliation_rate"),
+    ("forgiveness", "forgiveness_rate"),
+    ("exploitation", "exploitation"),
+    ("brier", "brier"),
+    ("log_loss", "log_loss"),
+)
+KEYS = ("stage", "opponent", "provider", "model")
+_SQL = ("SELECT " + ", ".join(KEYS) + ", count(*) AS n, "
+        + ", ".join(f"list({expr} ORDER BY match_id) AS v_{name}" for name, expr in METRICS)
+        + " FROM repeated_matches GROUP BY ALL ORDER BY ALL")
+
+
+def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
+    """One record per (stage, opponent, model): ``matches`` and each metric's mean over the
+    matches where it is defined, with ``<metric>_lo`` / ``<metric>_hi`` (95%)."""
+    names = {r[0] for r in con.execute("select view_name from duckdb_views()").fetchall()}
+    names |= {r[0] for r in con.execute("select table_name from duckdb_tables()").fetchall()}
+    if "repeated_matches" not in names:
+        return []
+    cur = con.execute(_SQL)
+    cols = [d[0] for d in cur.description]
+    pending = []
+    for row in cur.fetchall():
+        rec = dict(zip(cols, row, strict=True))
+        out = {k: rec[k] for k in KEYS}
+        out["matches"] = rec["n"]
+        waits = {}
+        for name, _ in METRICS:
+            values = np.array([v for v in rec[f"v_{name}"] if v is not None], dtype=np.float64)
+            out[name] = float(values.mean()) if len(values) else None
+            if len(values) > 1:
+                waits[name] = start_bootstrap_ci(values, np.ones(len(values)), offload)
+        pending.append((out, waits))
+    records = []
+    for out, waits in pending:
+        for name, _ in METRICS:
+            ci = waits[name]() if name in waits else None
+            out[f"{name}_lo"], out[f"{name}_hi"] = ci if ci else (None, None)
+        records.append(out)
+    return records
+
+
+def _fmt(rec: dict[str, Any], name: str) -> str:
+    value = rec.get(name)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    lo, hi = rec.get(f"{name}_lo"), rec.get(f"{name}_hi")
+    return f"{value:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None else "")
+
+
+def format_summary(records: list[dict[str, Any]]) -> str:
+    """The console summary: per opponent, completion, mean total, regret, cooperation,
+    retaliation and forgiveness, each with its 95% interval."""
+    if not records:
+        return "no repeated matches"
+    head = ("stage", "opponent", "matches", "complete", "mean total", "regret [95% CI]",
+            "cooperation [95% CI]", "retaliation", "forgiveness", "brier")
+    lines = [head] + [(r["stage"], r["opponent"], str(r["matches"]), _fmt(r, "complete_rate"),
+                       _fmt(r, "mean_total"), _fmt(r, "mean_regret"), _fmt(r, "cooperation"),
+                       _fmt(r, "retaliation"), _fmt(r, "forgiveness"), _fmt(r, "brier"))
+                      for r in records]
+    widths = [max(len(x[i]) for x in lines) for i in range(len(head))]
+    out = ["  ".join(c.ljust(w) for c, w in zip(x, widths, strict=True)).rstrip() for x in lines]
+    out.insert(1, "-" * len(out[0]))
+    model = f"{records[0]['provider']}:{records[0]['model']}"
+    return f"repeated summary ({model}; intervals: bootstrap over matches)\n" + "\n".join(out)
