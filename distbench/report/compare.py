@@ -264,6 +264,30 @@ GROUP BY ALL
 ORDER BY run_id, player, grp, unit
 """
 
+_OPENSPIEL_SQL = """
+SELECT
+    run_id,
+    player_a                                                         AS player,
+    game || ' vs ' || player_b                                       AS grp,
+    game || '/s' || CAST(seed AS VARCHAR) || '/g' || CAST(game_index AS VARCHAR)
+         || '/seat' || CAST(seat_a AS VARCHAR)                       AS unit,
+    sum(quality_a) FILTER (WHERE isfinite(quality_a))                AS quality_sum,
+    count(quality_a) FILTER (WHERE isfinite(quality_a))              AS quality_n,
+    CAST(count(*) FILTER (WHERE quality_a IS NOT NULL
+                          AND forfeit_seat IS DISTINCT FROM seat_a) AS DOUBLE)
+                                                                     AS valid_rate_sum,
+    count(quality_a)                                                 AS valid_rate_n,
+    sum(quality_a) FILTER (WHERE forfeit_seat IS DISTINCT FROM seat_a
+                           AND isfinite(quality_a))                  AS quality_of_valid_sum,
+    count(quality_a) FILTER (WHERE forfeit_seat IS DISTINCT FROM seat_a
+                             AND isfinite(quality_a))                AS quality_of_valid_n,
+    sum(regret_a) FILTER (WHERE isfinite(regret_a))                  AS regret_sum,
+    count(regret_a) FILTER (WHERE isfinite(regret_a))                AS regret_n
+FROM matches
+GROUP BY ALL
+ORDER BY run_id, player, grp, unit
+"""
+
 FAMILIES: tuple[FamilyUnits, ...] = (
     FamilyUnits("matrix", "trials", "games", _MATRIX_SQL,
                 (*HEADLINE, Metric("exploitability", "lower", VALID_ONLY),
@@ -279,6 +303,9 @@ FAMILIES: tuple[FamilyUnits, ...] = (
     FamilyUnits("repeated", "repeated_matches", "matches", _REPEATED_SQL,
                 (*HEADLINE, Metric("regret", "lower", VALID_ONLY)),
                 "stages, seeds, horizons or opponents", ("repeated_matches",)),
+    FamilyUnits("openspiel", "matches", "matches", _OPENSPIEL_SQL,
+                (*HEADLINE, Metric("regret", "lower", VALID_ONLY)),
+                "games, seeds or opponents", ("matches",)),
 )
 """The compared families and their units (a family not listed here is not compared)."""
 
