@@ -148,9 +148,18 @@ execution_options = _apply([
                  help="Exit 0 even when some model calls failed at the server (their trials "
                       "are left out of every figure either way).  [default: such a run exits "
                       "with status 3 and says how to resume it with --retry-failed]"),
+    click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
+                 help="Stop sending work before the run's spend (the endpoints' token counts "
+                      "at --price, committed shards of earlier attempts included) could cross "
+                      "USD: shards in flight finish and are committed, the run ends with state "
+                      "budget_reached and exit status 4; the same command with a larger budget "
+                      "finishes it."),
+    click.option("--max-tokens-total", type=click.IntRange(min=1), default=None, metavar="N",
+                 help="As --max-cost, in tokens (prompt + completion) as the endpoints reported "
+                      "them."),
 ])
 """``--parallel/--no-parallel``, ``--num-workers``, ``--address``, ``--keep-warm``,
-``--retry-failed``, ``--allow-failed-calls``."""
+``--retry-failed``, ``--allow-failed-calls``, ``--max-cost``, ``--max-tokens-total``."""
 
 size_options = _apply([
     click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",

@@ -69,6 +69,7 @@ class Progress:
         self._last_line = -1e18
         self._last_counts: tuple[int, int, int] | None = None
         self._lock = threading.Lock()
+        self.budget: Any = None  # a distbench.engine.budget.Budget: its spend is shown
 
     @property
     def bar(self) -> bool | None:
@@ -164,7 +165,8 @@ class Progress:
         rate = self.rate()
         pace = f"  {rate:.1f} calls/s" if rate else ""
         return (f"shards {self.shards}/{self.todo_shards}  calls {self.calls:,}  "
-                f"failed {self.failed:,}{pace}{self.throttle}  "
+                f"failed {self.failed:,}{pace}{self.throttle}"
+                f"{self.budget.line() if self.budget is not None else ''}  "
                 f"ETA {'--:--' if eta is None else _clock(eta)}")
 
     def line(self) -> str:
@@ -206,12 +208,16 @@ class Progress:
 
 def run_with_progress(plan: Any, run_dir: Any, **kwargs: Any) -> Any:
     """:func:`distbench.engine.driver.run_plan` with the progress line on stderr (every
-    command that runs a plan uses it)."""
+    command that runs a plan uses it); ``max_cost`` and ``max_tokens_total`` make its budget
+    (:func:`distbench.engine.budget.make_budget`), whose spend the line shows."""
+    from distbench.engine.budget import make_budget
     from distbench.engine.driver import run_plan
 
     progress = Progress(plan.unit, planned=len(plan.shards), expected_calls=plan.expected_calls,
                         expected_tokens=plan.expected_tokens, expected_cost=plan.expected_cost,
                         expected_requests=plan.expected_requests)
+    max_cost, max_tokens = kwargs.pop("max_cost", None), kwargs.pop("max_tokens_total", None)
+    progress.budget = kwargs["budget"] = make_budget(plan, max_cost, max_tokens)
     try:
         return run_plan(plan, run_dir, progress=progress.update, on_start=progress.start,
                         on_stage=progress.stage, on_calls=progress.live, **kwargs)

@@ -285,8 +285,8 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
 def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir: Path | None,
             output_format: str, parallel: bool | None, num_workers: int | None,
             address: str | None, keep_warm: float, retry_failed: bool,
-            allow_failed_calls: bool, limit: int | None, yes: bool,
-            **overrides: Any) -> None:
+            allow_failed_calls: bool, max_cost: float | None, max_tokens_total: int | None,
+            limit: int | None, yes: bool, **overrides: Any) -> None:
     """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""
     from distbench.cli.run import check_calls
     from distbench.engine.driver import RunDirectoryError, preflight
@@ -349,11 +349,18 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
         outcome = run_with_progress(plan, run_dir, parallel=parallel,
                                     num_workers=num_workers or os.cpu_count(), address=address,
                                     keep_warm=keep_warm, command=["distbench", *sys.argv[1:]],
-                                    retry_failed=retry_failed)
+                                    retry_failed=retry_failed,
+                                    max_cost=parsed.max_cost if max_cost is None else max_cost,
+                                    max_tokens_total=parsed.max_tokens_total
+                                    if max_tokens_total is None else max_tokens_total)
     except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     except KeyboardInterrupt:
         raise interrupted(["distbench", "sweep", "run", "--resume", str(run_dir)]) from None
+    if outcome.budget_reached is not None:
+        from distbench.cli.run import budget_stop
+
+        raise budget_stop(outcome, ["distbench", "sweep", "run", "--resume", str(run_dir)])
     # The seed tool's layout: its own suite tables in the named folder itself (distbench's
     # in the run's report/ folder, as without it).
     written = write_suite_tables(run_dir, run_dir / "report")

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from distbench.engine.budget import Budget, ShardQueue
 from distbench.engine.worker import (
     execute_shard,
     in_process,
@@ -143,17 +144,20 @@ def start_ray(num_workers: int | None, address: str | None = None) -> None:
         ray.init(num_cpus=num_workers, include_dashboard=False, **kwargs)
 
 
-def _ray_results(shards: list[Any], max_in_flight: int) -> Iterator[tuple[Any, Any]]:
+def _ray_results(queue: ShardQueue, max_in_flight: int) -> Iterator[tuple[Any, Any]]:
     import ray
 
     remote = shard_task()
-    queue = list(reversed(shards))
     pending: dict[Any, Any] = {}
     try:
-        while queue or pending:
-            while queue and len(pending) < max_in_flight:
-                shard = queue.pop()
+        while True:
+            while len(pending) < max_in_flight:
+                shard = queue.take()
+                if shard is None:
+                    break
                 pending[remote.remote(shard)] = shard
+            if not pending:  # none left, or the budget admits no more
+                break
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 shard = pending.pop(ref)
@@ -163,9 +167,9 @@ def _ray_results(shards: list[Any], max_in_flight: int) -> Iterator[tuple[Any, A
             ray.cancel(ref, force=True)
 
 
-def _local_results(shards: list[Any]) -> Iterator[tuple[Any, Any]]:
+def _local_results(queue: ShardQueue) -> Iterator[tuple[Any, Any]]:
     backends: dict[BackendSpec, Any] = {}
-    for shard in shards:
+    while (shard := queue.take()) is not None:
         for spec in shard_specs(shard):
             if spec not in backends:
                 backends[spec] = shard_backend(spec, in_ray=False)
@@ -185,6 +189,9 @@ class RunOutcome:
         elapsed_s: Wall time of this call.
         calls: How the model calls went (:func:`call_health`), None without calls.
         retried: Shards played again for their failed calls (``retry_failed``).
+        budget_reached: The budget stopped the run (:mod:`distbench.engine.budget`): its
+            figures (``spent_usd``, ``spent_tokens``, the limits), ``shards_left`` and
+            ``rest_usd``/``rest_tokens`` (what those shards may still spend); None otherwise.
     """
 
     run_dir: Path
@@ -195,6 +202,7 @@ class RunOutcome:
     elapsed_s: float
     calls: dict[str, Any] | None = None
     retried: int = 0
+    budget_reached: dict[str, Any] | None = None
 
 
 def _check_manifest(run_dir: Path, config_dict: dict[str, Any]) -> None:
@@ -268,6 +276,7 @@ def run_plan(
     on_stage: Callable[[str], None] | None = None,
     on_calls: Callable[[dict[str, int]], None] | None = None,
     retry_failed: bool = False,
+    budget: Budget | None = None,
 ) -> RunOutcome:
     """Runs (or resumes) a plan into ``run_dir``.
 
@@ -295,6 +304,10 @@ def run_plan(
             (``calls.status = 'failed'``, the ``call_failed`` rows): its rows are replaced,
             exactly once; with the response cache on, only the failed calls reach the model
             again (the others are answered from the cache).
+        budget: Stop admitting shards when the next one's estimate would cross it
+            (:func:`distbench.engine.budget.make_budget`); the shards in flight finish and are
+            committed, the manifest says ``budget_reached`` with the figures and the outcome's
+            ``budget_reached`` is set. The same run with a larger budget resumes it.
 
     Raises:
         RunDirectoryError: ``run_dir`` holds another configuration (:class:`RunConfigMismatch`)
@@ -309,7 +322,8 @@ def run_plan(
             return _run_plan(plan, run_dir, parallel=parallel, num_workers=num_workers,
                              address=address, keep_warm=keep_warm, command=command,
                              progress=progress, on_start=on_start, on_stage=on_stage,
-                             on_calls=on_calls, retry_failed=retry_failed, started=started)
+                             on_calls=on_calls, retry_failed=retry_failed, started=started,
+                             budget=budget)
         except KeyboardInterrupt:
             _end_manifest(run_dir, started, "interrupted", "interrupted (Ctrl-C); committed "
                           "shards are kept, the same command resumes the run")
@@ -357,6 +371,7 @@ def _run_plan(
     on_calls: Callable[[dict[str, int]], None] | None = None,
     retry_failed: bool = False,
     started: dict[str, Any] | None = None,
+    budget: Budget | None = None,
 ) -> RunOutcome:
     t0 = time.perf_counter()
     load_families()  # every family's tables are known to the store before it is read
@@ -388,6 +403,17 @@ def _run_plan(
             writer.uncommit(sid)
         committed -= set(retried)
     todo = [s for s in shards if s.shard_id not in committed]
+    if budget is not None and committed:
+        try:
+            con = open_run(run_dir, tables=("calls",))
+        except Exception:  # noqa: BLE001 - no calls committed: nothing spent yet
+            con = None
+        if con is not None:
+            try:
+                budget.committed(con)  # a resume: what the committed shards spent counts
+            finally:
+                con.close()
+    queue = ShardQueue(todo, budget.admit if budget is not None else None)
     manifest: dict[str, Any] = {
         "run_id": run_id,
         "family": plan.family,
@@ -402,6 +428,7 @@ def _run_plan(
         "execution": {"parallel": parallel, "num_workers": num_workers, "address": address,
                       "keep_warm": keep_warm if address else None},
         "state": "running",
+        **({"budget": budget.figures()} if budget is not None else {}),
         "shards": {"planned": len(shards), "committed": len(shards) - len(todo)},
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
@@ -436,14 +463,14 @@ def _run_plan(
                     lambda n: on_stage(f"starting {n} warm executor(s) on the cluster (the first "
                                        "run of this distbench version there; a few seconds)")))
             if executors:
-                results = pool.pool_results(todo, executors)
+                results = pool.pool_results(queue, executors)
             else:
-                results = _ray_results(todo, max_in_flight=max(2, 2 * cpus))
+                results = _ray_results(queue, max_in_flight=max(2, 2 * cpus))
             from distbench.engine.remote import RayCalls
 
             offload = RayCalls(executors, cpus)
         else:
-            results = _local_results(todo)
+            results = _local_results(queue)
         if on_start:
             on_start(len(todo), sum(s.num_units for s in todo))
         watcher = CallWatcher(specs, endpoints if parallel else None, on_calls) \
@@ -465,6 +492,9 @@ def _run_plan(
 
         try:
             for shard, result in results:
+                if budget is not None:
+                    calls = result.tables.get("calls")
+                    budget.received(shard, calls[1].data if calls is not None else None)
                 pending.append((writers.submit(
                     writer.commit_shard, shard.shard_id, result.tables,
                     {"stats": result.stats, "shard": redact(_jsonable(shard))},
@@ -489,6 +519,22 @@ def _run_plan(
             writers.shutdown(wait=True)
             del endpoints
 
+    if len(queue):
+        left = queue.left()
+        rest_tokens, rest_usd = budget.rest(left) if budget is not None else (0.0, 0.0)
+        figures = {**(budget.figures() if budget is not None else {}),
+                   "shards_left": len(left), "rest_tokens": round(rest_tokens),
+                   "rest_usd": round(rest_usd, 6)}
+        manifest.update(
+            state="budget_reached", budget=figures,
+            shards={"planned": len(shards), "committed": len(writer.committed())},
+            stopped_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        write_json(run_dir / "manifest.json", redact(manifest))
+        return RunOutcome(
+            run_dir=run_dir, shards=len(shards), executed=len(todo) - len(left),
+            skipped=len(shards) - len(todo), summary=[],
+            elapsed_s=time.perf_counter() - t0, retried=len(retried),
+            budget_reached=figures)
     con = open_run(run_dir, threads=plan.summary_threads, tables=plan.summary_tables)
     try:
         summary = plan.summarize(con, offload)
@@ -505,6 +551,8 @@ def _run_plan(
     if health is not None:
         record["calls"] = health
     write_json(run_dir / "summary.json", redact(record))
+    if budget is not None:
+        manifest["budget"] = budget.figures()
     manifest.update(
         state="complete",
         shards={"planned": len(shards), "committed": len(writer.committed())},

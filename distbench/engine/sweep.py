@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from distbench.engine.budget import proportional
 from distbench.games.base import RunPlan
 from distbench.games.registry import families
 from distbench.llm.base import price_of
@@ -50,10 +51,13 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
     styles: dict[str, None] = {}
     calls = requests = prompt = completion = 0
     cost: float | None = None
+    estimators: dict[str, Any] = {}  # shard id -> its plan's per-shard estimate
     for configs in sweep_configs(spec).values():
         for config in configs:
             plan = config.plan(run_id)
             shards.extend(plan.shards)
+            share = plan.shard_estimate or proportional(plan)
+            estimators.update((s.shard_id, share) for s in plan.shards)
             styles.update(dict.fromkeys(plan.extra_styles))
             calls += plan.expected_calls or 0
             requests += plan.expected_requests or plan.expected_calls or 0
@@ -74,7 +78,12 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
         expected_tokens=(prompt, completion) if prompt else None,
         expected_cost=cost,
         expected_requests=requests or None,
+        shard_estimate=lambda shard: (estimators.get(shard.shard_id) or _nothing)(shard),
     )
+
+
+def _nothing(shard: Any) -> tuple[int, int, float | None]:
+    return 0, 0, 0.0
 
 
 def describe_plan(spec: SweepSpec) -> dict[str, Any]:

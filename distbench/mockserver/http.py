@@ -2,7 +2,8 @@
 
 Endpoints: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``GET /v1/models``,
 ``GET /health``, ``GET /stats`` (JSON counters of every other request: total, by path, by
-returned status, by fault kind including ``rate_limit``) and ``POST /stats/reset`` (zeroes
+returned status, by fault kind including ``rate_limit``, and ``usage``: the prompt and
+completion tokens of the answers sent whole, what a provider would bill) and ``POST /stats/reset`` (zeroes
 them and restarts the fault sequence). Only the standard
 library serves (``ThreadingHTTPServer``, one daemon thread per connection, HTTP/1.1
 keep-alive), so the server runs anywhere the package does.
@@ -67,6 +68,7 @@ class _Stats:
             self.by_path: Counter[str] = Counter()
             self.by_status: Counter[str] = Counter()
             self.faults: Counter[str] = Counter()
+            self.usage: Counter[str] = Counter()
 
     def request(self, path: str) -> None:
         with self._lock:
@@ -81,6 +83,16 @@ class _Stats:
         with self._lock:
             self.faults[kind] += 1
 
+    def billed(self, usage: Any) -> None:
+        """Counts the tokens of an answer's ``usage`` (what a provider bills)."""
+        if not isinstance(usage, dict):
+            return
+        with self._lock:
+            for key in ("prompt_tokens", "completion_tokens"):
+                value = usage.get(key)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    self.usage[key] += value
+
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
             return {
@@ -88,6 +100,8 @@ class _Stats:
                 "by_path": dict(self.by_path),
                 "by_status": dict(self.by_status),
                 "faults": dict(self.faults),
+                "usage": {"prompt_tokens": self.usage["prompt_tokens"],
+                          "completion_tokens": self.usage["completion_tokens"]},
             }
 
 
@@ -291,6 +305,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if hostile is not None:
             payload = _odd_answer(hostile, payload)
+        elif kind is None:  # an answer sent whole: billed
+            self.server.stats.billed(payload.get("usage"))
         data = json.dumps(payload).encode()
         if kind == "truncate":
             data = data[: max(1, len(data) // 2)]
