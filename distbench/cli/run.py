@@ -124,7 +124,8 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         overwrite: bool, parallel: bool | None,
         num_workers: int | None, address: str | None, keep_warm: float,
         retry_failed: bool, allow_failed_calls: bool, max_cost: float | None,
-        max_tokens_total: int | None, limit: int | None, yes: bool,
+        max_tokens_total: int | None, execution: str, batch_max_requests: int,
+        batch_price: float, limit: int | None, yes: bool,
         **options: object) -> None:
     """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
     negotiations (Deal or No Deal), or fog-of-war skirmishes."""
@@ -132,6 +133,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
     from distbench.games.matrix.buckets import UnknownBucketError
     from distbench.games.registry import UnknownFamilyError, get_family
     from distbench.llm.base import BackendSpec, BackendUnavailable, check_url
+    from distbench.llm.batch import BatchError
     from distbench.llm.local import LocalModelUnavailable, local_available
     from distbench.llm.registry import UnknownProviderError, make_spec, resolve_spec
 
@@ -201,9 +203,13 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
             retry_failed=retry_failed,
             max_cost=max_cost,
             max_tokens_total=max_tokens_total,
+            **execution_kwargs(execution, batch_max_requests, batch_price),
         )
     except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
+    except BatchError as exc:
+        raise UserError(f"--execution batch: {exc}; the same command resumes (submitted "
+                        "batches are polled, not sent again)") from None
     except KeyboardInterrupt:
         raise interrupted(resume_command(sys.argv[1:], run_dir.name)) from None
     if outcome.budget_reached is not None:
@@ -256,6 +262,17 @@ def _price(text: str | None) -> dict[str, float]:
     if pin < 0 or pout < 0:
         raise ValueError(f"--price: prices cannot be negative, got {text!r}")
     return {"price_in": pin, "price_out": pout}
+
+
+def execution_kwargs(execution: str, max_requests: int, price: float) -> dict[str, object]:
+    """``run_plan``'s execution arguments from ``--execution``, ``--batch-max-requests`` and
+    ``--batch-price``."""
+    if execution != "batch":
+        return {}
+    from distbench.engine.batching import BatchLimits
+
+    return {"execution": "batch", "batch_limits": BatchLimits(max_requests=max_requests),
+            "batch_price": price}
 
 
 class BudgetReached(UserError):

@@ -286,9 +286,10 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
             output_format: str, parallel: bool | None, num_workers: int | None,
             address: str | None, keep_warm: float, retry_failed: bool,
             allow_failed_calls: bool, max_cost: float | None, max_tokens_total: int | None,
+            execution: str, batch_max_requests: int, batch_price: float,
             limit: int | None, yes: bool, **overrides: Any) -> None:
     """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""
-    from distbench.cli.run import check_calls
+    from distbench.cli.run import check_calls, execution_kwargs
     from distbench.engine.driver import RunDirectoryError, preflight
     from distbench.engine.sweep import plan_sweep
     from distbench.llm.base import BackendUnavailable
@@ -352,7 +353,9 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
                                     retry_failed=retry_failed,
                                     max_cost=parsed.max_cost if max_cost is None else max_cost,
                                     max_tokens_total=parsed.max_tokens_total
-                                    if max_tokens_total is None else max_tokens_total)
+                                    if max_tokens_total is None else max_tokens_total,
+                                    **execution_kwargs(execution, batch_max_requests,
+                                                       batch_price))
     except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     except KeyboardInterrupt:

@@ -82,11 +82,12 @@ def check_visible_to_workers(specs: list[BackendSpec]) -> None:
                 "'distbench.providers', see the README) or run with --no-parallel")
 
 
-def call_health(con: Any, specs: list[BackendSpec] | None = None) -> dict[str, Any] | None:
+def call_health(con: Any, specs: list[BackendSpec] | None = None,
+                batch_price: float = 0.5) -> dict[str, Any] | None:
     """How the run's model calls went, from its ``calls`` table: counts, failures, the most
     common failure explained, the tokens the endpoints reported and, for models with a price
-    (``specs``' ``price_in``/``price_out``), what they cost (None when the run made no
-    calls)."""
+    (``specs``' ``price_in``/``price_out``), what they cost, calls answered by a batch
+    (``batch_id``) at ``batch_price`` of it (None when the run made no calls)."""
     from distbench.llm.http import explain_failure
 
     try:
@@ -108,15 +109,27 @@ def call_health(con: Any, specs: list[BackendSpec] | None = None) -> dict[str, A
         out["top_failure"] = {"http_status": status, "error": error, "count": count,
                               "explained": explain_failure(status, error or "",
                                                            endpoint.partition(":")[2])}
-    by_model = con.execute(
+    by_kind = con.execute(
         "select provider, model, coalesce(sum(prompt_tokens), 0), "
-        "coalesce(sum(completion_tokens), 0) from calls where not cache_hit "
-        "group by all order by all").fetchall()
-    out["prompt_tokens"] = int(sum(r[2] for r in by_model))
-    out["completion_tokens"] = int(sum(r[3] for r in by_model))
+        "coalesce(sum(completion_tokens), 0), batch_id is not null as batched from calls "
+        "where not cache_hit group by all order by all").fetchall()
+    out["prompt_tokens"] = int(sum(r[2] for r in by_kind))
+    out["completion_tokens"] = int(sum(r[3] for r in by_kind))
     priced = {(s.provider, s.model): s for s in specs or []}
-    costs = [cost_usd(priced[(p, m)], pt, ct) if (p, m) in priced else None
-             for p, m, pt, ct in by_model]
+    kinds: dict[tuple[str, str], float | None] = {}
+    for p, m, pt, ct, batched in by_kind:
+        cost = cost_usd(priced[(p, m)], pt, ct) if (p, m) in priced else None
+        if cost is not None and batched:
+            cost *= batch_price
+        before = kinds.get((p, m), 0.0)
+        kinds[(p, m)] = None if before is None or cost is None else before + cost
+    by_model = [(p, m, None, None) for p, m in kinds]
+    costs = list(kinds.values())
+    batched_calls = con.execute("select count(*) from calls where batch_id is not null"
+                                ).fetchone()[0]
+    if batched_calls:
+        out["batch_calls"] = int(batched_calls)
+        out["batch_price"] = batch_price
     out["cost_usd"] = round(sum(costs), 6) if costs and None not in costs else None
     out["cost_by_model"] = {f"{p}:{m}": None if c is None else round(c, 6)
                             for (p, m, _, _), c in zip(by_model, costs, strict=True)}
@@ -167,8 +180,9 @@ def _ray_results(queue: ShardQueue, max_in_flight: int) -> Iterator[tuple[Any, A
             ray.cancel(ref, force=True)
 
 
-def _local_results(queue: ShardQueue) -> Iterator[tuple[Any, Any]]:
-    backends: dict[BackendSpec, Any] = {}
+def _local_results(queue: ShardQueue, backends: dict[BackendSpec, Any] | None = None
+                   ) -> Iterator[tuple[Any, Any]]:
+    backends = dict(backends or {})
     while (shard := queue.take()) is not None:
         for spec in shard_specs(shard):
             if spec not in backends:
@@ -277,6 +291,9 @@ def run_plan(
     on_calls: Callable[[dict[str, int]], None] | None = None,
     retry_failed: bool = False,
     budget: Budget | None = None,
+    execution: str = "live",
+    batch_limits: Any = None,
+    batch_price: float = 0.5,
 ) -> RunOutcome:
     """Runs (or resumes) a plan into ``run_dir``.
 
@@ -308,6 +325,12 @@ def run_plan(
             (:func:`distbench.engine.budget.make_budget`); the shards in flight finish and are
             committed, the manifest says ``budget_reached`` with the figures and the outcome's
             ``budget_reached`` is set. The same run with a larger budget resumes it.
+        execution: ``"live"`` (each request sent as it is asked) or ``"batch"``: through the
+            provider's batch API (:mod:`distbench.engine.batching`; single-turn plans only,
+            shards then played in this process from the answers); the rows are the same.
+        batch_limits: :class:`~distbench.engine.batching.BatchLimits` (None: OpenAI's).
+        batch_price: Share of the model's price a batch answer costs (0.5: half), for the
+            run's cost.
 
     Raises:
         RunDirectoryError: ``run_dir`` holds another configuration (:class:`RunConfigMismatch`)
@@ -323,7 +346,8 @@ def run_plan(
                              address=address, keep_warm=keep_warm, command=command,
                              progress=progress, on_start=on_start, on_stage=on_stage,
                              on_calls=on_calls, retry_failed=retry_failed, started=started,
-                             budget=budget)
+                             budget=budget, execution=execution, batch_limits=batch_limits,
+                             batch_price=batch_price)
         except KeyboardInterrupt:
             _end_manifest(run_dir, started, "interrupted", "interrupted (Ctrl-C); committed "
                           "shards are kept, the same command resumes the run")
@@ -372,6 +396,9 @@ def _run_plan(
     retry_failed: bool = False,
     started: dict[str, Any] | None = None,
     budget: Budget | None = None,
+    execution: str = "live",
+    batch_limits: Any = None,
+    batch_price: float = 0.5,
 ) -> RunOutcome:
     t0 = time.perf_counter()
     load_families()  # every family's tables are known to the store before it is read
@@ -381,6 +408,16 @@ def _run_plan(
     for spec in specs:
         preflight(spec, plan.extra_styles)
     _repair(run_dir, {s.shard_id for s in plan.shards}, on_stage)
+    if execution == "batch":
+        from distbench.engine.batching import check_batchable
+
+        check_batchable(plan)
+        if budget is not None and budget.active:
+            from distbench.errors import UserError
+
+            raise UserError("--execution batch takes no budget yet (--max-cost, "
+                            "--max-tokens-total): its requests are all submitted at once")
+        parallel = False  # the answers come from the batches: the shards are played here
     if parallel is None:
         pending = [s for s in plan.shards if s.shard_id not in committed_ids(run_dir)]
         parallel, why = choose_parallel(pending, specs, address)
@@ -426,7 +463,8 @@ def _run_plan(
                     "price_out": sp.option("price_out")} for sp in specs],
         "seeds": plan.seeds,
         "execution": {"parallel": parallel, "num_workers": num_workers, "address": address,
-                      "keep_warm": keep_warm if address else None},
+                      "keep_warm": keep_warm if address else None, "mode": execution,
+                      **({"batch_price": batch_price} if execution == "batch" else {})},
         "state": "running",
         **({"budget": budget.figures()} if budget is not None else {}),
         "shards": {"planned": len(shards), "committed": len(shards) - len(todo)},
@@ -469,6 +507,11 @@ def _run_plan(
             from distbench.engine.remote import RayCalls
 
             offload = RayCalls(executors, cpus)
+        elif execution == "batch":
+            from distbench.engine.batching import BatchLimits, run_batches
+
+            replay = run_batches(todo, run_dir, batch_limits or BatchLimits(), on_stage)
+            results = _local_results(queue, replay)
         else:
             results = _local_results(queue)
         if on_start:
@@ -544,7 +587,7 @@ def _run_plan(
     if any(not in_process(spec) for spec in specs):
         con = open_run(run_dir, tables=("calls",))
         try:
-            health = call_health(con, specs)
+            health = call_health(con, specs, batch_price)
         finally:
             con.close()
     record = {"run_id": run_id, "family": plan.family, "groups": summary}

@@ -52,11 +52,13 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
     calls = requests = prompt = completion = 0
     cost: float | None = None
     estimators: dict[str, Any] = {}  # shard id -> its plan's per-shard estimate
+    batchable = True
     for configs in sweep_configs(spec).values():
         for config in configs:
             plan = config.plan(run_id)
             shards.extend(plan.shards)
             share = plan.shard_estimate or proportional(plan)
+            batchable = batchable and plan.batchable
             estimators.update((s.shard_id, share) for s in plan.shards)
             styles.update(dict.fromkeys(plan.extra_styles))
             calls += plan.expected_calls or 0
@@ -79,6 +81,7 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
         expected_cost=cost,
         expected_requests=requests or None,
         shard_estimate=lambda shard: (estimators.get(shard.shard_id) or _nothing)(shard),
+        batchable=batchable,
     )
 
 

@@ -135,6 +135,8 @@ class RunPlan:
         shard_estimate: Shard -> (prompt tokens about, completion tokens at most, cost in USD
             at most or None), for the budgets (``--max-cost``, ``--max-tokens-total``); None:
             each shard's share of ``expected_tokens``/``expected_cost`` by units.
+        batchable: Every request of a shard is known before any answer (single-turn), so
+            the shards can run through a provider's batch API (``--execution batch``).
     """
 
     family: str
@@ -152,6 +154,7 @@ class RunPlan:
     expected_cost: float | None = None
     expected_requests: int | None = None
     shard_estimate: Callable[[Any], tuple[int, int, float | None]] | None = None
+    batchable: bool = False
 
     def specs(self) -> list[BackendSpec]:
         """Every model the plan calls, once each, in a stable order."""

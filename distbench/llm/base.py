@@ -115,6 +115,7 @@ class Response:
         notes: What the answer's body held that could not be used, by field, "; "-separated
             (a token count that is not a plausible count, stored as None; lone surrogates
             replaced in the text); "" when nothing.
+        batch_id: The provider batch that answered it (``--execution batch``), else None.
     """
 
     text: str | None
@@ -131,6 +132,7 @@ class Response:
     texts: tuple[str, ...] | None = None
     parts: tuple[Response, ...] | None = None
     notes: str = ""
+    batch_id: str | None = None
 
     def sample_responses(self, n: int) -> list[Response]:
         """One response per sample of a request of ``n`` samples: the parts, or this

@@ -340,6 +340,7 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
         expected_cost=None if free else cost_usd(config.llm, *tokens),
         expected_requests=None if free else estimate.requests,
         shard_estimate=shard_estimate,
+        batchable=True,  # single-turn: a shard's requests are all known before any answer
     )
 
 
