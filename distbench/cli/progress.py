@@ -70,6 +70,8 @@ class Progress:
         self._last_counts: tuple[int, int, int] | None = None
         self._lock = threading.Lock()
         self.budget: Any = None  # a distbench.engine.budget.Budget: its spend is shown
+        self.execution = "live"
+        self.batch_price = 0.5
 
     @property
     def bar(self) -> bool | None:
@@ -104,7 +106,7 @@ class Progress:
             if self.expected_tokens:
                 details.append(f"~{self.expected_tokens[0]:,} prompt tokens, at most "
                                f"{self.expected_tokens[1]:,} completion tokens")
-                details.append(f"at most ${self.expected_cost:,.2f}"
+                details.append(self._cost_text()
                                if self.expected_cost is not None else "no price given (--price)")
             calls = f", {what}" + (f" ({'; '.join(details)})" if details else "")
         click.echo(f"running {shards} shard(s), {units:,} {self.unit}{calls}{note}",
@@ -113,6 +115,14 @@ class Progress:
         self._t0 = self.clock()
         self.started = True
         self._draw(force=True)
+
+    def _cost_text(self) -> str:
+        """The cost estimate: live and at the batch price, the one this run pays first."""
+        live = f"${self.expected_cost:,.2f} live"
+        batch = f"${self.expected_cost * self.batch_price:,.2f} at the batch price"
+        if self.execution == "batch":
+            return f"at most {batch} ({live})"
+        return f"at most ${self.expected_cost:,.2f} ({batch}: --execution batch)"
 
     def update(self, shard: Any, stats: dict[str, int]) -> None:
         """A shard was committed."""
@@ -218,6 +228,8 @@ def run_with_progress(plan: Any, run_dir: Any, **kwargs: Any) -> Any:
                         expected_requests=plan.expected_requests)
     max_cost, max_tokens = kwargs.pop("max_cost", None), kwargs.pop("max_tokens_total", None)
     progress.budget = kwargs["budget"] = make_budget(plan, max_cost, max_tokens)
+    progress.execution = kwargs.get("execution", "live")
+    progress.batch_price = kwargs.get("batch_price", 0.5)
     try:
         return run_plan(plan, run_dir, progress=progress.update, on_start=progress.start,
                         on_stage=progress.stage, on_calls=progress.live, **kwargs)

@@ -246,7 +246,9 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
                    f"samples bills its prompt once), at most {info['completion_tokens_max']:,} "
                    "completion (matrix cells)")
     cost, unpriced = info["cost_usd_max"], info["unpriced_models"]
-    click.echo("  cost: " + (f"at most ${cost:,.2f} (matrix cells of the models with a price)"
+    click.echo("  cost: " + (f"at most ${cost:,.2f} live, ${info['cost_usd_max_batch']:,.2f} "
+                             "at the batch price (--execution batch, half price; matrix cells "
+                             "of the models with a price)"
                              if cost is not None else "unknown" if unpriced
                              else "none (in-process models only)")
                + (f"; no price for {', '.join(unpriced)} (price_in, price_out in its "

@@ -591,6 +591,11 @@ def _run_plan(
         finally:
             con.close()
     record = {"run_id": run_id, "family": plan.family, "groups": summary}
+    live_cost = _estimated_cost(plan)
+    if health is not None and live_cost is not None:
+        health["estimate_cost_usd_max"] = {"live": round(live_cost, 6),
+                                           "batch": round(live_cost * batch_price, 6),
+                                           "batch_price": batch_price}
     if health is not None:
         record["calls"] = health
     write_json(run_dir / "summary.json", redact(record))
@@ -612,6 +617,22 @@ def _run_plan(
         calls=health,
         retried=len(retried),
     )
+
+
+def _estimated_cost(plan: RunPlan) -> float | None:
+    """The plan's cost estimate (at most, USD, live price) over all its shards: the sum of its
+    per-shard estimates, or its ``expected_cost``; None without a price."""
+    if plan.shard_estimate is None:
+        return plan.expected_cost
+    total = 0.0
+    for shard in plan.shards:
+        if all(in_process(s) for s in shard_specs(shard)):
+            continue
+        est = plan.shard_estimate(shard)
+        if est is None or est[2] is None:
+            return plan.expected_cost
+        total += est[2]
+    return total
 
 
 def _cancel(results: Any, endpoints: list[Any]) -> None:

@@ -89,12 +89,14 @@ def _nothing(shard: Any) -> tuple[int, int, float | None]:
     return 0, 0, 0.0
 
 
-def describe_plan(spec: SweepSpec) -> dict[str, Any]:
+def describe_plan(spec: SweepSpec, batch_price: float = 0.5) -> dict[str, Any]:
     """Shards, and each family's figures (cells, calls, token estimates, episodes...), for
     ``distbench sweep plan``: all in one mapping, and by family under ``"families"``."""
     plan = plan_sweep(spec, run_id="plan")
     out: dict[str, Any] = {"shards": len(plan.shards), "families": {},
                            "cost_usd_max": plan.expected_cost,
+                           "cost_usd_max_batch": None if plan.expected_cost is None
+                           else plan.expected_cost * batch_price,
                            "unpriced_models": sorted({f"{m.spec.provider}:{m.spec.model}"
                                                       for m in spec.models
                                                       if price_of(m.spec) is None

@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from distbench.mockserver import ServerConfig, start_server
 from distbench.store.catalog import open_run
 
@@ -147,3 +149,65 @@ def test_a_multi_turn_family_is_refused_in_one_line(tmp_path):
     last = out.stderr.strip().splitlines()[-1]
     assert last.startswith("error: --execution batch: negotiation shards") and "live" in last
     assert "Traceback" not in out.stderr
+
+
+def test_batch_answers_cost_the_batch_price_and_the_estimates_show_both_prices(tmp_path):
+    with start_server(ServerConfig(seed=4)) as server:
+        out = _run(server.url, tmp_path, "p", "--execution", "batch", "--price", "10,40",
+                   "--max-tokens", "16", games=20)
+        billed = server.stats()["batches"]
+    assert out.returncode == 0, out.stderr
+    # the start line: the batch price first, the live one beside it (20 games x 5 trials:
+    # 100 requests of ~229 prompt tokens estimated and at most 16 completion tokens)
+    assert "at most $0.15 at the batch price ($0.29 live)" in out.stderr
+    calls = json.loads((tmp_path / "results" / "p" / "summary.json").read_text())["calls"]
+    cost = (billed["prompt_tokens"] * 10 + billed["completion_tokens"] * 40) / 1e6 * 0.5
+    assert calls["cost_usd"] == round(cost, 6)  # the server's tokens at half price
+    assert (calls["batch_calls"], calls["batch_price"]) == (100, 0.5)
+    estimate = calls["estimate_cost_usd_max"]
+    assert estimate["batch"] == estimate["live"] / 2 > 0
+    report = subprocess.run([sys.executable, "-m", "distbench", "report",
+                             str(tmp_path / "results" / "p")], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300)
+    assert report.returncode == 0, report.stderr
+    text = "".join(p.read_text() for p in (tmp_path / "results" / "p").rglob("report.md"))
+    assert "100 calls were answered through the provider's batch API" in text
+    assert "at the batch price" in text
+
+
+def test_the_sweep_plan_batch_estimate_is_within_ten_percent_of_what_the_server_bills(tmp_path):
+    with start_server(ServerConfig(seed=4)) as server:
+        spec = tmp_path / "s.toml"
+        spec.write_text(f"""
+name = "e"
+seeds = [1, 2]
+buckets = ["2x2_lowVar_pure", "3x3_midVar_any", "4x4_highVar_mixed"]
+modes = ["pure", "mixed"]
+games_per_bucket = 10
+trials_per_game = 4
+max_tokens = 16
+[providers.mock]
+type = "llamacpp"
+base_url = "{server.url}"
+max_n = 1
+price_in = 25
+price_out = 100
+tiers.A = ["mock"]
+""")
+        env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+        plan = subprocess.run([sys.executable, "-m", "distbench", "sweep", "plan", str(spec)],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+        run = subprocess.run([sys.executable, "-m", "distbench", "sweep", "run", str(spec),
+                              "--run-id", "s", "--no-parallel", "--execution", "batch", "-y"],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+        billed = server.stats()["batches"]
+    assert plan.returncode == 0 and run.returncode == 0, plan.stderr + run.stderr
+    import re
+
+    live, batch = (float(x) for x in re.search(
+        r"cost: at most \$([\d.]+) live, \$([\d.]+) at the batch price", plan.stdout).groups())
+    assert batch == pytest.approx(live / 2, abs=0.01)
+    cost = (billed["prompt_tokens"] * 25 + billed["completion_tokens"] * 100) / 1e6 * 0.5
+    assert billed["requests"] == 480 and _live_calls(server) == 0
+    print(f"sweep plan at the batch price: ${batch}; billed at the batch price: ${cost:.4f}")
+    assert abs(batch - cost) <= 0.10 * cost, (batch, cost)
