@@ -417,6 +417,9 @@ def _run_plan(
 
             raise UserError("--execution batch takes no budget yet (--max-cost, "
                             "--max-tokens-total): its requests are all submitted at once")
+        if parallel and on_stage:
+            on_stage("--execution batch: the shards are played in this process from the "
+                     "batches' answers (no Ray needed)")
         parallel = False  # the answers come from the batches: the shards are played here
     if parallel is None:
         pending = [s for s in plan.shards if s.shard_id not in committed_ids(run_dir)]
