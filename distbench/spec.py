@@ -72,7 +72,7 @@ from distbench.llm.registry import UnknownProviderError, get_provider, make_spec
 MODES = ("pure", "mixed", "logprob")
 TOP_KEYS = {"name", "seeds", "games_per_bucket", "trials_per_game", "temperature", "modes",
             "buckets", "providers", "llm_seed", "max_tokens", "shard_trials", "logprob_cue",
-            "min_label_mass", "payoffs", "perturb"}
+            "min_label_mass", "payoffs", "perturb", "max_cost", "max_tokens_total"}
 """The spec's own keys; besides them, one table per family with a ``section`` hook."""
 PROVIDER_KEYS = {"type", "tiers", "models", "base_url", "style", "rpm", "tpm",
                  "max_concurrency", "timeout", "max_retries", "cache", "price_in", "price_out",
@@ -124,6 +124,8 @@ class SweepSpec:
             valid reading.
         perturb: Matrix games: other presentations of every game (``perturb = ["labels",
             "seat", "affine", "framing"]`` or a comma string; see ``--perturb``).
+        max_cost: Budget in USD (``--max-cost`` overrides it; None: none).
+        max_tokens_total: Budget in tokens (``--max-tokens-total`` overrides it; None: none).
         source: Where the spec came from (a path, or ``"built-in default suite"``).
     """
 
@@ -142,6 +144,8 @@ class SweepSpec:
     logprob_cue: str = "I choose Action"
     min_label_mass: float = 0.5
     perturb: tuple[str, ...] = ()
+    max_cost: float | None = None
+    max_tokens_total: int | None = None
     source: str = field(default="", compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -343,8 +347,22 @@ def parse_spec(data: dict[str, Any], source: str = "<spec>") -> SweepSpec:
         logprob_cue=cue,
         min_label_mass=float(min_mass),
         perturb=perturb,
+        max_cost=_budget(source, data),
+        max_tokens_total=(None if data.get("max_tokens_total") is None
+                          else _int(source, "max_tokens_total", data["max_tokens_total"], 1)),
         source=source,
     )
+
+
+def _budget(source: str, data: dict[str, Any]) -> float | None:
+    """The spec's ``max_cost``: a finite number of USD >= 0, or None."""
+    value = data.get("max_cost")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not 0 <= value < math.inf:
+        raise _fail(source, "max_cost", f"must be a finite number of USD >= 0, got {value!r}")
+    return float(value)
 
 
 def load_spec(path: Path | str) -> dict[str, Any]:

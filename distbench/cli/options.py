@@ -149,9 +149,30 @@ execution_options = _apply([
                  help="Exit 0 even when some model calls failed at the server (their trials "
                       "are left out of every figure either way).  [default: such a run exits "
                       "with status 3 and says how to resume it with --retry-failed]"),
+    click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
+                 help="Stop sending work before the run's spend (the endpoints' token counts "
+                      "at --price, committed shards of earlier attempts included) could cross "
+                      "USD: shards in flight finish and are committed, the run ends with state "
+                      "budget_reached and exit status 4; the same command with a larger budget "
+                      "finishes it."),
+    click.option("--max-tokens-total", type=click.IntRange(min=1), default=None, metavar="N",
+                 help="As --max-cost, in tokens (prompt + completion) as the endpoints reported "
+                      "them."),
+    click.option("--execution", type=click.Choice(["live", "batch"]), default="live",
+                 show_default=True,
+                 help="batch: send the requests through the provider's batch API (OpenAI "
+                      "Batch: half price, answers within 24 h), single-turn families only; "
+                      "a killed run resumes by polling the batches it submitted. The rows are "
+                      "those of a live run."),
+    click.option("--batch-max-requests", type=click.IntRange(min=1), default=50_000,
+                 show_default=True, metavar="N", help="Requests per batch at most."),
+    click.option("--batch-price", type=click.FloatRange(min=0), default=0.5,
+                 show_default=True, metavar="SHARE",
+                 help="Share of --price a batch answer costs."),
 ])
 """``--parallel/--no-parallel``, ``--num-workers``, ``--address``, ``--keep-warm``,
-``--retry-failed``, ``--allow-failed-calls``."""
+``--retry-failed``, ``--allow-failed-calls``, ``--max-cost``, ``--max-tokens-total``,
+``--execution``, ``--batch-max-requests``, ``--batch-price``."""
 
 size_options = _apply([
     click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",

@@ -80,6 +80,9 @@ class Progress:
         self._last_line = -1e18
         self._last_counts: tuple[Any, ...] | None = None
         self._lock = threading.Lock()
+        self.budget: Any = None  # a distbench.engine.budget.Budget: its spend is shown
+        self.execution = "live"
+        self.batch_price = 0.5
 
     @property
     def bar(self) -> bool | None:
@@ -114,7 +117,7 @@ class Progress:
             if self.expected_tokens:
                 details.append(f"~{self.expected_tokens[0]:,} prompt tokens, at most "
                                f"{self.expected_tokens[1]:,} completion tokens")
-                details.append(f"at most ${self.expected_cost:,.2f}"
+                details.append(self._cost_text()
                                if self.expected_cost is not None else "no price given (--price)")
             calls = f", {what}" + (f" ({'; '.join(details)})" if details else "")
         click.echo(f"running {shards} shard(s), {units:,} {self.unit}{calls}{note}",
@@ -123,6 +126,14 @@ class Progress:
         self._t0 = self.clock()
         self.started = True
         self._draw(force=True)
+
+    def _cost_text(self) -> str:
+        """The cost estimate: live and at the batch price, the one this run pays first."""
+        live = f"${self.expected_cost:,.2f} live"
+        batch = f"${self.expected_cost * self.batch_price:,.2f} at the batch price"
+        if self.execution == "batch":
+            return f"at most {batch} ({live})"
+        return f"at most ${self.expected_cost:,.2f} ({batch}: --execution batch)"
 
     def update(self, shard: Any, stats: dict[str, int]) -> None:
         """A shard was committed."""
@@ -198,8 +209,9 @@ class Progress:
         pace = f"  {rate:.1f} calls/s" if rate else ""
         flight = f" ({self.in_flight:,} in flight)" if self.in_flight else ""
         status = f"  - {self.status}" if self.status else ""
+        budget = self.budget.line() if self.budget is not None else ""
         return (f"shards {self.shards}/{self.todo_shards}  calls {self.calls:,}{flight}  "
-                f"failed {self.failed:,}{pace}{self.throttle}"
+                f"failed {self.failed:,}{pace}{self.throttle}{budget}"
                 + ("" if eta is None else f"  ETA {_clock(eta)}") + status)
 
     def line(self) -> str:
@@ -242,12 +254,18 @@ class Progress:
 
 def run_with_progress(plan: Any, run_dir: Any, **kwargs: Any) -> Any:
     """:func:`distbench.engine.driver.run_plan` with the progress line on stderr (every
-    command that runs a plan uses it)."""
+    command that runs a plan uses it); ``max_cost`` and ``max_tokens_total`` make its budget
+    (:func:`distbench.engine.budget.make_budget`), whose spend the line shows."""
+    from distbench.engine.budget import make_budget
     from distbench.engine.driver import run_plan
 
     progress = Progress(plan.unit, planned=len(plan.shards), expected_calls=plan.expected_calls,
                         expected_tokens=plan.expected_tokens, expected_cost=plan.expected_cost,
                         expected_requests=plan.expected_requests)
+    max_cost, max_tokens = kwargs.pop("max_cost", None), kwargs.pop("max_tokens_total", None)
+    progress.budget = kwargs["budget"] = make_budget(plan, max_cost, max_tokens)
+    progress.execution = kwargs.get("execution", "live")
+    progress.batch_price = kwargs.get("batch_price", 0.5)
     try:
         return run_plan(plan, run_dir, progress=progress.update, on_start=progress.start,
                         on_stage=progress.stage, on_calls=progress.live, **kwargs)

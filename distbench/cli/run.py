@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import shutil
@@ -129,7 +130,9 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         reasoning_tokens: int | None, output_dir: Path, run_id: str | None,
         overwrite: bool, parallel: bool | None,
         num_workers: int | None, address: str | None, keep_warm: float,
-        retry_failed: bool, allow_failed_calls: bool, limit: int | None, yes: bool,
+        retry_failed: bool, allow_failed_calls: bool, max_cost: float | None,
+        max_tokens_total: int | None, execution: str, batch_max_requests: int,
+        batch_price: float, limit: int | None, yes: bool,
         **options: object) -> None:
     """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
     negotiations (Deal or No Deal), or fog-of-war skirmishes."""
@@ -137,6 +140,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
     from distbench.games.matrix.buckets import UnknownBucketError
     from distbench.games.registry import UnknownFamilyError, get_family
     from distbench.llm.base import BackendSpec, BackendUnavailable, check_url
+    from distbench.llm.batch import BatchError
     from distbench.llm.local import LocalModelUnavailable, local_available
     from distbench.llm.registry import UnknownProviderError, make_spec, resolve_spec
 
@@ -207,11 +211,19 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
             keep_warm=keep_warm,
             command=["distbench", *sys.argv[1:]],
             retry_failed=retry_failed,
+            max_cost=max_cost,
+            max_tokens_total=max_tokens_total,
+            **execution_kwargs(execution, batch_max_requests, batch_price),
         )
     except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
+    except BatchError as exc:
+        raise UserError(f"--execution batch: {exc}; the same command resumes (submitted "
+                        "batches are polled, not sent again)") from None
     except KeyboardInterrupt:
         raise interrupted(resume_command(sys.argv[1:], run_dir.name)) from None
+    if outcome.budget_reached is not None:
+        raise budget_stop(outcome, resume_command(sys.argv[1:], run_dir.name))
     if command.format_summary is not None:
         click.echo(command.format_summary(outcome.summary))
     elif outcome.summary:
@@ -273,6 +285,60 @@ def _price(text: str | None) -> dict[str, float]:
     if pin < 0 or pout < 0:
         raise ValueError(f"--price: prices cannot be negative, got {text!r}")
     return {"price_in": pin, "price_out": pout}
+
+
+def execution_kwargs(execution: str, max_requests: int, price: float) -> dict[str, object]:
+    """``run_plan``'s execution arguments from ``--execution``, ``--batch-max-requests`` and
+    ``--batch-price``."""
+    if execution != "batch":
+        return {}
+    from distbench.engine.batching import BatchLimits
+
+    return {"execution": "batch", "batch_limits": BatchLimits(max_requests=max_requests),
+            "batch_price": price}
+
+
+class BudgetReached(UserError):
+    """The run's budget (``--max-cost``, ``--max-tokens-total``) stopped it; its committed
+    rows are kept: exit status 4 (:data:`distbench.engine.budget.BUDGET_EXIT`)."""
+
+    exit_code = 4
+
+
+def budget_stop(outcome: object, command: list[str]) -> BudgetReached:
+    """The one line of a run its budget stopped: the spend, the shards left, and ``command``
+    (the run's own) with a budget that covers what is left (at most, by the estimates)."""
+    figures = outcome.budget_reached  # type: ignore[attr-defined]
+    new = _without(command, ("--max-cost", "--max-tokens-total"))
+    spent = []
+    if figures.get("max_cost_usd") is not None:
+        spent.append(f"${figures['spent_usd'] or 0:,.4f} of ${figures['max_cost_usd']:,.2f}")
+        need = (figures["spent_usd"] or 0) + figures["rest_usd"]
+        new += ["--max-cost", f"{math.ceil(need * 100) / 100:.2f}"]
+    if figures.get("max_tokens_total") is not None:
+        spent.append(f"{figures['spent_tokens']:,} of {figures['max_tokens_total']:,} tokens")
+        new += ["--max-tokens-total", str(figures["spent_tokens"] + figures["rest_tokens"])]
+    return BudgetReached(
+        f"budget reached: spent {' and '.join(spent)} (the endpoints' token counts); "
+        f"{outcome.executed} shard(s) committed now, {figures['shards_left']} left; "  # type: ignore[attr-defined]
+        f"continue with a new budget: {shlex.join(new)}")
+
+
+def _without(command: list[str], flags: tuple[str, ...]) -> list[str]:
+    """``command`` without ``flags`` and their values (``--flag V`` or ``--flag=V``)."""
+    out: list[str] = []
+    skip = False
+    for arg in command:
+        if skip:
+            skip = False
+            continue
+        if arg in flags:
+            skip = True
+            continue
+        if arg.partition("=")[0] in flags:
+            continue
+        out.append(arg)
+    return out
 
 
 FAILED_CALLS_EXIT = 3

@@ -78,6 +78,18 @@ def serve() -> None:
               show_default=True,
               help="A request's n (several choices): answer n choices, answer one "
                    "(llama-cpp-python's server) or answer 400 (llama-server).")
+@click.option("--batch-dir", type=click.Path(file_okay=False), default=None,
+              help="Folder of the Batch API's files and batches (/v1/files, /v1/batches), "
+                   "kept over restarts.  [default: a new temporary folder]")
+@click.option("--batch-delay", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Seconds from a batch's creation to its completion.")
+@click.option("--batch-fail", type=_FRACTION, default=0.0, show_default=True,
+              help="Fraction of a faulty batch's requests sent to its error file.")
+@click.option("--batch-expire", is_flag=True,
+              help="Faulty batches expire with half their requests done.")
+@click.option("--batch-faulty", type=click.IntRange(min=0), default=None,
+              help="How many of the first batches --batch-fail and --batch-expire apply to.  "
+                   "[default: all]")
 def mock(host: str, port: int, **faults: Any) -> None:
     """Serve seeded dummy answers to matrix prompts, with injected faults.
 

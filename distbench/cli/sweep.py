@@ -246,7 +246,9 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
                    f"samples bills its prompt once), at most {info['completion_tokens_max']:,} "
                    "completion (matrix cells)")
     cost, unpriced = info["cost_usd_max"], info["unpriced_models"]
-    click.echo("  cost: " + (f"at most ${cost:,.2f} (matrix cells of the models with a price)"
+    click.echo("  cost: " + (f"at most ${cost:,.2f} live, ${info['cost_usd_max_batch']:,.2f} "
+                             "at the batch price (--execution batch, half price; matrix cells "
+                             "of the models with a price)"
                              if cost is not None else "unknown" if unpriced
                              else "none (in-process models only)")
                + (f"; no price for {', '.join(unpriced)} (price_in, price_out in its "
@@ -285,10 +287,11 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
 def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir: Path | None,
             output_format: str, parallel: bool | None, num_workers: int | None,
             address: str | None, keep_warm: float, retry_failed: bool,
-            allow_failed_calls: bool, limit: int | None, yes: bool,
-            **overrides: Any) -> None:
+            allow_failed_calls: bool, max_cost: float | None, max_tokens_total: int | None,
+            execution: str, batch_max_requests: int, batch_price: float,
+            limit: int | None, yes: bool, **overrides: Any) -> None:
     """Run SPEC (default: the built-in six-bucket suite) and write the suite tables."""
-    from distbench.cli.run import check_calls
+    from distbench.cli.run import check_calls, execution_kwargs
     from distbench.engine.driver import RunDirectoryError, preflight
     from distbench.engine.sweep import plan_sweep
     from distbench.llm.base import BackendUnavailable
@@ -349,11 +352,20 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
         outcome = run_with_progress(plan, run_dir, parallel=parallel,
                                     num_workers=num_workers or os.cpu_count(), address=address,
                                     keep_warm=keep_warm, command=["distbench", *sys.argv[1:]],
-                                    retry_failed=retry_failed)
+                                    retry_failed=retry_failed,
+                                    max_cost=parsed.max_cost if max_cost is None else max_cost,
+                                    max_tokens_total=parsed.max_tokens_total
+                                    if max_tokens_total is None else max_tokens_total,
+                                    **execution_kwargs(execution, batch_max_requests,
+                                                       batch_price))
     except (RunDirectoryError, BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
     except KeyboardInterrupt:
         raise interrupted(["distbench", "sweep", "run", "--resume", str(run_dir)]) from None
+    if outcome.budget_reached is not None:
+        from distbench.cli.run import budget_stop
+
+        raise budget_stop(outcome, ["distbench", "sweep", "run", "--resume", str(run_dir)])
     # The seed tool's layout: its own suite tables in the named folder itself (distbench's
     # in the run's report/ folder, as without it).
     written = write_suite_tables(run_dir, run_dir / "report")

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from distbench.engine.budget import Budget, ShardQueue
 from distbench.engine.worker import (
     execute_shard,
     in_process,
@@ -81,11 +82,12 @@ def check_visible_to_workers(specs: list[BackendSpec]) -> None:
                 "'distbench.providers', see the README) or run with --no-parallel")
 
 
-def call_health(con: Any, specs: list[BackendSpec] | None = None) -> dict[str, Any] | None:
+def call_health(con: Any, specs: list[BackendSpec] | None = None,
+                batch_price: float = 0.5) -> dict[str, Any] | None:
     """How the run's model calls went, from its ``calls`` table: counts, failures, the most
     common failure explained, the tokens the endpoints reported and, for models with a price
-    (``specs``' ``price_in``/``price_out``), what they cost (None when the run made no
-    calls)."""
+    (``specs``' ``price_in``/``price_out``), what they cost, calls answered by a batch
+    (``batch_id``) at ``batch_price`` of it (None when the run made no calls)."""
     from distbench.llm.http import explain_failure
 
     try:
@@ -107,15 +109,27 @@ def call_health(con: Any, specs: list[BackendSpec] | None = None) -> dict[str, A
         out["top_failure"] = {"http_status": status, "error": error, "count": count,
                               "explained": explain_failure(status, error or "",
                                                            endpoint.partition(":")[2])}
-    by_model = con.execute(
+    by_kind = con.execute(
         "select provider, model, coalesce(sum(prompt_tokens), 0), "
-        "coalesce(sum(completion_tokens), 0) from calls where not cache_hit "
-        "group by all order by all").fetchall()
-    out["prompt_tokens"] = int(sum(r[2] for r in by_model))
-    out["completion_tokens"] = int(sum(r[3] for r in by_model))
+        "coalesce(sum(completion_tokens), 0), batch_id is not null as batched from calls "
+        "where not cache_hit group by all order by all").fetchall()
+    out["prompt_tokens"] = int(sum(r[2] for r in by_kind))
+    out["completion_tokens"] = int(sum(r[3] for r in by_kind))
     priced = {(s.provider, s.model): s for s in specs or []}
-    costs = [cost_usd(priced[(p, m)], pt, ct) if (p, m) in priced else None
-             for p, m, pt, ct in by_model]
+    kinds: dict[tuple[str, str], float | None] = {}
+    for p, m, pt, ct, batched in by_kind:
+        cost = cost_usd(priced[(p, m)], pt, ct) if (p, m) in priced else None
+        if cost is not None and batched:
+            cost *= batch_price
+        before = kinds.get((p, m), 0.0)
+        kinds[(p, m)] = None if before is None or cost is None else before + cost
+    by_model = [(p, m, None, None) for p, m in kinds]
+    costs = list(kinds.values())
+    batched_calls = con.execute("select count(*) from calls where batch_id is not null"
+                                ).fetchone()[0]
+    if batched_calls:
+        out["batch_calls"] = int(batched_calls)
+        out["batch_price"] = batch_price
     out["cost_usd"] = round(sum(costs), 6) if costs and None not in costs else None
     out["cost_by_model"] = {f"{p}:{m}": None if c is None else round(c, 6)
                             for (p, m, _, _), c in zip(by_model, costs, strict=True)}
@@ -143,17 +157,20 @@ def start_ray(num_workers: int | None, address: str | None = None) -> None:
         ray.init(num_cpus=num_workers, include_dashboard=False, **kwargs)
 
 
-def _ray_results(shards: list[Any], max_in_flight: int) -> Iterator[tuple[Any, Any]]:
+def _ray_results(queue: ShardQueue, max_in_flight: int) -> Iterator[tuple[Any, Any]]:
     import ray
 
     remote = shard_task()
-    queue = list(reversed(shards))
     pending: dict[Any, Any] = {}
     try:
-        while queue or pending:
-            while queue and len(pending) < max_in_flight:
-                shard = queue.pop()
+        while True:
+            while len(pending) < max_in_flight:
+                shard = queue.take()
+                if shard is None:
+                    break
                 pending[remote.remote(shard)] = shard
+            if not pending:  # none left, or the budget admits no more
+                break
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 shard = pending.pop(ref)
@@ -163,9 +180,10 @@ def _ray_results(shards: list[Any], max_in_flight: int) -> Iterator[tuple[Any, A
             ray.cancel(ref, force=True)
 
 
-def _local_results(shards: list[Any]) -> Iterator[tuple[Any, Any]]:
-    backends: dict[BackendSpec, Any] = {}
-    for shard in shards:
+def _local_results(queue: ShardQueue, backends: dict[BackendSpec, Any] | None = None
+                   ) -> Iterator[tuple[Any, Any]]:
+    backends = dict(backends or {})
+    while (shard := queue.take()) is not None:
         for spec in shard_specs(shard):
             if spec not in backends:
                 backends[spec] = shard_backend(spec, in_ray=False)
@@ -185,6 +203,9 @@ class RunOutcome:
         elapsed_s: Wall time of this call.
         calls: How the model calls went (:func:`call_health`), None without calls.
         retried: Shards played again for their failed calls (``retry_failed``).
+        budget_reached: The budget stopped the run (:mod:`distbench.engine.budget`): its
+            figures (``spent_usd``, ``spent_tokens``, the limits), ``shards_left`` and
+            ``rest_usd``/``rest_tokens`` (what those shards may still spend); None otherwise.
     """
 
     run_dir: Path
@@ -195,6 +216,7 @@ class RunOutcome:
     elapsed_s: float
     calls: dict[str, Any] | None = None
     retried: int = 0
+    budget_reached: dict[str, Any] | None = None
 
 
 def _check_manifest(run_dir: Path, config_dict: dict[str, Any]) -> None:
@@ -268,6 +290,10 @@ def run_plan(
     on_stage: Callable[[str], None] | None = None,
     on_calls: Callable[[dict[str, int]], None] | None = None,
     retry_failed: bool = False,
+    budget: Budget | None = None,
+    execution: str = "live",
+    batch_limits: Any = None,
+    batch_price: float = 0.5,
 ) -> RunOutcome:
     """Runs (or resumes) a plan into ``run_dir``.
 
@@ -297,6 +323,16 @@ def run_plan(
             (``calls.status = 'failed'``, the ``call_failed`` rows): its rows are replaced,
             exactly once; with the response cache on, only the failed calls reach the model
             again (the others are answered from the cache).
+        budget: Stop admitting shards when the next one's estimate would cross it
+            (:func:`distbench.engine.budget.make_budget`); the shards in flight finish and are
+            committed, the manifest says ``budget_reached`` with the figures and the outcome's
+            ``budget_reached`` is set. The same run with a larger budget resumes it.
+        execution: ``"live"`` (each request sent as it is asked) or ``"batch"``: through the
+            provider's batch API (:mod:`distbench.engine.batching`; single-turn plans only,
+            shards then played in this process from the answers); the rows are the same.
+        batch_limits: :class:`~distbench.engine.batching.BatchLimits` (None: OpenAI's).
+        batch_price: Share of the model's price a batch answer costs (0.5: half), for the
+            run's cost.
 
     Raises:
         RunDirectoryError: ``run_dir`` holds another configuration (:class:`RunConfigMismatch`)
@@ -311,7 +347,9 @@ def run_plan(
             return _run_plan(plan, run_dir, parallel=parallel, num_workers=num_workers,
                              address=address, keep_warm=keep_warm, command=command,
                              progress=progress, on_start=on_start, on_stage=on_stage,
-                             on_calls=on_calls, retry_failed=retry_failed, started=started)
+                             on_calls=on_calls, retry_failed=retry_failed, started=started,
+                             budget=budget, execution=execution, batch_limits=batch_limits,
+                             batch_price=batch_price)
         except KeyboardInterrupt:
             _end_manifest(run_dir, started, "interrupted", "interrupted (Ctrl-C); committed "
                           "shards are kept, the same command resumes the run")
@@ -359,6 +397,10 @@ def _run_plan(
     on_calls: Callable[[dict[str, int]], None] | None = None,
     retry_failed: bool = False,
     started: dict[str, Any] | None = None,
+    budget: Budget | None = None,
+    execution: str = "live",
+    batch_limits: Any = None,
+    batch_price: float = 0.5,
 ) -> RunOutcome:
     t0 = time.perf_counter()
     load_families()  # every family's tables are known to the store before it is read
@@ -368,6 +410,19 @@ def _run_plan(
     for spec in specs:
         preflight(spec, plan.extra_styles)
     _repair(run_dir, {s.shard_id for s in plan.shards}, on_stage)
+    if execution == "batch":
+        from distbench.engine.batching import check_batchable
+
+        check_batchable(plan)
+        if budget is not None and budget.active:
+            from distbench.errors import UserError
+
+            raise UserError("--execution batch takes no budget yet (--max-cost, "
+                            "--max-tokens-total): its requests are all submitted at once")
+        if parallel and on_stage:
+            on_stage("--execution batch: the shards are played in this process from the "
+                     "batches' answers (no Ray needed)")
+        parallel = False  # the answers come from the batches: the shards are played here
     if parallel is None:
         pending = [s for s in plan.shards if s.shard_id not in committed_ids(run_dir)]
         parallel, why = choose_parallel(pending, specs, address)
@@ -390,6 +445,17 @@ def _run_plan(
             writer.uncommit(sid)
         committed -= set(retried)
     todo = [s for s in shards if s.shard_id not in committed]
+    if budget is not None and committed:
+        try:
+            con = open_run(run_dir, tables=("calls",))
+        except Exception:  # noqa: BLE001 - no calls committed: nothing spent yet
+            con = None
+        if con is not None:
+            try:
+                budget.committed(con)  # a resume: what the committed shards spent counts
+            finally:
+                con.close()
+    queue = ShardQueue(todo, budget.admit if budget is not None else None)
     manifest: dict[str, Any] = {
         "run_id": run_id,
         "family": plan.family,
@@ -402,8 +468,10 @@ def _run_plan(
                     "price_out": sp.option("price_out")} for sp in specs],
         "seeds": plan.seeds,
         "execution": {"parallel": parallel, "num_workers": num_workers, "address": address,
-                      "keep_warm": keep_warm if address else None},
+                      "keep_warm": keep_warm if address else None, "mode": execution,
+                      **({"batch_price": batch_price} if execution == "batch" else {})},
         "state": "running",
+        **({"budget": budget.figures()} if budget is not None else {}),
         "shards": {"planned": len(shards), "committed": len(shards) - len(todo)},
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
@@ -438,14 +506,19 @@ def _run_plan(
                     lambda n: on_stage(f"starting {n} warm executor(s) on the cluster (the first "
                                        "run of this distbench version there; a few seconds)")))
             if executors:
-                results = pool.pool_results(todo, executors)
+                results = pool.pool_results(queue, executors)
             else:
-                results = _ray_results(todo, max_in_flight=max(2, 2 * cpus))
+                results = _ray_results(queue, max_in_flight=max(2, 2 * cpus))
             from distbench.engine.remote import RayCalls
 
             offload = RayCalls(executors, cpus)
+        elif execution == "batch":
+            from distbench.engine.batching import BatchLimits, run_batches
+
+            replay = run_batches(todo, run_dir, batch_limits or BatchLimits(), on_stage)
+            results = _local_results(queue, replay)
         else:
-            results = _local_results(todo)
+            results = _local_results(queue)
         if on_start:
             on_start(len(todo), sum(s.num_units for s in todo))
         watcher = CallWatcher(specs, endpoints if parallel else None, on_calls) \
@@ -467,6 +540,9 @@ def _run_plan(
 
         try:
             for shard, result in results:
+                if budget is not None:
+                    calls = result.tables.get("calls")
+                    budget.received(shard, calls[1].data if calls is not None else None)
                 pending.append((writers.submit(
                     writer.commit_shard, shard.shard_id, result.tables,
                     {"stats": result.stats, "shard": redact(_jsonable(shard))},
@@ -491,6 +567,22 @@ def _run_plan(
             writers.shutdown(wait=True)
             del endpoints
 
+    if len(queue):
+        left = queue.left()
+        rest_tokens, rest_usd = budget.rest(left) if budget is not None else (0.0, 0.0)
+        figures = {**(budget.figures() if budget is not None else {}),
+                   "shards_left": len(left), "rest_tokens": round(rest_tokens),
+                   "rest_usd": round(rest_usd, 6)}
+        manifest.update(
+            state="budget_reached", budget=figures,
+            shards={"planned": len(shards), "committed": len(writer.committed())},
+            stopped_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        write_json(run_dir / "manifest.json", redact(manifest))
+        return RunOutcome(
+            run_dir=run_dir, shards=len(shards), executed=len(todo) - len(left),
+            skipped=len(shards) - len(todo), summary=[],
+            elapsed_s=time.perf_counter() - t0, retried=len(retried),
+            budget_reached=figures)
     con = open_run(run_dir, threads=plan.summary_threads, tables=plan.summary_tables)
     try:
         summary = plan.summarize(con, offload)
@@ -500,13 +592,20 @@ def _run_plan(
     if any(not in_process(spec) for spec in specs):
         con = open_run(run_dir, tables=("calls",))
         try:
-            health = call_health(con, specs)
+            health = call_health(con, specs, batch_price)
         finally:
             con.close()
     record = {"run_id": run_id, "family": plan.family, "groups": summary}
+    live_cost = _estimated_cost(plan)
+    if health is not None and live_cost is not None:
+        health["estimate_cost_usd_max"] = {"live": round(live_cost, 6),
+                                           "batch": round(live_cost * batch_price, 6),
+                                           "batch_price": batch_price}
     if health is not None:
         record["calls"] = health
     write_json(run_dir / "summary.json", redact(record))
+    if budget is not None:
+        manifest["budget"] = budget.figures()
     manifest.update(
         state="complete",
         shards={"planned": len(shards), "committed": len(writer.committed())},
@@ -523,6 +622,22 @@ def _run_plan(
         calls=health,
         retried=len(retried),
     )
+
+
+def _estimated_cost(plan: RunPlan) -> float | None:
+    """The plan's cost estimate (at most, USD, live price) over all its shards: the sum of its
+    per-shard estimates, or its ``expected_cost``; None without a price."""
+    if plan.shard_estimate is None:
+        return plan.expected_cost
+    total = 0.0
+    for shard in plan.shards:
+        if all(in_process(s) for s in shard_specs(shard)):
+            continue
+        est = plan.shard_estimate(shard)
+        if est is None or est[2] is None:
+            return plan.expected_cost
+        total += est[2]
+    return total
 
 
 def _cancel(results: Any, endpoints: list[Any]) -> None:

@@ -174,8 +174,9 @@ def acquire(keep_warm: float, timeout: float = 120.0,
     return executors
 
 
-def pool_results(shards: list[Any], executors: list[Any]) -> Iterator[tuple[Any, Any]]:
-    """Runs ``shards`` on ``executors`` (at most QUEUE_PER_EXECUTOR queued on each) and yields
+def pool_results(queue: Any, executors: list[Any]) -> Iterator[tuple[Any, Any]]:
+    """Runs the shards of ``queue`` (a :class:`~distbench.engine.budget.ShardQueue`) on
+    ``executors`` (at most QUEUE_PER_EXECUTOR queued on each) and yields
     (shard, result) as they finish. A shard whose executor is gone is re-run as a Ray task."""
     import ray
     from ray.exceptions import RayActorError
@@ -183,16 +184,17 @@ def pool_results(shards: list[Any], executors: list[Any]) -> Iterator[tuple[Any,
     from distbench.engine.worker import shard_task
 
     fallback = shard_task()
-    queue = list(reversed(shards))
     pending: dict[Any, tuple[Any, int | None]] = {}
     load = [0] * len(executors)
 
     def submit() -> None:
-        while queue:
+        while True:
             k = min(range(len(executors)), key=load.__getitem__)
             if load[k] >= QUEUE_PER_EXECUTOR:
                 return
-            shard = queue.pop()
+            shard = queue.take()
+            if shard is None:  # none left, or the budget admits no more
+                return
             load[k] += 1
             pending[executors[k].run.remote(shard)] = (shard, k)
 

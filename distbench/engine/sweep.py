@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from distbench.engine.budget import proportional
 from distbench.games.base import RunPlan
 from distbench.games.registry import families
 from distbench.llm.base import price_of
@@ -50,10 +51,15 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
     styles: dict[str, None] = {}
     calls = requests = prompt = completion = 0
     cost: float | None = None
+    estimators: dict[str, Any] = {}  # shard id -> its plan's per-shard estimate
+    batchable = True
     for configs in sweep_configs(spec).values():
         for config in configs:
             plan = config.plan(run_id)
             shards.extend(plan.shards)
+            share = plan.shard_estimate or proportional(plan)
+            batchable = batchable and plan.batchable
+            estimators.update((s.shard_id, share) for s in plan.shards)
             styles.update(dict.fromkeys(plan.extra_styles))
             calls += plan.expected_calls or 0
             requests += plan.expected_requests or plan.expected_calls or 0
@@ -74,15 +80,23 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
         expected_tokens=(prompt, completion) if prompt else None,
         expected_cost=cost,
         expected_requests=requests or None,
+        shard_estimate=lambda shard: (estimators.get(shard.shard_id) or _nothing)(shard),
+        batchable=batchable,
     )
 
 
-def describe_plan(spec: SweepSpec) -> dict[str, Any]:
+def _nothing(shard: Any) -> tuple[int, int, float | None]:
+    return 0, 0, 0.0
+
+
+def describe_plan(spec: SweepSpec, batch_price: float = 0.5) -> dict[str, Any]:
     """Shards, and each family's figures (cells, calls, token estimates, episodes...), for
     ``distbench sweep plan``: all in one mapping, and by family under ``"families"``."""
     plan = plan_sweep(spec, run_id="plan")
     out: dict[str, Any] = {"shards": len(plan.shards), "families": {},
                            "cost_usd_max": plan.expected_cost,
+                           "cost_usd_max_batch": None if plan.expected_cost is None
+                           else plan.expected_cost * batch_price,
                            "unpriced_models": sorted({f"{m.spec.provider}:{m.spec.model}"
                                                       for m in spec.models
                                                       if price_of(m.spec) is None

@@ -186,6 +186,11 @@ class RunPlan:
             a request of several samples (``--max-n``) is one, as it is one ``calls`` row;
             for the estimate before a run and the size guard. None: as many as
             ``expected_calls``.
+        shard_estimate: Shard -> (prompt tokens about, completion tokens at most, cost in USD
+            at most or None), for the budgets (``--max-cost``, ``--max-tokens-total``); None:
+            each shard's share of ``expected_tokens``/``expected_cost`` by units.
+        batchable: Every request of a shard is known before any answer (single-turn), so
+            the shards can run through a provider's batch API (``--execution batch``).
     """
 
     family: str
@@ -202,6 +207,8 @@ class RunPlan:
     expected_tokens: tuple[int, int] | None = None
     expected_cost: float | None = None
     expected_requests: int | None = None
+    shard_estimate: Callable[[Any], tuple[int, int, float | None]] | None = None
+    batchable: bool = False
 
     def specs(self) -> list[BackendSpec]:
         """Every model the plan calls, once each, in a stable order."""

@@ -120,6 +120,7 @@ class Response:
         notes: What the answer's body held that could not be used, by field, "; "-separated
             (a token count that is not a plausible count, stored as None; lone surrogates
             replaced in the text); "" when nothing.
+        batch_id: The provider batch that answered it (``--execution batch``), else None.
     """
 
     text: str | None
@@ -138,6 +139,7 @@ class Response:
     notes: str = ""
     reasoning: str | None = None
     reasoning_tokens: int | None = None
+    batch_id: str | None = None
 
     def sample_responses(self, n: int) -> list[Response]:
         """One response per sample of a request of ``n`` samples: the parts, or this

@@ -67,6 +67,7 @@ def calls_table(
         "cache_hit": [r.cache_hit for r in responses],
         "samples": [r.n for r in requests],
         "notes": [r.notes for r in responses],
+        "batch_id": [r.batch_id for r in responses],
     }
     return pa.table(columns, schema=CALLS)
 

@@ -85,6 +85,12 @@ class ServerConfig:
             answers ``n`` choices (the OpenAI API, vLLM), ``"ignore"`` answers one
             (llama-cpp-python's server), ``"reject"`` answers 400 "Only one completion choice
             is allowed" (llama.cpp's llama-server).
+        batch_dir: Folder of the Batch API's files and batches (kept over restarts; None: a
+            new temporary folder), see :mod:`distbench.mockserver.batches`.
+        batch_delay: Seconds from a batch's creation to its completion.
+        batch_fail: Fraction of a faulty batch's lines sent to its error file.
+        batch_expire: Faulty batches expire with half their lines done.
+        batch_faulty: How many of the first batches are faulty (None: all).
     """
 
     host: str = "127.0.0.1"
@@ -105,8 +111,18 @@ class ServerConfig:
     hostile_body: str = "usage_1e30"
     api_key: str | None = field(default=None, repr=False)
     n_mode: str = "serve"
+    batch_dir: str | None = None
+    batch_delay: float = 0.0
+    batch_fail: float = 0.0
+    batch_expire: bool = False
+    batch_faulty: int | None = None
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.batch_fail <= 1.0:
+            raise ValueError(f"batch_fail must be a fraction between 0 and 1, got "
+                             f"{self.batch_fail}")
+        if self.batch_delay < 0:
+            raise ValueError(f"batch_delay must be >= 0, got {self.batch_delay}")
         if self.hostile_body not in HOSTILE_BODIES:
             raise ValueError(f"hostile_body must be one of {', '.join(HOSTILE_BODIES)}, "
                              f"got {self.hostile_body!r}")

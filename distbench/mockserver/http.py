@@ -2,7 +2,8 @@
 
 Endpoints: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``GET /v1/models``,
 ``GET /health``, ``GET /stats`` (JSON counters of every other request: total, by path, by
-returned status, by fault kind including ``rate_limit``) and ``POST /stats/reset`` (zeroes
+returned status, by fault kind including ``rate_limit``, and ``usage``: the prompt and
+completion tokens of the answers sent whole, what a provider would bill) and ``POST /stats/reset`` (zeroes
 them and restarts the fault sequence). Only the standard
 library serves (``ThreadingHTTPServer``, one daemon thread per connection, HTTP/1.1
 keep-alive), so the server runs anywhere the package does.
@@ -30,6 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from distbench.mockserver.answerers import Answerer, MockAnswerer
+from distbench.mockserver.batches import MAX_UPLOAD, BatchStore, NotFound, parse_upload
 from distbench.mockserver.faults import (
     HOSTILE_HTML,
     HOSTILE_USAGE,
@@ -67,6 +69,7 @@ class _Stats:
             self.by_path: Counter[str] = Counter()
             self.by_status: Counter[str] = Counter()
             self.faults: Counter[str] = Counter()
+            self.usage: Counter[str] = Counter()
 
     def request(self, path: str) -> None:
         with self._lock:
@@ -81,6 +84,16 @@ class _Stats:
         with self._lock:
             self.faults[kind] += 1
 
+    def billed(self, usage: Any) -> None:
+        """Counts the tokens of an answer's ``usage`` (what a provider bills)."""
+        if not isinstance(usage, dict):
+            return
+        with self._lock:
+            for key in ("prompt_tokens", "completion_tokens"):
+                value = usage.get(key)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    self.usage[key] += value
+
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
             return {
@@ -88,7 +101,14 @@ class _Stats:
                 "by_path": dict(self.by_path),
                 "by_status": dict(self.by_status),
                 "faults": dict(self.faults),
+                "usage": {"prompt_tokens": self.usage["prompt_tokens"],
+                          "completion_tokens": self.usage["completion_tokens"]},
             }
+
+    def with_batches(self, store: BatchStore) -> dict[str, Any]:
+        """:meth:`snapshot` with the Batch API's counts (``batches``: created, requests,
+        completed, failed, billed tokens; read from its folder, so they survive a restart)."""
+        return {**self.snapshot(), "batches": store.counts()}
 
 
 class _Server(ThreadingHTTPServer):
@@ -108,7 +128,39 @@ class _Server(ThreadingHTTPServer):
         self._number_lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
+        self.batches = BatchStore(config.batch_dir, self.answer, seed=config.seed,
+                                  delay=config.batch_delay, fail=config.batch_fail,
+                                  expire=config.batch_expire, faulty=config.batch_faulty)
         super().__init__((config.host, config.port), _Handler)
+
+    def answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """(status, body) of a ``/v1`` call's answer, as a live call gets it without faults
+        (the Batch API answers its lines with it)."""
+        try:
+            return 200, self.answer_payload(path, body)
+        except BadRequest as exc:
+            return 400, error_body(str(exc), "invalid_request_error")
+        except Exception as exc:  # noqa: BLE001 - the model failed: 500, keep serving
+            logger.warning("answerer failed: %s: %s", type(exc).__name__, exc)
+            return 500, error_body(f"the model failed: {type(exc).__name__}", "server_error")
+
+    def answer_payload(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        if path == "/v1/chat/completions":
+            messages, args = chat_args(body)
+            return self.answerer.chat(messages, **self._with_n(args))
+        prompt, args = completion_args(body)
+        return self.answerer.complete(prompt, **self._with_n(args))
+
+    def _with_n(self, args: dict[str, Any]) -> dict[str, Any]:
+        """``args`` with ``n`` as this server treats it (``ServerConfig.n_mode``); ``n`` is
+        left out when it is 1, so an answerer need not know it."""
+        mode = self.config.n_mode
+        n = args.pop("n", 1)
+        if n != 1 and mode == "reject":
+            raise BadRequest("Only one completion choice is allowed")
+        if n != 1 and mode == "serve":
+            args["n"] = n
+        return args
 
     def next_number(self) -> int:
         with self._number_lock:
@@ -186,7 +238,7 @@ class _Handler(BaseHTTPRequestHandler):
     ) -> None:
         self._json(status, error_body(message, kind, code), headers)
 
-    def _read_body(self) -> bytes:
+    def _read_body(self, limit: int = _MAX_BODY) -> bytes:
         length = self.headers.get("Content-Length")
         if length is None:
             if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
@@ -198,7 +250,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self.close_connection = True
             raise BadRequest("bad Content-Length") from None
-        if size < 0 or size > _MAX_BODY:
+        if size < 0 or size > limit:
             self.close_connection = True
             raise BadRequest("request body too large")
         return self.rfile.read(size)
@@ -228,7 +280,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         path = self._path()
         if path == "/stats":
-            self._send(200, json.dumps(self.server.stats.snapshot()).encode())
+            self._send(200, json.dumps(self.server.stats.with_batches(self.server.batches)
+                                       ).encode())
             return
         self.server.stats.request(path)
         if path == "/health":
@@ -240,13 +293,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, {"object": "list", "data": [model]})
         elif path in ("/v1/chat/completions", "/v1/completions", "/stats/reset"):
             self._error(405, f"use POST for {path}", "invalid_request_error")
+        elif path.startswith(("/v1/files/", "/v1/batches/")):
+            if self._authorised():
+                self._batch_get(path)
         else:
             self._error(404, f"no route {path}", "invalid_request_error", "not_found")
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
         path = self._path()
         try:
-            raw = self._read_body()
+            raw = self._read_body(MAX_UPLOAD if path == "/v1/files" else _MAX_BODY)
         except BadRequest as exc:
             self.server.stats.request(path)
             self._error(400, str(exc), "invalid_request_error")
@@ -256,6 +312,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, json.dumps(self.server.stats.snapshot()).encode())
             return
         self.server.stats.request(path)
+        if path == "/v1/files" or path.startswith("/v1/batches"):
+            if self._authorised():
+                self._batch_post(path, raw)
+            return
         if path not in ("/v1/chat/completions", "/v1/completions"):
             self._error(404, f"no route {path}", "invalid_request_error", "not_found")
             return
@@ -291,29 +351,55 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if hostile is not None:
             payload = _odd_answer(hostile, payload)
+        elif kind is None:  # an answer sent whole: billed
+            self.server.stats.billed(payload.get("usage"))
         data = json.dumps(payload).encode()
         if kind == "truncate":
             data = data[: max(1, len(data) // 2)]
         self._send(200, data)
 
     def _answer(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        answerer = self.server.answerer
-        if path == "/v1/chat/completions":
-            messages, args = chat_args(body)
-            return answerer.chat(messages, **self._with_n(args))
-        prompt, args = completion_args(body)
-        return answerer.complete(prompt, **self._with_n(args))
+        return self.server.answer_payload(path, body)
 
-    def _with_n(self, args: dict[str, Any]) -> dict[str, Any]:
-        """``args`` with ``n`` as this server treats it (``ServerConfig.n_mode``); ``n`` is
-        left out when it is 1, so an answerer need not know it."""
-        mode = self.server.config.n_mode
-        n = args.pop("n", 1)
-        if n != 1 and mode == "reject":
-            raise BadRequest("Only one completion choice is allowed")
-        if n != 1 and mode == "serve":
-            args["n"] = n
-        return args
+    # -- the Batch API (distbench.mockserver.batches)
+
+    def _batch_get(self, path: str) -> None:
+        store = self.server.batches
+        parts = path.strip("/").split("/")  # v1 files ID [content] | v1 batches ID
+        try:
+            if parts[1] == "files" and len(parts) == 4 and parts[3] == "content":
+                self._send(200, store.content(parts[2]), "application/jsonl")
+            elif parts[1] == "files" and len(parts) == 3:
+                self._json(200, store.file(parts[2]))
+            elif parts[1] == "batches" and len(parts) == 3:
+                self._json(200, store.retrieve(parts[2]))
+            else:
+                self._error(404, f"no route {path}", "invalid_request_error", "not_found")
+        except NotFound as exc:
+            self._error(404, str(exc), "invalid_request_error", "not_found")
+
+    def _batch_post(self, path: str, raw: bytes) -> None:
+        store = self.server.batches
+        parts = path.strip("/").split("/")
+        try:
+            if path == "/v1/files":
+                self._json(200, store.upload(*parse_upload(
+                    self.headers.get("Content-Type", ""), raw)))
+            elif path == "/v1/batches":
+                body = json.loads(raw or b"null")
+                if not isinstance(body, dict):
+                    raise BadRequest("the body must be a JSON object")
+                self._json(200, store.create(body))
+            elif parts[1] == "batches" and len(parts) == 4 and parts[3] == "cancel":
+                self._json(200, store.cancel(parts[2]))
+            else:
+                self._error(404, f"no route {path}", "invalid_request_error", "not_found")
+        except json.JSONDecodeError as exc:
+            self._error(400, f"the body is not valid JSON: {exc.msg}", "invalid_request_error")
+        except BadRequest as exc:
+            self._error(400, str(exc), "invalid_request_error")
+        except NotFound as exc:
+            self._error(404, str(exc), "invalid_request_error", "not_found")
 
     def _authorised(self) -> bool:
         key = self.server.config.api_key
@@ -488,8 +574,9 @@ class RunningServer:
         return self._server.config
 
     def stats(self) -> dict[str, Any]:
-        """Counters: ``requests``, ``by_path``, ``by_status`` (str keys), ``faults``."""
-        return self._server.stats.snapshot()
+        """Counters: ``requests``, ``by_path``, ``by_status`` (str keys), ``faults``,
+        ``usage`` (billed tokens of live calls), ``batches`` (the Batch API's counts)."""
+        return self._server.stats.with_batches(self._server.batches)
 
     def reset_stats(self) -> None:
         """Zeroes the counters and restarts the fault sequence at call 0."""

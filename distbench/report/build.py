@@ -127,6 +127,14 @@ def _cost(doc: Document, con: duckdb.DuckDBPyConnection,
                  "completion. Cost: " + (f"${cost:,.4f} at the prices given for the run." if
                                          cost is not None else "unknown (no price was given; "
                                          "distbench assumes none)."))
+        if health.get("batch_calls"):
+            sec.text(f"{health['batch_calls']:,} calls were answered through the provider's "
+                     f"batch API, priced at {health['batch_price']:g} of the price.")
+        estimate = health.get("estimate_cost_usd_max")
+        if estimate:
+            sec.text(f"Estimated before the run: at most ${estimate['live']:,.4f} live, "
+                     f"${estimate['batch']:,.4f} at the batch price ({estimate['batch_price']:g} "
+                     "of the price, --execution batch).")
     rows = records(con, "cost_endpoints")
     sec.table(Table("cost_endpoints", "Calls per endpoint and model", list(rows[0]),
                     [tuple(r.values()) for r in rows],

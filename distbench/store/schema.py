@@ -66,6 +66,9 @@ CALLS = pa.schema(
            "What the answer's body held that could not be used, by field ('' when nothing): "
            "a token count that is not a plausible count (stored as NULL, never priced), "
            "lone surrogates replaced by U+FFFD in the text."),
+        _f("batch_id", pa.string(),
+           "The provider batch that answered the call (--execution batch; billed at the batch "
+           "price); NULL for a live call."),
     ]
 )
 

@@ -342,7 +342,17 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
         expected_tokens=None if free else tokens,
         expected_cost=None if free else cost_usd(config.llm, *tokens),
         expected_requests=None if free else estimate.requests,
+        shard_estimate=shard_estimate,
+        batchable=True,  # single-turn: a shard's requests are all known before any answer
     )
+
+
+def shard_estimate(shard: Shard) -> tuple[int, int, float | None]:
+    """(prompt tokens about, completion tokens at most, cost at most) of one shard's calls,
+    for the budgets."""
+    one = call_estimate([shard])
+    return one.prompt_tokens, one.completion_tokens, cost_usd(
+        shard.llm, one.prompt_tokens, one.completion_tokens)
 
 
 def _free(llm: BackendSpec) -> bool:

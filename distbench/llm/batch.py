@@ -1,0 +1,175 @@
+"""The OpenAI Batch API, as a client: a JSONL file of requests uploaded, a batch created,
+polled, and its output and error files read back into :class:`~distbench.llm.base.Response`.
+
+The lines are the live requests' bodies (:func:`~distbench.llm.http.build_payload`), so a
+batch answer is read exactly as a live one (:func:`~distbench.llm.http.parse_body`: every
+field of the body untrusted, token counts checked, text made valid UTF-8). Every download is
+capped (:data:`MAX_FILE_BYTES`) and has a whole-attempt deadline (the spec's ``timeout``, at
+least :data:`MIN_FILE_TIMEOUT` seconds): a server that drips or floods is abandoned. Keys come
+from the environment as for live calls and never reach an error message.
+
+Knows no game and no run folder: the engine (:mod:`distbench.engine.batching`) decides what
+goes into which batch and records it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from distbench.llm.base import BackendSpec, Request, Response, redact_url
+from distbench.llm.cache import cache_key
+from distbench.llm.http import asked_for, build_payload, parse_body
+
+__all__ = ["BatchClient", "BatchError", "MAX_FILE_BYTES", "TERMINAL", "batch_line",
+           "response_from"]
+
+MAX_FILE_BYTES = 1 << 30
+"""Largest output or error file read (1 GiB); a longer one is abandoned as it streams in."""
+MIN_FILE_TIMEOUT = 300.0
+"""Seconds a file transfer may take at least, whatever the spec's per-call ``timeout``."""
+TERMINAL = ("completed", "expired", "cancelled", "failed")
+"""Batch states that do not change any more."""
+
+
+class BatchError(RuntimeError):
+    """The batch API refused or failed a request (the message names it; never a key)."""
+
+
+def batch_line(spec: BackendSpec, req: Request) -> tuple[str, str, dict[str, Any]]:
+    """(custom_id, endpoint path, JSONL line) of one request: the id is the request's cache
+    key (:func:`~distbench.llm.cache.cache_key`), the body the live call's."""
+    path, body = build_payload(spec, req)
+    key = cache_key(spec, req)
+    return key, path, {"custom_id": key, "method": "POST", "url": path, "body": body}
+
+
+def response_from(spec: BackendSpec, req: Request, result: dict[str, Any] | None,
+                  batch_id: str) -> Response:
+    """The :class:`Response` of ``req`` from its line of a batch's output or error file
+    (None: the batch gave no line for it)."""
+    if result is None:
+        return Response(text=None, status="failed", error=f"no answer in batch {batch_id}",
+                        batch_id=batch_id)
+    error = result.get("error") if isinstance(result, dict) else None
+    answer = result.get("response") if isinstance(result, dict) else None
+    if error or not isinstance(answer, dict):
+        code = error.get("code") if isinstance(error, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        text = f"batch {batch_id}: {code or 'error'}: {str(message or '')[:200]}"
+        return Response(text=None, status="failed", error=redact_url(text), batch_id=batch_id)
+    status = answer.get("status_code")
+    body = answer.get("body")
+    if status != 200:
+        shown = json.dumps(body)[:300] if body is not None else ""
+        return Response(text=None, status="failed", error=redact_url(f"HTTP {status}: {shown}"),
+                        http_status=status if isinstance(status, int) else None,
+                        batch_id=batch_id)
+    try:
+        parsed = parse_body(req.style_for(spec.style), asked_for(req, body), req.n)
+    except (ValueError, RecursionError) as exc:
+        return Response(text=None, status="failed", http_status=200, batch_id=batch_id,
+                        error=redact_url(f"bad response body: {str(exc)[:200]}"))
+    return Response(text=parsed.text, status="ok", http_status=200, attempts=1,
+                    prompt_tokens=parsed.prompt_tokens,
+                    completion_tokens=parsed.completion_tokens, logprobs=parsed.logprobs,
+                    texts=parsed.texts, notes="; ".join(dict.fromkeys(parsed.notes)),
+                    batch_id=batch_id)
+
+
+class BatchClient:
+    """Files and batches of one OpenAI-compatible endpoint (``spec``'s base URL and key).
+
+    Args:
+        spec: The model (base URL, key, ``timeout``).
+        transport: An httpx transport, for unit tests.
+    """
+
+    def __init__(self, spec: BackendSpec, transport: httpx.BaseTransport | None = None) -> None:
+        from distbench.llm.http import OpenAICompatibleBackend
+
+        live = OpenAICompatibleBackend(spec)  # the base URL, the key, the query: as live
+        self._scrub = live._scrub
+        self.timeout = max(MIN_FILE_TIMEOUT, live.limits.timeout)
+        self._client = httpx.Client(
+            base_url=live.base_url, params=live._params, timeout=self.timeout,
+            headers={**live._headers(), "Accept-Encoding": "identity"},
+            transport=transport or httpx.HTTPTransport(retries=2))
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> bytes:
+        deadline = time.monotonic() + self.timeout
+        try:
+            with self._client.stream(method, path, **kwargs) as resp:
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in resp.iter_bytes():
+                    size += len(chunk)
+                    if size > MAX_FILE_BYTES:
+                        raise BatchError(f"{method} {path}: body over {MAX_FILE_BYTES:,} "
+                                         "bytes, abandoned")
+                    if time.monotonic() > deadline:
+                        raise BatchError(f"{method} {path}: not read whole in "
+                                         f"{self.timeout:g} s, abandoned")
+                    chunks.append(chunk)
+                content = b"".join(chunks)
+                if resp.status_code != 200:
+                    shown = content[:300].decode("utf-8", errors="replace")
+                    raise BatchError(self._scrub(f"{method} {path}: HTTP {resp.status_code}: "
+                                                 f"{shown!r}"))
+                return content
+        except httpx.HTTPError as exc:
+            raise BatchError(self._scrub(f"{method} {path}: {type(exc).__name__}")) from None
+
+    def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        content = self._request(method, path, **kwargs)
+        try:
+            data = json.loads(content)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise BatchError(f"{method} {path}: the answer is not JSON") from None
+        if not isinstance(data, dict):
+            raise BatchError(f"{method} {path}: the answer is not a JSON object")
+        return data
+
+    def upload(self, lines: Sequence[dict[str, Any]]) -> str:
+        """Uploads ``lines`` as a JSONL file (``purpose=batch``); returns its file id."""
+        data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
+        got = self._json("POST", "/v1/files", data={"purpose": "batch"},
+                         files={"file": ("requests.jsonl", data, "application/jsonl")})
+        if not isinstance(got.get("id"), str):
+            raise BatchError("POST /v1/files: no file id in the answer")
+        return got["id"]
+
+    def create(self, file_id: str, endpoint: str, metadata: dict[str, str] | None = None
+               ) -> dict[str, Any]:
+        """Creates a batch of the uploaded file for ``endpoint``; returns it."""
+        got = self._json("POST", "/v1/batches", json={
+            "input_file_id": file_id, "endpoint": endpoint, "completion_window": "24h",
+            **({"metadata": metadata} if metadata else {})})
+        if not isinstance(got.get("id"), str):
+            raise BatchError("POST /v1/batches: no batch id in the answer")
+        return got
+
+    def retrieve(self, batch_id: str) -> dict[str, Any]:
+        return self._json("GET", f"/v1/batches/{batch_id}")
+
+    def lines(self, file_id: str | None) -> list[dict[str, Any]]:
+        """The JSON lines of an output or error file (none for None); a line that is not a
+        JSON object is skipped (its request then has no answer: a failed row)."""
+        if not file_id:
+            return []
+        out = []
+        for raw in self._request("GET", f"/v1/files/{file_id}/content").splitlines():
+            try:
+                line = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
+                out.append(line)
+        return out

@@ -1,0 +1,305 @@
+"""The mock server's OpenAI Batch API: files and batches, kept on disk so a restart loses
+nothing.
+
+Routes (served by :mod:`distbench.mockserver.http`): ``POST /v1/files`` (multipart upload,
+``purpose=batch``, a JSONL file), ``GET /v1/files/{id}`` and ``GET /v1/files/{id}/content``,
+``POST /v1/batches`` (``input_file_id``, ``endpoint``, ``completion_window``),
+``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``.
+
+Each input line is ``{"custom_id", "method": "POST", "url", "body"}`` with ``url`` the batch's
+endpoint; the file is checked whole when the batch is created (400 naming the line otherwise).
+A batch is ``in_progress`` until ``batch_delay`` seconds after its creation; the first
+``GET`` after that finishes it: every line is answered by the same code as a live call (so a
+batch answer is byte for byte the live answer to the same request), its output file holds one
+line ``{"id", "custom_id", "response": {"status_code": 200, "request_id", "body"}, "error":
+null}`` per answered request, in input order, and its error file one line per request not
+answered: ``{"id", "custom_id", "response": null, "error": {"code", "message"}}``.
+
+Faults (``ServerConfig``), for the batches created first (``batch_faulty``: how many; all by
+default), so a client's second batch of the same requests can succeed:
+- ``batch_fail``: that fraction of a batch's lines (``round(f * n)``, chosen by a seeded
+  permutation) go to the error file, code ``server_error``; the batch is still ``completed``.
+- ``batch_expire``: the batch ends ``expired`` with its first half of lines answered and the
+  rest in the error file, code ``batch_expired`` (as OpenAI reports unfinished requests).
+A cancelled batch (before it finished) ends ``cancelled`` with nothing answered.
+
+State: ``<state_dir>/files/<id>`` (content) and ``<id>.json`` (metadata), and
+``<state_dir>/batches/<id>.json``, each written to a temporary file and renamed. A server
+started again on the same folder serves the same files and batches, and finishes pending
+batches on their original schedule (wall-clock times are stored).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from email.parser import BytesParser
+from email.policy import HTTP
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from distbench.mockserver.wire import BadRequest
+
+__all__ = ["BatchStore", "ENDPOINTS", "NotFound", "parse_upload"]
+
+ENDPOINTS = ("/v1/chat/completions", "/v1/completions")
+MAX_UPLOAD = 256 * 1024 * 1024
+"""Largest upload the mock takes (OpenAI's batch input limit is 200 MB)."""
+
+
+class NotFound(Exception):
+    """No such file or batch."""
+
+
+def parse_upload(content_type: str, raw: bytes) -> tuple[str, str, bytes]:
+    """(purpose, filename, content) of a ``multipart/form-data`` upload (BadRequest
+    otherwise)."""
+    if not content_type.lower().startswith("multipart/form-data"):
+        raise BadRequest("upload a file as multipart/form-data with fields purpose and file")
+    message = BytesParser(policy=HTTP).parsebytes(
+        b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + raw)
+    purpose, filename, content = None, "upload.jsonl", None
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if name == "purpose":
+            purpose = part.get_payload(decode=True).decode("utf-8", "replace").strip()
+        elif name == "file":
+            filename = part.get_filename() or filename
+            content = part.get_payload(decode=True) or b""
+    if purpose is None or content is None:
+        raise BadRequest("the upload needs the fields purpose and file")
+    return purpose, filename, content
+
+
+def _write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class BatchStore:
+    """Files and batches on disk (see the module docstring).
+
+    Args:
+        state_dir: Where they are kept (None: a new temporary folder).
+        answer: (endpoint, request body) -> (HTTP status, response body): the live answer.
+        seed: Seed of the failed lines' choice.
+        delay: Seconds from creation to completion.
+        fail: Fraction of lines failed in a faulty batch.
+        expire: Faulty batches expire half done.
+        faulty: How many of the first batches are faulty (None: all).
+    """
+
+    def __init__(self, state_dir: str | Path | None,
+                 answer: Callable[[str, dict[str, Any]], tuple[int, dict[str, Any]]], *,
+                 seed: int = 0, delay: float = 0.0, fail: float = 0.0, expire: bool = False,
+                 faulty: int | None = None) -> None:
+        self.root = Path(state_dir) if state_dir is not None else Path(
+            tempfile.mkdtemp(prefix="distbench-batches-"))
+        (self.root / "files").mkdir(parents=True, exist_ok=True)
+        (self.root / "batches").mkdir(parents=True, exist_ok=True)
+        self.answer = answer
+        self.seed, self.delay, self.fail, self.expire = seed, delay, fail, expire
+        self.faulty = faulty
+        self._lock = threading.RLock()
+
+    # --- files -----------------------------------------------------------------------
+
+    def upload(self, purpose: str, filename: str, content: bytes) -> dict[str, Any]:
+        if purpose != "batch":
+            raise BadRequest(f"purpose must be 'batch', got {purpose!r}")
+        return self._new_file(purpose, filename, content)
+
+    def _new_file(self, purpose: str, filename: str, content: bytes) -> dict[str, Any]:
+        with self._lock:
+            file_id = "file-" + hashlib.sha256(
+                b"%d:" % len(list((self.root / "files").glob("*.json"))) + content
+            ).hexdigest()[:24]
+            meta = {"id": file_id, "object": "file", "bytes": len(content),
+                    "created_at": int(time.time()), "filename": filename, "purpose": purpose}
+            _write(self.root / "files" / file_id, content)
+            _write(self.root / "files" / f"{file_id}.json", json.dumps(meta).encode())
+            return meta
+
+    def file(self, file_id: str) -> dict[str, Any]:
+        path = self.root / "files" / f"{_safe(file_id)}.json"
+        if not path.exists():
+            raise NotFound(f"no file {file_id!r}")
+        return json.loads(path.read_bytes())
+
+    def content(self, file_id: str) -> bytes:
+        self.file(file_id)
+        return (self.root / "files" / _safe(file_id)).read_bytes()
+
+    # --- batches ---------------------------------------------------------------------
+
+    def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        endpoint = body.get("endpoint")
+        if endpoint not in ENDPOINTS:
+            raise BadRequest(f"endpoint must be one of {', '.join(ENDPOINTS)}, got {endpoint!r}")
+        if body.get("completion_window") != "24h":
+            raise BadRequest("completion_window must be '24h'")
+        file_id = body.get("input_file_id")
+        if not isinstance(file_id, str):
+            raise BadRequest("input_file_id is required")
+        try:
+            lines = _requests(self.content(file_id), endpoint)
+        except NotFound:
+            raise BadRequest(f"no file {file_id!r}") from None
+        with self._lock:
+            number = len(list((self.root / "batches").glob("*.json")))
+            batch_id = f"batch_{number:06d}_" + hashlib.sha256(file_id.encode()).hexdigest()[:12]
+            now = time.time()
+            batch = {"id": batch_id, "object": "batch", "endpoint": endpoint,
+                     "input_file_id": file_id, "completion_window": "24h",
+                     "status": "in_progress", "output_file_id": None, "error_file_id": None,
+                     "created_at": int(now), "created": now, "number": number,
+                     "completed_at": None, "expired_at": None, "cancelled_at": None,
+                     "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+                     "metadata": body.get("metadata"), "usage": None}
+            self._save(batch)
+            return _public(batch)
+
+    def retrieve(self, batch_id: str) -> dict[str, Any]:
+        with self._lock:
+            batch = self._load(batch_id)
+            if batch["status"] == "in_progress" and time.time() >= batch["created"] + self.delay:
+                batch = self._finish(batch)
+            return _public(batch)
+
+    def cancel(self, batch_id: str) -> dict[str, Any]:
+        with self._lock:
+            batch = self._load(batch_id)
+            if batch["status"] == "in_progress":
+                if time.time() >= batch["created"] + self.delay:
+                    return _public(self._finish(batch))
+                total = batch["request_counts"]["total"]
+                batch.update(status="cancelled", cancelled_at=int(time.time()),
+                             request_counts={"total": total, "completed": 0, "failed": 0})
+                self._save(batch)
+            return _public(batch)
+
+    def counts(self) -> dict[str, Any]:
+        """Batches created and their requests, answered and failed, and the billed usage."""
+        out = {"created": 0, "requests": 0, "completed": 0, "failed": 0,
+               "prompt_tokens": 0, "completion_tokens": 0}
+        with self._lock:
+            for path in (self.root / "batches").glob("*.json"):
+                batch = json.loads(path.read_bytes())
+                out["created"] += 1
+                counts = batch["request_counts"]
+                out["requests"] += counts["total"]
+                out["completed"] += counts["completed"]
+                out["failed"] += counts["failed"]
+                for key in ("prompt_tokens", "completion_tokens"):
+                    out[key] += (batch.get("usage") or {}).get(key, 0)
+        return out
+
+    # --- inside ----------------------------------------------------------------------
+
+    def _load(self, batch_id: str) -> dict[str, Any]:
+        path = self.root / "batches" / f"{_safe(batch_id)}.json"
+        if not path.exists():
+            raise NotFound(f"no batch {batch_id!r}")
+        return json.loads(path.read_bytes())
+
+    def _save(self, batch: dict[str, Any]) -> None:
+        _write(self.root / "batches" / f"{batch['id']}.json", json.dumps(batch).encode())
+
+    def _finish(self, batch: dict[str, Any]) -> dict[str, Any]:
+        lines = _requests(self.content(batch["input_file_id"]), batch["endpoint"])
+        n = len(lines)
+        faulty = self.faulty is None or batch["number"] < self.faulty
+        failed: set[int] = set()
+        expired: set[int] = set()
+        if faulty and self.fail > 0:
+            order = np.random.default_rng([self.seed, batch["number"]]).permutation(n)
+            failed = {int(i) for i in order[: round(self.fail * n)]}
+        if faulty and self.expire:
+            expired = set(range(n // 2, n))
+        out, err = [], []
+        usage = {"prompt_tokens": 0, "completion_tokens": 0}
+        for i, line in enumerate(lines):
+            rid = f"batch_req_{batch['number']:06d}_{i:06d}"
+            if i in expired:
+                err.append({"id": rid, "custom_id": line["custom_id"], "response": None,
+                            "error": {"code": "batch_expired",
+                                      "message": "This request could not be executed before "
+                                                 "the completion window expired."}})
+                continue
+            if i in failed:
+                err.append({"id": rid, "custom_id": line["custom_id"], "response": None,
+                            "error": {"code": "server_error",
+                                      "message": "The server had an error processing the "
+                                                 "request."}})
+                continue
+            status, body = self.answer(batch["endpoint"], line["body"])
+            if status == 200:
+                for key in usage:
+                    value = (body.get("usage") or {}).get(key)
+                    usage[key] += value if isinstance(value, int) else 0
+            out.append({"id": rid, "custom_id": line["custom_id"],
+                        "response": {"status_code": status, "request_id": rid, "body": body},
+                        "error": None})
+        now = int(time.time())
+        batch["output_file_id"] = self._jsonl_file(out, batch, "output") if out else None
+        batch["error_file_id"] = self._jsonl_file(err, batch, "error") if err else None
+        ok = sum(1 for o in out if o["response"]["status_code"] == 200)
+        batch["request_counts"] = {"total": n, "completed": ok, "failed": n - ok}
+        batch["usage"] = usage
+        if expired:
+            batch.update(status="expired", expired_at=now)
+        else:
+            batch.update(status="completed", completed_at=now)
+        self._save(batch)
+        return batch
+
+    def _jsonl_file(self, rows: list[dict[str, Any]], batch: dict[str, Any], what: str) -> str:
+        data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+        return self._new_file("batch_output", f"{batch['id']}_{what}.jsonl", data)["id"]
+
+
+def _safe(name: str) -> str:
+    """``name`` when it is a plain id (no path), else NotFound."""
+    if not name or not all(c.isalnum() or c in "-_" for c in name):
+        raise NotFound(f"no such id {name!r}")
+    return name
+
+
+def _public(batch: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in batch.items() if k not in ("created", "number")}
+
+
+def _requests(content: bytes, endpoint: str) -> list[dict[str, Any]]:
+    """The lines of a batch input file, checked (BadRequest naming the first bad line)."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for number, raw in enumerate(content.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise BadRequest(f"line {number} of the input file is not JSON") from None
+        if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str) \
+                or not isinstance(line.get("body"), dict):
+            raise BadRequest(f"line {number}: needs custom_id (a string) and body (an object)")
+        if line.get("method") != "POST" or line.get("url") != endpoint:
+            raise BadRequest(f"line {number}: method must be POST and url {endpoint}")
+        if line["custom_id"] in seen:
+            raise BadRequest(f"line {number}: custom_id {line['custom_id']!r} is repeated")
+        seen.add(line["custom_id"])
+        out.append(line)
+    if not out:
+        raise BadRequest("the input file holds no request")
+    return out
