@@ -1,6 +1,7 @@
 """NaN and infinite logprobs from a real HTTP server (held-out case of the watch-and-trust
-issue): the rows are invalid with their own status, the summary completes, and summary.json
-is strict JSON."""
+issue): such a body is not a usable answer, so each call failed with a message naming the
+field (the server's fault, not the model's: left out of every figure, README "Response bodies
+are untrusted"), the summary completes with no headline, and summary.json is strict JSON."""
 
 from __future__ import annotations
 
@@ -53,7 +54,10 @@ def test_non_finite_logprobs_are_invalid_and_the_summary_is_strict_json(tmp_path
     con = open_run(out.run_dir)
     rows = con.execute("select parse_status, count(*), count(label_mass), count(strategy) "
                        "from trials group by 1").fetchall()
-    assert rows == [("non_finite", 4, 0, 0)]
+    assert rows == [("call_failed", 4, 0, 0)]
+    errors = [r[0] for r in con.execute("select error from calls").fetchall()]
+    assert errors and all("logprobs" in e for e in errors), errors
     summary = _strict((out.run_dir / "summary.json").read_text())
     (group,) = summary["groups"]
     assert group["valid_trials"] == 0 and group["mean_nash_gap"] is None
+    assert group["quality"] is None and group["missing_trials"] == 4

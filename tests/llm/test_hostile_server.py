@@ -184,7 +184,7 @@ def test_a_drip_and_a_1_gb_body_end_within_the_timeout_in_bounded_memory(tmp_pat
         with start_server(ServerConfig(seed=1, hostile=1.0, hostile_body=body)) as server:
             code, text, rss, elapsed = _cli(tmp_path, *_run_args(
                 tmp_path, server.url, "--run-id", body, "--timeout", "3", "--max-retries", "0"))
-        assert code == 1 and "error: all 4 model calls failed" in text, text
+        assert code == 3 and "error: all 4 model calls failed" in text, text
         rows = _rows(tmp_path / body, "select status, error, latency_ms from calls")
         assert len(rows) == 4 and {r[0] for r in rows} == {"failed"}
         expected = "timeout after 3 s" if body == "drip" else "response body too large"

@@ -39,8 +39,8 @@ PAYLOAD = "</script><script>document.title='PWNED'</script><img src=x onerror=\"
 class ScriptAnswerer(MockAnswerer):
     """The mock model, with an HTML/JS injection attempt before every third answer."""
 
-    def answer_text(self, prompt: str, seed: int, *, completion: bool) -> str:
-        text = super().answer_text(prompt, seed, completion=completion)
+    def answer_text(self, prompt: str, seed: int, *, completion: bool, **kwargs) -> str:
+        text = super().answer_text(prompt, seed, completion=completion, **kwargs)
         return PAYLOAD + text if seed % 3 == 0 else text
 
 

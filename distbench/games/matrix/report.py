@@ -23,6 +23,19 @@ def _leaderboard(con: duckdb.DuckDBPyConnection) -> list[dict]:
     return [dict(zip(columns, r, strict=True)) for r in result.fetchall()]
 
 
+LEADERBOARD_DROPPED = ("honest_nash_gap", "mean_exploitability", "mean_nash_gap",
+                       "mean_label_mass")
+"""Leaderboard columns the report leaves to the query (the table stays one page wide)."""
+GROUPS_DROPPED = ("honest_nash_gap", "honest_exploitability", "headline_metric")
+"""Likewise for the per-group table (the honest figures are the leaderboard's and the
+query's)."""
+
+
+def _shown(rows: list[dict], dropped: tuple[str, ...]) -> list[dict]:
+    """``rows`` without the ``dropped`` columns."""
+    return [{k: v for k, v in r.items() if k not in dropped} for r in rows]
+
+
 def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
     from distbench.report import figures
 
@@ -36,15 +49,16 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
              "a best-responding opponent takes from the answer: both in the game's payoff "
              "units, lower is better, over valid answers; the older honest figures score an "
              "invalid answer as chance on its game (the uniform strategy).")
-    board = _leaderboard(con)
+    board = _shown(_leaderboard(con), LEADERBOARD_DROPPED)
     sec.table(Table("matrix_leaderboard", "Leaderboard: the headline (quality) per mode",
                     list(board[0]) if board else [], [tuple(r.values()) for r in board],
                     note="Ranked by quality (higher is better; an invalid answer 0, failed "
-                         "calls left out); models whose 95% intervals overlap share a rank "
-                         "(queries/leaderboard.sql)."))
-    groups = records(con, "matrix_groups")
+                         "calls left out); models whose 95% intervals overlap share a rank. "
+                         "Every column: distbench query RUN --file leaderboard."))
+    groups = _shown(records(con, "matrix_groups"), GROUPS_DROPPED)
     sec.table(Table("matrix_groups", "Per bucket x model x mode",
-                    list(groups[0]) if groups else [], [tuple(r.values()) for r in groups]))
+                    list(groups[0]) if groups else [], [tuple(r.values()) for r in groups],
+                    note="Every column: distbench query RUN --file report_matrix_groups."))
     from distbench.games.matrix.summary import matrix_summary
 
     summary = matrix_summary(con)
