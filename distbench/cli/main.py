@@ -51,7 +51,19 @@ class _RedactingFormatter(logging.Formatter):
 
 
 def _register() -> None:
-    from distbench.cli import check, compare, export, fog, query, report, run, serve, sweep, view
+    from distbench.cli import (
+        check,
+        compare,
+        export,
+        fog,
+        query,
+        report,
+        run,
+        serve,
+        sweep,
+        tournament,
+        view,
+    )
 
     cli.add_command(run.run)
     cli.add_command(query.query)
@@ -63,6 +75,7 @@ def _register() -> None:
     cli.add_command(fog.fog)
     cli.add_command(report.report)
     cli.add_command(view.view)
+    cli.add_command(tournament.tournament)
     from distbench.cli.options import bound_all_numbers
 
     bound_all_numbers(cli)

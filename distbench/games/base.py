@@ -29,8 +29,8 @@ from typing import Any
 
 from distbench.llm.base import BackendSpec
 
-__all__ = ["CommandRun", "Family", "RunPlan", "ShardResult", "check_config", "derive_seed",
-           "parse_player", "shard_specs", "stable_hash"]
+__all__ = ["CommandRun", "Family", "PairingSettings", "RunPlan", "SeatOutcome", "ShardResult",
+           "check_config", "derive_seed", "parse_player", "shard_specs", "stable_hash"]
 
 #: Configuration fields that, when a run configuration has them, must be at least 1.
 POSITIVE_FIELDS = ("num_games", "num_trials", "num_opponents", "shard_trials", "shard_episodes",
@@ -244,6 +244,49 @@ def _load(target: str) -> Any:
 
 
 @dataclass(frozen=True)
+class PairingSettings:
+    """What every pairing of a tournament shares (``Family.pairing``).
+
+    Attributes:
+        num_instances: Instances played, each in every seat order.
+        seed: Instance seed (the same instances for every pairing).
+        llm_seed: Seed of the models' sampling.
+        temperature: Sampling temperature.
+        max_tokens: Completion budget per answer (None: the family's default).
+        options: The family's own settings (e.g. fog's ``scout_accuracy``).
+    """
+
+    num_instances: int
+    seed: int = 0
+    llm_seed: int = 0
+    temperature: float = 1.0
+    max_tokens: int | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SeatOutcome:
+    """One game of a pairing, as a tournament rates it.
+
+    Attributes:
+        game_id: The game (episode) id.
+        instance: What the game was played on (the same in both seat orders: pairs a game
+            with its swapped-seat twin).
+        player_a: Label of the player in the first seat.
+        player_b: Label of the player in the second seat.
+        score_a: The first seat's score (higher is better; the family's units).
+        score_b: The second seat's score.
+    """
+
+    game_id: str
+    instance: str
+    player_a: str
+    player_b: str
+    score_a: float
+    score_b: float
+
+
+@dataclass(frozen=True)
 class Family:
     """A game family, as the engine, the store and the CLI see it.
 
@@ -285,6 +328,18 @@ class Family:
         viewer: ``"module:function"`` of ``view(con, options) -> ViewPart``: the family's
             part of ``distbench view`` (sampled transcripts; see
             :mod:`distbench.report.viewer`), or None: a generic table of its main table.
+        seats: The seats a player fills, in order (e.g. ``("a", "b")``); empty: players
+            cannot be paired (no tournaments of the family).
+        player: ``"module:function"`` of ``(text) -> (player, label)``: a tournament's
+            ``--players`` entry as the family's player (a model spec or a scripted name) and
+            its label as the family's tables write it (ValueError: one line).
+        pairing: ``"module:function"`` of ``(player_a, player_b, settings) -> config``: the
+            configuration (with ``plan(run_id)`` and ``identity()``) playing one pairing in
+            every seat, on the same instances in each seat order (paired); ``settings`` is a
+            :class:`PairingSettings`.
+        outcomes: ``"module:function"`` of ``(con) -> list[SeatOutcome]``: every game of a run
+            with who sat where and each seat's score (higher is better, in the family's
+            units), what a tournament rates.
     """
 
     name: str
@@ -305,6 +360,10 @@ class Family:
     modes: tuple[str, ...] = ()
     views: Mapping[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     viewer: str | None = None
+    seats: tuple[str, ...] = ()
+    player: str | None = None
+    pairing: str | None = None
+    outcomes: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -348,6 +407,29 @@ class Family:
         if not self.viewer:
             raise ValueError(f"the {self.name} family has no viewer hook")
         return _load(self.viewer)(con, options)
+
+    @property
+    def pairable(self) -> bool:
+        """Whether players can be paired in this family's seats (a tournament can run)."""
+        return bool(self.seats and self.player and self.pairing and self.outcomes)
+
+    def tournament_player(self, text: str) -> tuple[Any, str]:
+        """A ``--players`` entry as (the family's player, its label) (ValueError)."""
+        if not self.pairable:
+            raise ValueError(f"the {self.name} family has no seats for players to fill")
+        return _load(self.player)(text)
+
+    def plan_pairing(self, player_a: Any, player_b: Any, settings: PairingSettings) -> Any:
+        """The configuration playing ``player_a`` against ``player_b`` in every seat."""
+        if not self.pairable:
+            raise ValueError(f"the {self.name} family has no seats for players to fill")
+        return _load(self.pairing)(player_a, player_b, settings)
+
+    def seat_outcomes(self, con: Any) -> list[SeatOutcome]:
+        """Every game of a run with each seat's player and score."""
+        if not self.pairable:
+            raise ValueError(f"the {self.name} family has no seats for players to fill")
+        return list(_load(self.outcomes)(con))
 
     def warm(self) -> None:
         """Runs the family's warm-up (nothing when it has none)."""

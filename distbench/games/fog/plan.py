@@ -297,4 +297,8 @@ FAMILY = register(Family(
     options="distbench.games.fog.command:OPTIONS",
     section="distbench.games.fog.command:section",
     viewer="distbench.games.fog.viewer:view",
+    seats=("a", "b"),
+    player="distbench.games.fog.tournament:player",
+    pairing="distbench.games.fog.tournament:pairing",
+    outcomes="distbench.games.fog.tournament:outcomes",
 ))

@@ -348,4 +348,8 @@ FAMILY = register(Family(
     section="distbench.games.negotiation.command:section",
     modes=MODES,
     viewer="distbench.games.negotiation.viewer:view",
+    seats=("a", "b"),
+    player="distbench.games.negotiation.tournament:player",
+    pairing="distbench.games.negotiation.tournament:pairing",
+    outcomes="distbench.games.negotiation.tournament:outcomes",
 ))
