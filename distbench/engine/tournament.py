@@ -16,6 +16,7 @@ The engine names no family: the family comes from the registry by name.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -36,8 +37,9 @@ from distbench.store.schema import PAIRINGS, RATINGS
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["RATINGS_MARKER", "Tournament", "TournamentRatings", "plan_tournament", "rate",
-           "write_ratings"]
+__all__ = ["RATINGS_MARKER", "Separation", "Tournament", "TournamentRatings", "next_pairs",
+           "plan_schedule", "plan_tournament", "rate", "round_seed", "separation",
+           "stop_reason", "write_ratings"]
 
 RATINGS_MARKER = "tournament-ratings"
 """The commit marker of a tournament's ``ratings`` and ``pairings`` files."""
@@ -207,8 +209,11 @@ def rate_matches(labels: tuple[str, ...], family: str, run_id: str, a: np.ndarra
     return TournamentRatings(ratings, pairings)
 
 
-def rate(tournament: Tournament, run_dir: Path, run_id: str) -> TournamentRatings:
-    """Reads the run's games through the family's outcomes and rates the population."""
+def read_matches(tournament: Tournament, run_dir: Path, shard_ids: set[str] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b, outcome, margin) of the run's committed games (see :func:`matches_from`); with
+    ``shard_ids``, of those shards' games only (an adaptive round resumed in a run that went
+    further reads the games of its own schedule, not the later rounds')."""
     from distbench.store.catalog import open_run
 
     con = open_run(run_dir, threads=1, tables=list(tournament.family.tables))
@@ -216,7 +221,14 @@ def rate(tournament: Tournament, run_dir: Path, run_id: str) -> TournamentRating
         outcomes = tournament.family.seat_outcomes(con)
     finally:
         con.close()
-    a, b, outcome, margin = matches_from(outcomes, tournament.labels)
+    if shard_ids is not None:
+        outcomes = [o for o in outcomes if o.shard_id in shard_ids]
+    return matches_from(outcomes, tournament.labels)
+
+
+def rate(tournament: Tournament, run_dir: Path, run_id: str) -> TournamentRatings:
+    """Reads the run's games through the family's outcomes and rates the population."""
+    a, b, outcome, margin = read_matches(tournament, run_dir)
     return rate_matches(tournament.labels, tournament.family.name, run_id, a, b, outcome,
                         margin, seed=tournament.settings.seed, resamples=tournament.resamples,
                         confidence=tournament.confidence)
@@ -249,3 +261,110 @@ def format_ranking(ratings: list[dict[str, Any]]) -> str:
                      f"{r['wins']:>7.1f} {r['bt_strength']:>+7.2f} {ci:>18} {r['elo']:>6.0f} "
                      f"{r['nash_mass']:>9.3f} {r['nash_rating']:>+11.3f}")
     return "\n".join(lines)
+
+
+# --- adaptive scheduling -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Separation:
+    """Where a ranking stands: which adjacent ranks are separated, which pairs still overlap.
+
+    Attributes:
+        order: Player indices, best first (by Bradley–Terry strength).
+        gaps: Per adjacent pair of ranks ``(higher, lower, low, high)``: the percentile
+            bootstrap interval of ``theta[higher] - theta[lower]`` at the confidence.
+        overlapping: Pairs ``i < j`` whose strength intervals overlap.
+    """
+
+    order: list[int]
+    gaps: list[tuple[int, int, float, float]]
+    overlapping: list[tuple[int, int]]
+
+    @property
+    def separated(self) -> bool:
+        """Every adjacent pair of ranks is separated (its difference interval excludes 0)."""
+        return all(low > 0 for _, _, low, _ in self.gaps)
+
+    def unresolved(self) -> list[tuple[int, int]]:
+        """The adjacent pairs not separated yet, as ``i < j``."""
+        return [(min(h, lo), max(h, lo)) for h, lo, low, _ in self.gaps if not low > 0]
+
+
+def separation(n: int, a: np.ndarray, b: np.ndarray, outcome: np.ndarray, *, seed: int,
+               confidence: float = 0.95, resamples: int = 1000) -> Separation:
+    """The ranking's separation from a set of matches (pure; the adaptive schedule's input)."""
+    bt = bootstrap_bradley_terry(n, a, b, outcome, seed=seed, alpha=DEFAULT_ALPHA,
+                                 resamples=max(resamples, 1), level=confidence)
+    order = [int(k) for k in np.lexsort((np.arange(n), -bt.theta))]
+    tail = (1.0 - confidence) / 2.0
+    gaps = []
+    for hi, lo in zip(order, order[1:], strict=False):
+        diff = bt.samples[:, hi] - bt.samples[:, lo]
+        if diff.size:
+            low, high = (float(x) for x in np.quantile(diff, [tail, 1.0 - tail]))
+        else:
+            low = high = math.nan
+        gaps.append((hi, lo, low, high))
+    overlapping = [(i, j) for i in range(n) for j in range(i + 1, n)
+                   if bt.low[i] <= bt.high[j] and bt.low[j] <= bt.high[i]]
+    return Separation(order, gaps, overlapping)
+
+
+def next_pairs(state: Separation) -> list[tuple[int, int]]:
+    """The pairs the next round plays: the adjacent ranks whose intervals still overlap (the
+    interval of their difference contains 0). A game between them is the one that moves the
+    ranking most: it bears on an unsettled order directly, while a game between ranks far
+    apart only tightens both players a little (``overlapping`` lists every pair whose strength
+    intervals overlap, for a report)."""
+    return sorted(set(state.unresolved()))
+
+
+def round_seed(seed: int, round_index: int) -> int:
+    """The instance seed of an adaptive round (round 0 plays ``seed`` itself)."""
+    from distbench.games.base import derive_seed
+
+    return seed if round_index == 0 else derive_seed(seed, "round", round_index) >> 2
+
+
+def plan_schedule(tournament: Tournament, schedule: list[list[tuple[int, int]]], run_id: str,
+                  adaptive: dict[str, Any]) -> RunPlan:
+    """The run of the rounds scheduled so far: round ``r`` plays its pairs on
+    ``settings.num_instances`` instances of :func:`round_seed` ``(seed, r)``, both seat orders.
+    The identity is the tournament's and the adaptive settings' only (not the schedule, which
+    the results decide), so each round resumes the same run: committed shards are skipped."""
+    from dataclasses import replace
+
+    configs = []
+    for r, pairs in enumerate(schedule):
+        settings = replace(tournament.settings, seed=round_seed(tournament.settings.seed, r))
+        configs += [tournament.family.plan_pairing(tournament.players[i], tournament.players[j],
+                                                   settings) for i, j in pairs]
+    plans = [c.plan(run_id) for c in configs]
+    shards: dict[str, Any] = {}
+    for plan in plans:
+        for shard in plan.shards:
+            shards.setdefault(shard.shard_id, shard)
+    identity = {"tournament": tournament.describe(), "adaptive": adaptive}
+    head = plans[0]
+    return RunPlan(
+        family=tournament.family.name,
+        config={**identity, "schedule": [[list(p) for p in pairs] for pairs in schedule]},
+        identity=identity, shards=list(shards.values()), seeds=head.seeds,
+        summarize=head.summarize, unit=head.unit, summary_threads=head.summary_threads,
+        summary_tables=head.summary_tables, extra_styles=head.extra_styles)
+
+
+def stop_reason(state: Separation, matches: int, max_matches: int | None,
+                labels: tuple[str, ...], confidence: float) -> str | None:
+    """Why an adaptive tournament stops now, in one line, or None: go on."""
+    level = f"{round(100 * confidence)}%"
+    if state.separated:
+        return (f"separated: every adjacent pair of ranks is separated at {level} "
+                f"({matches:,} games)")
+    if max_matches is not None and matches >= max_matches:
+        open_gaps = "; ".join(f"{labels[h]} vs {labels[lo]} [{low:+.2f}, {high:+.2f}]"
+                              for h, lo, low, high in state.gaps if not low > 0)
+        return (f"max-matches: {matches:,} games reached --max-matches {max_matches:,} with "
+                f"adjacent ranks not separated at {level}: {open_gaps}")
+    return None

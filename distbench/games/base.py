@@ -276,6 +276,7 @@ class SeatOutcome:
         player_b: Label of the player in the second seat.
         score_a: The first seat's score (higher is better; the family's units).
         score_b: The second seat's score.
+        shard_id: The shard that played it (a tournament rates the games of its plan only).
     """
 
     game_id: str
@@ -284,6 +285,7 @@ class SeatOutcome:
     player_b: str
     score_a: float
     score_b: float
+    shard_id: str = ""
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -65,6 +65,8 @@ class BradleyTerry:
         level: the intervals' confidence level.
         resamples: bootstrap resamples drawn.
         unconverged: resamples whose fit did not converge (excluded from the intervals).
+        samples: (R, n) the converged resamples' strengths (R = 0 without resamples), for
+            intervals of differences.
     """
 
     theta: np.ndarray
@@ -73,6 +75,7 @@ class BradleyTerry:
     level: float
     resamples: int
     unconverged: int
+    samples: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
 
 @dataclass(frozen=True)
@@ -245,10 +248,10 @@ def bootstrap_bradley_terry(n: int, a: np.ndarray, b: np.ndarray, outcome: np.nd
     boot, converged = fit_bradley_terry_batch(wins, alpha)
     kept = boot[converged]
     if kept.shape[0] == 0:
-        return BradleyTerry(theta, nan, nan.copy(), level, resamples, resamples)
+        return BradleyTerry(theta, nan, nan.copy(), level, resamples, resamples, kept)
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(kept, [tail, 1.0 - tail], axis=0)
-    return BradleyTerry(theta, low, high, level, resamples, int((~converged).sum()))
+    return BradleyTerry(theta, low, high, level, resamples, int((~converged).sum()), kept)
 
 
 def meta_game(n: int, a: np.ndarray, b: np.ndarray, margin: np.ndarray) -> np.ndarray:

@@ -163,3 +163,52 @@ def test_kill_9_then_resume_plays_every_game_once(tmp_path):
         == (1800, 1800)
     assert con.execute("select sum(matches) from pairings").fetchone() == (1800,)
     con.close()
+
+
+def test_next_pairs_are_the_unseparated_adjacent_ranks():
+    from distbench.engine.tournament import Separation, next_pairs
+
+    state = Separation(order=[2, 0, 1], gaps=[(2, 0, 0.3, 1.0), (0, 1, -0.2, 0.8)],
+                       overlapping=[(0, 1), (0, 2), (1, 2)])
+    assert not state.separated
+    assert next_pairs(state) == [(0, 1)]
+    done = Separation(order=[2, 0, 1], gaps=[(2, 0, 0.3, 1.0), (0, 1, 0.1, 0.8)],
+                      overlapping=[])
+    assert done.separated and next_pairs(done) == []
+
+
+def _stable(output: str) -> list[str]:
+    """The lines of a run's output that do not depend on timing (no progress, no shard
+    counts)."""
+    return [line for line in output.splitlines() if line.strip()
+            and not line.startswith(("progress", "running", "all shards already"))
+            and "shard(s) run" not in line]
+
+
+def test_adaptive_tournament_stops_says_why_and_is_deterministic(tmp_path):
+    args = ["--family", "fog", "--players", "tier1,tier2,tier3", "--num-instances", "2",
+            "--adaptive", "--max-matches", "60", "--resamples", "200"]
+    first = _invoke(tmp_path, *args, "--run-id", "a1")
+    assert first.exit_code == 0, first.output
+    assert "stopped after" in first.output
+    assert "separated: every adjacent pair" in first.output or "max-matches:" in first.output
+    second = _invoke(tmp_path, *args, "--run-id", "a2")
+    assert _stable(second.output) == _stable(first.output)
+    con = open_run(tmp_path / "a1")
+    games = con.execute("select count(*), count(distinct game_id) from fog_games").fetchone()
+    assert games[0] == games[1] >= 12  # round 0: 3 pairs x 2 instances x 2 seat orders
+    assert con.execute("select sum(matches) from ratings").fetchone()[0] == 2 * games[0]
+    con.close()
+    # resuming the finished run replays the same schedule and plays nothing
+    again = _invoke(tmp_path, *args, "--run-id", "a1")
+    assert again.exit_code == 0 and _stable(again.output) == _stable(first.output)
+
+
+def test_adaptive_max_matches_stop_names_the_open_gaps(tmp_path):
+    # tier1 against itself by another name cannot be separated: mock:tier1 plays as tier1
+    result = _invoke(tmp_path, "--family", "fog", "--players", "tier1,mock:tier1",
+                     "--num-instances", "2", "--adaptive", "--max-matches", "8",
+                     "--resamples", "100", "--run-id", "m")
+    assert result.exit_code == 0, result.output
+    assert "max-matches: 8 games reached --max-matches 8" in result.output
+    assert "tier1 vs mock:tier1" in result.output or "mock:tier1 vs tier1" in result.output

@@ -19,7 +19,7 @@ SEATS = ("a", "b")
 OUTCOMES_SQL = """
 SELECT game_id, 's' || seed || '/g' || game_index AS instance, agent_a, agent_b,
        CASE winner WHEN 'a' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END AS score_a,
-       CASE winner WHEN 'b' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END AS score_b
+       CASE winner WHEN 'b' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END AS score_b, shard_id
 FROM fog_games ORDER BY game_id
 """
 

@@ -25,7 +25,7 @@ SELECT episode_id, instance_id || '/' || mode || '/' || lang AS instance, player
        CASE WHEN aborted THEN (CASE WHEN abort_player = 'a' THEN {ABORT_SCORE} ELSE 0.0 END)
             ELSE score_a::DOUBLE END AS score_a,
        CASE WHEN aborted THEN (CASE WHEN abort_player = 'b' THEN {ABORT_SCORE} ELSE 0.0 END)
-            ELSE score_b::DOUBLE END AS score_b
+            ELSE score_b::DOUBLE END AS score_b, shard_id
 FROM episodes ORDER BY episode_id
 """
 
