@@ -246,6 +246,11 @@ def build_report(run_dir: Path, out_dir: Path,
         for part, n in counts:
             if n:
                 part.write(doc, con)
+        from distbench.report.tournament import has_tournament
+        from distbench.report.tournament import section as tournament_section
+
+        if has_tournament(con):
+            tournament_section(doc, con)
         if calls:
             summary = run_dir / "summary.json"
             health = (json.loads(summary.read_text(encoding="utf-8")).get("calls")
