@@ -212,3 +212,20 @@ def test_adaptive_max_matches_stop_names_the_open_gaps(tmp_path):
     assert result.exit_code == 0, result.output
     assert "max-matches: 8 games reached --max-matches 8" in result.output
     assert "tier1 vs mock:tier1" in result.output or "mock:tier1 vs tier1" in result.output
+
+
+def test_tournament_on_ray_gives_the_rows_of_the_in_process_run(tmp_path, ray_session):
+    from distbench.cli.tournament import run_tournament
+
+    family = get_family("negotiation")
+    tour = Tournament.build(family, SCRIPTED.split(","), PairingSettings(num_instances=3),
+                            resamples=100)
+    _, on_ray = run_tournament(tour, tmp_path / "ray", parallel=True)
+    _, here = run_tournament(tour, tmp_path / "here", parallel=False)
+    strip = [{k: v for k, v in r.items() if k != "run_id"} for r in on_ray.ratings]
+    assert strip == [{k: v for k, v in r.items() if k != "run_id"} for r in here.ratings]
+    for name in ("ray", "here"):
+        con = open_run(tmp_path / name)
+        assert con.execute("select count(distinct shard_id), count(*) from episodes").fetchone() \
+            == (3, 18)
+        con.close()
