@@ -68,10 +68,13 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
                extra: tuple[str, ...]) -> None:
     """Round robin (both seat orders) of the four scripted tiers, or of the agents given
     (tiers and your own agent classes), with the tier gradient."""
-    from distbench.cli.progress import run_with_progress
-    from distbench.engine.driver import RunDirectoryError
+    import math
+
+    from distbench.cli.tournament import run_tournament
+    from distbench.engine.tournament import Tournament, format_ranking
+    from distbench.games.base import PairingSettings
     from distbench.games.fog.metrics import gradient_verdict, tier_gradient
-    from distbench.games.fog.plan import plan_fog, tournament_config
+    from distbench.games.registry import get_family
     from distbench.store.catalog import open_run
 
     if games_per_pairing < 1:
@@ -85,19 +88,17 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
                                   + [a.strip() for a in extra]))
     if len(players) < 2:
         raise UserError(f"a round robin needs at least two agents, got {', '.join(players) or 'none'}")
+    # the same machinery as `distbench tournament --family fog`: every pair in both seat
+    # orders on the same games, half of --games-per-pairing (rounded up) in each
+    settings = PairingSettings(num_instances=math.ceil(games_per_pairing / 2), seed=seed,
+                               options={"scout_accuracy": scout_accuracy,
+                                        "scouting": not no_scouting})
     try:
-        config = tournament_config(games_per_pairing, seed=seed, scout_accuracy=scout_accuracy,
-                                   scouting=not no_scouting, tiers=players)
+        tour = Tournament.build(get_family("fog"), list(players), settings)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     run_dir = make_output_dir(output_dir) / run_id
-    try:
-        outcome = run_with_progress(plan_fog(config, run_id), run_dir, parallel=parallel,
-                                    command=["distbench", *sys.argv[1:]])
-    except RunDirectoryError as exc:
-        raise UserError(str(exc)) from None
-    except KeyboardInterrupt:
-        raise interrupted(["distbench", *sys.argv[1:]]) from None
+    outcome, result = run_tournament(tour, run_dir, parallel=parallel)
     con = open_run(run_dir)
     try:
         rows = [dict(zip(("agent_a", "agent_b", "winner"), r, strict=True)) for r in
@@ -106,6 +107,7 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
         con.close()
     gradient = tier_gradient(rows)
     click.echo(format_gradient(gradient, gradient_verdict(gradient)))
+    click.echo("\n" + format_ranking(result.ratings))
     click.echo(f"\n{outcome.executed} shard(s) run, {outcome.skipped} already committed, "
                f"{outcome.elapsed_s:.1f} s. Results: {outcome.run_dir}", err=True)
 

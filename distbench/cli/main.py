@@ -62,6 +62,7 @@ def _register() -> None:
         run,
         serve,
         sweep,
+        tournament,
         view,
     )
 
@@ -76,6 +77,7 @@ def _register() -> None:
     cli.add_command(report.report)
     cli.add_command(view.view)
     cli.add_command(rescore.rescore)
+    cli.add_command(tournament.tournament)
     from distbench.cli.options import bound_all_numbers
 
     bound_all_numbers(cli)

@@ -32,7 +32,8 @@ from typing import Any
 
 from distbench.llm.base import BackendSpec
 
-__all__ = ["CommandRun", "Family", "Rescored", "RunPlan", "ShardResult", "StoredShard",
+__all__ = ["CommandRun", "Family", "PairingSettings", "Rescored", "RunPlan", "SeatOutcome",
+           "ShardResult", "StoredShard",
            "check_config", "derive_seed", "parse_player", "shard_specs", "stable_hash"]
 
 #: Configuration fields that, when a run configuration has them, must be at least 1.
@@ -305,6 +306,51 @@ def _load(target: str) -> Any:
 
 
 @dataclass(frozen=True)
+class PairingSettings:
+    """What every pairing of a tournament shares (``Family.pairing``).
+
+    Attributes:
+        num_instances: Instances played, each in every seat order.
+        seed: Instance seed (the same instances for every pairing).
+        llm_seed: Seed of the models' sampling.
+        temperature: Sampling temperature.
+        max_tokens: Completion budget per answer (None: the family's default).
+        options: The family's own settings (e.g. fog's ``scout_accuracy``).
+    """
+
+    num_instances: int
+    seed: int = 0
+    llm_seed: int = 0
+    temperature: float = 1.0
+    max_tokens: int | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SeatOutcome:
+    """One game of a pairing, as a tournament rates it.
+
+    Attributes:
+        game_id: The game (episode) id.
+        instance: What the game was played on (the same in both seat orders: pairs a game
+            with its swapped-seat twin).
+        player_a: Label of the player in the first seat.
+        player_b: Label of the player in the second seat.
+        score_a: The first seat's score (higher is better; the family's units).
+        score_b: The second seat's score.
+        shard_id: The shard that played it (a tournament rates the games of its plan only).
+    """
+
+    game_id: str
+    instance: str
+    player_a: str
+    player_b: str
+    score_a: float
+    score_b: float
+    shard_id: str = ""
+
+
+@dataclass(frozen=True)
 class Family:
     """A game family, as the engine, the store and the CLI see it.
 
@@ -353,6 +399,18 @@ class Family:
             files ``distbench export`` writes for a run of the family, or None: each of the
             family's tables as JSON records (``<table>.json``) and its summary
             (``summary.json``).
+        seats: The seats a player fills, in order (e.g. ``("a", "b")``); empty: players
+            cannot be paired (no tournaments of the family).
+        player: ``"module:function"`` of ``(text) -> (player, label)``: a tournament's
+            ``--players`` entry as the family's player (a model spec or a scripted name) and
+            its label as the family's tables write it (ValueError: one line).
+        pairing: ``"module:function"`` of ``(player_a, player_b, settings) -> config``: the
+            configuration (with ``plan(run_id)`` and ``identity()``) playing one pairing in
+            every seat, on the same instances in each seat order (paired); ``settings`` is a
+            :class:`PairingSettings`.
+        outcomes: ``"module:function"`` of ``(con) -> list[SeatOutcome]``: every game of a run
+            with who sat where and each seat's score (higher is better, in the family's
+            units), what a tournament rates.
     """
 
     name: str
@@ -375,6 +433,10 @@ class Family:
     viewer: str | None = None
     rescore: str | None = None
     export: str | None = None
+    seats: tuple[str, ...] = ()
+    player: str | None = None
+    pairing: str | None = None
+    outcomes: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -431,6 +493,28 @@ class Family:
         """The family's ``distbench export`` files (its ``export`` hook), or None when it has
         no hook (the generic export applies)."""
         return list(_load(self.export)(con, out_dir, run_id)) if self.export else None
+    @property
+    def pairable(self) -> bool:
+        """Whether players can be paired in this family's seats (a tournament can run)."""
+        return bool(self.seats and self.player and self.pairing and self.outcomes)
+
+    def tournament_player(self, text: str) -> tuple[Any, str]:
+        """A ``--players`` entry as (the family's player, its label) (ValueError)."""
+        if not self.pairable:
+            raise ValueError(f"the {self.name} family has no seats for players to fill")
+        return _load(self.player)(text)
+
+    def plan_pairing(self, player_a: Any, player_b: Any, settings: PairingSettings) -> Any:
+        """The configuration playing ``player_a`` against ``player_b`` in every seat."""
+        if not self.pairable:
+            raise ValueError(f"the {self.name} family has no seats for players to fill")
+        return _load(self.pairing)(player_a, player_b, settings)
+
+    def seat_outcomes(self, con: Any) -> list[SeatOutcome]:
+        """Every game of a run with each seat's player and score."""
+        if not self.pairable:
+            raise ValueError(f"the {self.name} family has no seats for players to fill")
+        return list(_load(self.outcomes)(con))
 
     def warm(self) -> None:
         """Runs the family's warm-up (nothing when it has none)."""

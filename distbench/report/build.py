@@ -275,6 +275,11 @@ def build_report(run_dir: Path, out_dir: Path,
             if n:
                 say(f"{part.family} section ({n:,} {part.unit}): drawing its figures ...")
                 part.write(doc, con)
+        from distbench.report.tournament import has_tournament
+        from distbench.report.tournament import section as tournament_section
+
+        if has_tournament(con):
+            tournament_section(doc, con)
         if calls:
             say(f"cost and speed section ({calls:,} model calls) ...")
             summary = run_dir / "summary.json"

@@ -353,3 +353,38 @@ def pareto_positions(
     ax.legend(fontsize=8, loc="lower left")
     ax.grid(alpha=0.3)
     return _render(fig)
+
+
+def heatmap(
+    labels: Sequence[str],
+    values: np.ndarray,
+    *,
+    title: str,
+    colorbar: str,
+    counts: np.ndarray | None = None,
+) -> Drawing | None:
+    """A square matrix ``values[i, j]`` (row player against column player) as a diverging
+    heat map centred on 0, each cell annotated with its value (and n= from ``counts``); NaN
+    cells (pairs that did not meet) are left blank."""
+    vals = np.asarray(values, dtype=float)
+    if vals.size == 0 or np.all(np.isnan(vals)):
+        return None
+    k = len(labels)
+    fig = _new(max(5.0, 0.9 * k + 2.5), max(4.0, 0.8 * k + 1.8), title)
+    ax = fig.subplots()
+    span = float(np.nanmax(np.abs(vals))) or 1.0
+    image = ax.imshow(np.ma.masked_invalid(vals), cmap="RdBu", vmin=-span, vmax=span)
+    for i in range(k):
+        for j in range(k):
+            if np.isnan(vals[i, j]):
+                continue
+            text = f"{vals[i, j]:+.2f}"
+            if counts is not None and i != j:
+                text += f"\nn={int(counts[i, j])}"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7)
+    ax.set_xticks(range(k), labels, rotation=30, ha="right", fontsize=8)
+    ax.set_yticks(range(k), labels, fontsize=8)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("player")
+    fig.colorbar(image, ax=ax, label=colorbar)
+    return _render(fig)

@@ -72,12 +72,48 @@ CALLS = pa.schema(
     ]
 )
 
-SCHEMAS: dict[str, pa.Schema] = {"calls": CALLS}
-"""Every known table by name: ``calls`` (every family's model calls) and the tables the game
-families registered (:func:`register_tables`; ``distbench.games.registry`` does it when a
-family registers). The store itself knows no game."""
+RATINGS = pa.schema(
+    [
+        _f("run_id", pa.string(), "Run id (a tournament).", False),
+        _f("family", pa.string(), "Game family the players met in.", False),
+        _f("player", pa.string(), "The player: '<provider>:<model>' or a scripted player's name.", False),
+        _f("rank", pa.int32(), "Rank by Bradley-Terry strength, from 1.", False),
+        _f("matches", pa.int64(), "Games the player played (both seats).", False),
+        _f("wins", _F64, "Games won, a tie counted as half.", False),
+        _f("mean_margin", _F64, "Mean of the player's seat score minus its opponent's, over its games (the family's units).", False),
+        _f("bt_strength", _F64, "Bradley-Terry log-strength (natural log odds, mean 0 over the population), penalised ML with ties as half a win each.", False),
+        _f("bt_low", _F64, "Lower end of bt_strength's percentile bootstrap interval over matches (at the run's confidence); NULL without resamples."),
+        _f("bt_high", _F64, "Upper end of that interval; NULL without resamples."),
+        _f("elo", _F64, "Elo display of bt_strength: 1500 + 400 / ln 10 * bt_strength.", False),
+        _f("elo_low", _F64, "Elo display of bt_low."),
+        _f("elo_high", _F64, "Elo display of bt_high."),
+        _f("nash_mass", _F64, "The player's probability in the maximum-entropy Nash equilibrium of the meta-game (mean margins).", False),
+        _f("nash_rating", _F64, "Nash averaging rating: the player's mean margin against the equilibrium mixture (<= 0; 0 on its support).", False),
+        _f("confidence", _F64, "Confidence level of the intervals.", False),
+    ]
+)
 
-_OWNERS: dict[str, str] = {"calls": "distbench"}
+PAIRINGS = pa.schema(
+    [
+        _f("run_id", pa.string(), "Run id (a tournament).", False),
+        _f("family", pa.string(), "Game family.", False),
+        _f("player_i", pa.string(), "The first player of the pair (earlier in --players).", False),
+        _f("player_j", pa.string(), "The second player.", False),
+        _f("matches", pa.int64(), "Games the pair played (both seat orders).", False),
+        _f("wins_i", _F64, "player_i's wins, a tie counted as half.", False),
+        _f("score_diff", _F64, "Mean of player_i's seat score minus player_j's (the family's units).", False),
+        _f("diff_low", _F64, "Lower end of score_diff's percentile bootstrap interval over the pair's games; NULL without resamples."),
+        _f("diff_high", _F64, "Upper end of that interval; NULL without resamples."),
+    ]
+)
+
+SCHEMAS: dict[str, pa.Schema] = {"calls": CALLS, "ratings": RATINGS, "pairings": PAIRINGS}
+"""Every known table by name: ``calls`` (every family's model calls), ``ratings`` and
+``pairings`` (a tournament's, any family), and the tables the game families registered
+(:func:`register_tables`; ``distbench.games.registry`` does it when a family registers). The
+store itself knows no game."""
+
+_OWNERS: dict[str, str] = {"calls": "distbench", "ratings": "distbench", "pairings": "distbench"}
 
 
 def register_tables(tables: dict[str, pa.Schema] | Any, owner: str) -> None:

@@ -298,4 +298,8 @@ FAMILY = register(Family(
     section="distbench.games.fog.command:section",
     viewer="distbench.games.fog.viewer:view",
     rescore="distbench.games.fog.rescore:rescore",
+    seats=("a", "b"),
+    player="distbench.games.fog.tournament:player",
+    pairing="distbench.games.fog.tournament:pairing",
+    outcomes="distbench.games.fog.tournament:outcomes",
 ))

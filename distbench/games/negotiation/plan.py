@@ -350,4 +350,8 @@ FAMILY = register(Family(
     viewer="distbench.games.negotiation.viewer:view",
     rescore="distbench.games.negotiation.rescore:rescore",
     export="distbench.games.negotiation.export:export_json",
+    seats=("a", "b"),
+    player="distbench.games.negotiation.tournament:player",
+    pairing="distbench.games.negotiation.tournament:pairing",
+    outcomes="distbench.games.negotiation.tournament:outcomes",
 ))

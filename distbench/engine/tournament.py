@@ -1,0 +1,370 @@
+"""Tournaments: a population of players x a family whose seats they fill x instances, rated.
+
+Every unordered pair of the population is one pairing, planned by the family
+(``Family.plan_pairing``: both seat orders on the same instances); the tournament's plan is
+the union of the pairings' shards, so it is a run like any other (planned shards, Ray or in
+process, exactly-once resume, progress, the store). After the run, the family's outcome per
+seat (``Family.seat_outcomes``) gives one *match* per game: its result (the higher seat score
+wins; equal scores tie) and its margin (the difference of the seat scores). From them
+:func:`rate` fits the ratings of :mod:`distbench.report.ratings` and writes the ``ratings``
+and ``pairings`` tables, committed like a shard (marker ``tournament-ratings``), so a resume
+or a rerun rewrites them exactly once.
+
+The engine names no family: the family comes from the registry by name.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from distbench.games.base import Family, PairingSettings, RunPlan
+from distbench.report.ratings import (
+    DEFAULT_ALPHA,
+    bootstrap_bradley_terry,
+    elo,
+    meta_game,
+    nash_average,
+    pair_stats,
+)
+from distbench.store.schema import PAIRINGS, RATINGS
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["RATINGS_MARKER", "Separation", "Tournament", "TournamentRatings", "next_pairs",
+           "plan_schedule", "plan_tournament", "rate", "round_seed", "separation",
+           "stop_reason", "write_ratings"]
+
+RATINGS_MARKER = "tournament-ratings"
+"""The commit marker of a tournament's ``ratings`` and ``pairings`` files."""
+
+
+@dataclass(frozen=True)
+class Tournament:
+    """A population of players in one family.
+
+    Attributes:
+        family: The family (pairable: it declares seats, players, pairings and outcomes).
+        players: The family's players, in the order given.
+        labels: Their labels, as the family's tables write them (distinct).
+        settings: What every pairing shares.
+        resamples: Bootstrap resamples of the intervals.
+        confidence: Confidence level of the intervals.
+    """
+
+    family: Family
+    players: tuple[Any, ...]
+    labels: tuple[str, ...]
+    settings: PairingSettings
+    resamples: int = 1000
+    confidence: float = 0.95
+
+    @classmethod
+    def build(cls, family: Family, texts: list[str], settings: PairingSettings,
+              **kwargs: Any) -> Tournament:
+        """Resolves ``--players`` entries through the family (ValueError: one line)."""
+        if not family.pairable:
+            raise ValueError(f"the {family.name} family has no seats for players to fill "
+                             "(tournaments need a family such as negotiation or fog)")
+        if settings.num_instances < 1:
+            raise ValueError(f"--num-instances must be at least 1, got {settings.num_instances}")
+        players, labels = [], []
+        for text in texts:
+            player, label = family.tournament_player(text)
+            if label in labels:
+                raise ValueError(f"--players: {text!r} is given twice (as {label})")
+            players.append(player)
+            labels.append(label)
+        if len(players) < 2:
+            raise ValueError(f"a tournament needs at least two players, got {len(players)}")
+        return cls(family, tuple(players), tuple(labels), settings, **kwargs)
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """Every unordered pair ``i < j`` of the population."""
+        n = len(self.players)
+        return [(i, j) for i in range(n) for j in range(i + 1, n)]
+
+    def describe(self) -> dict[str, Any]:
+        """JSON of the tournament itself (recorded in the manifest)."""
+        settings = asdict(self.settings)
+        settings["options"] = dict(self.settings.options)
+        return {"family": self.family.name, "players": list(self.labels),
+                "settings": settings, "resamples": self.resamples,
+                "confidence": self.confidence}
+
+
+def plan_tournament(tournament: Tournament, run_id: str) -> RunPlan:
+    """The run of every pairing: the union of the pairings' shards, in pair order."""
+    configs = [tournament.family.plan_pairing(tournament.players[i], tournament.players[j],
+                                              tournament.settings)
+               for i, j in tournament.pairs()]
+    plans = [c.plan(run_id) for c in configs]
+    shards: dict[str, Any] = {}
+    for plan in plans:
+        for shard in plan.shards:
+            shards.setdefault(shard.shard_id, shard)
+
+    def total(name: str) -> Any:
+        values = [getattr(p, name) for p in plans]
+        return None if any(v is None for v in values) else sum(values)
+
+    tokens = [p.expected_tokens for p in plans]
+    head = plans[0]
+    return RunPlan(
+        family=tournament.family.name,
+        config={"tournament": tournament.describe(), "pairings": [p.config for p in plans]},
+        identity={"tournament": tournament.describe(),
+                  "pairings": [c.identity() for c in configs]},
+        shards=list(shards.values()),
+        seeds=head.seeds,
+        summarize=head.summarize,
+        unit=head.unit,
+        summary_threads=head.summary_threads,
+        summary_tables=head.summary_tables,
+        extra_styles=head.extra_styles,
+        expected_calls=total("expected_calls"),
+        expected_tokens=None if any(t is None for t in tokens) else
+        (sum(t[0] for t in tokens), sum(t[1] for t in tokens)),
+        expected_cost=total("expected_cost"),
+        expected_requests=total("expected_requests"),
+    )
+
+
+@dataclass(frozen=True)
+class TournamentRatings:
+    """A tournament's ratings and pairwise table, as rows of ``ratings`` and ``pairings``."""
+
+    ratings: list[dict[str, Any]]
+    pairings: list[dict[str, Any]]
+
+
+def matches_from(outcomes: list[Any], labels: tuple[str, ...]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b, outcome, margin) arrays of the games between players of the population.
+
+    Raises:
+        ValueError: a game of a player not in ``labels`` (the run is not this tournament).
+    """
+    index = {label: k for k, label in enumerate(labels)}
+    a, b, result, margin = [], [], [], []
+    for o in outcomes:
+        if o.player_a not in index or o.player_b not in index:
+            raise ValueError(f"game {o.game_id} has a player outside the population "
+                             f"({o.player_a} vs {o.player_b})")
+        if o.player_a == o.player_b:
+            continue
+        a.append(index[o.player_a])
+        b.append(index[o.player_b])
+        diff = float(o.score_a) - float(o.score_b)
+        result.append(1.0 if diff > 0 else 0.0 if diff < 0 else 0.5)
+        margin.append(diff)
+    return (np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64),
+            np.asarray(result, dtype=np.float64), np.asarray(margin, dtype=np.float64))
+
+
+def rate_matches(labels: tuple[str, ...], family: str, run_id: str, a: np.ndarray,
+                 b: np.ndarray, outcome: np.ndarray, margin: np.ndarray, *, seed: int,
+                 resamples: int = 1000, confidence: float = 0.95) -> TournamentRatings:
+    """The ``ratings`` and ``pairings`` rows of a set of matches (pure)."""
+    n = len(labels)
+    bt = bootstrap_bradley_terry(n, a, b, outcome, seed=seed, alpha=DEFAULT_ALPHA,
+                                 resamples=resamples, level=confidence)
+    nash = nash_average(meta_game(n, a, b, margin))
+    pairs = pair_stats(n, a, b, outcome, margin, seed=seed, resamples=resamples,
+                       level=confidence)
+    order = np.lexsort((np.arange(n), -bt.theta))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(1, n + 1)
+    elos, lows, highs = elo(bt.theta), elo(bt.low), elo(bt.high)
+
+    def opt(x: float) -> float | None:
+        return None if np.isnan(x) else float(x)
+
+    ratings = []
+    for k in order:
+        mine = (a == k) | (b == k)
+        wins = float(np.where(a == k, outcome, 1.0 - outcome)[mine].sum())
+        margins = np.where(a == k, margin, -margin)[mine]
+        ratings.append({
+            "run_id": run_id, "family": family, "player": labels[k], "rank": int(rank[k]),
+            "matches": int(mine.sum()), "wins": wins,
+            "mean_margin": float(margins.mean()) if margins.size else 0.0,
+            "bt_strength": float(bt.theta[k]), "bt_low": opt(bt.low[k]),
+            "bt_high": opt(bt.high[k]), "elo": float(elos[k]), "elo_low": opt(lows[k]),
+            "elo_high": opt(highs[k]), "nash_mass": float(nash.mass[k]),
+            "nash_rating": float(nash.rating[k]), "confidence": confidence,
+        })
+    pairings = [{
+        "run_id": run_id, "family": family, "player_i": labels[int(i)],
+        "player_j": labels[int(j)], "matches": int(m), "wins_i": float(w),
+        "score_diff": float(d), "diff_low": opt(lo), "diff_high": opt(hi),
+    } for i, j, m, w, d, lo, hi in zip(pairs.i, pairs.j, pairs.matches, pairs.wins_i,
+                                       pairs.diff, pairs.low, pairs.high, strict=True)]
+    return TournamentRatings(ratings, pairings)
+
+
+def read_matches(tournament: Tournament, run_dir: Path, shard_ids: set[str] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b, outcome, margin) of the run's committed games (see :func:`matches_from`); with
+    ``shard_ids``, of those shards' games only (an adaptive round resumed in a run that went
+    further reads the games of its own schedule, not the later rounds')."""
+    from distbench.store.catalog import open_run
+
+    con = open_run(run_dir, threads=1, tables=list(tournament.family.tables))
+    try:
+        outcomes = tournament.family.seat_outcomes(con)
+    finally:
+        con.close()
+    if shard_ids is not None:
+        outcomes = [o for o in outcomes if o.shard_id in shard_ids]
+    return matches_from(outcomes, tournament.labels)
+
+
+def rate(tournament: Tournament, run_dir: Path, run_id: str) -> TournamentRatings:
+    """Reads the run's games through the family's outcomes and rates the population."""
+    a, b, outcome, margin = read_matches(tournament, run_dir)
+    return rate_matches(tournament.labels, tournament.family.name, run_id, a, b, outcome,
+                        margin, seed=tournament.settings.seed, resamples=tournament.resamples,
+                        confidence=tournament.confidence)
+
+
+def write_ratings(run_dir: Path, result: TournamentRatings) -> None:
+    """Commits the ``ratings`` and ``pairings`` tables (one marker; a rerun overwrites)."""
+    from distbench.store.writer import RunWriter, exclusive
+
+    tables = {
+        "ratings": ("tournament", pa.Table.from_pylist(result.ratings, schema=RATINGS)),
+        "pairings": ("tournament", pa.Table.from_pylist(result.pairings, schema=PAIRINGS)),
+    }
+    with exclusive(run_dir):
+        RunWriter(run_dir).commit_shard(RATINGS_MARKER, tables)
+
+
+def format_ranking(ratings: list[dict[str, Any]]) -> str:
+    """The ranking with intervals, as text for the terminal."""
+    if not ratings:
+        return "no games were rated"
+    width = max(6, *(len(r["player"]) for r in ratings))
+    level = round(100 * ratings[0]["confidence"])
+    lines = [f"{'rank':>4}  {'player':<{width}} {'games':>6} {'wins':>7} {'BT':>7} "
+             f"{f'{level}% interval':>18} {'Elo':>6} {'Nash mass':>9} {'Nash rating':>11}"]
+    for r in ratings:
+        ci = ("[{:+.2f}, {:+.2f}]".format(r["bt_low"], r["bt_high"])
+              if r["bt_low"] is not None else "")
+        lines.append(f"{r['rank']:>4}  {r['player']:<{width}} {r['matches']:>6} "
+                     f"{r['wins']:>7.1f} {r['bt_strength']:>+7.2f} {ci:>18} {r['elo']:>6.0f} "
+                     f"{r['nash_mass']:>9.3f} {r['nash_rating']:>+11.3f}")
+    return "\n".join(lines)
+
+
+# --- adaptive scheduling -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Separation:
+    """Where a ranking stands: which adjacent ranks are separated, which pairs still overlap.
+
+    Attributes:
+        order: Player indices, best first (by Bradley–Terry strength).
+        gaps: Per adjacent pair of ranks ``(higher, lower, low, high)``: the percentile
+            bootstrap interval of ``theta[higher] - theta[lower]`` at the confidence.
+        overlapping: Pairs ``i < j`` whose strength intervals overlap.
+    """
+
+    order: list[int]
+    gaps: list[tuple[int, int, float, float]]
+    overlapping: list[tuple[int, int]]
+
+    @property
+    def separated(self) -> bool:
+        """Every adjacent pair of ranks is separated (its difference interval excludes 0)."""
+        return all(low > 0 for _, _, low, _ in self.gaps)
+
+    def unresolved(self) -> list[tuple[int, int]]:
+        """The adjacent pairs not separated yet, as ``i < j``."""
+        return [(min(h, lo), max(h, lo)) for h, lo, low, _ in self.gaps if not low > 0]
+
+
+def separation(n: int, a: np.ndarray, b: np.ndarray, outcome: np.ndarray, *, seed: int,
+               confidence: float = 0.95, resamples: int = 1000) -> Separation:
+    """The ranking's separation from a set of matches (pure; the adaptive schedule's input)."""
+    bt = bootstrap_bradley_terry(n, a, b, outcome, seed=seed, alpha=DEFAULT_ALPHA,
+                                 resamples=max(resamples, 1), level=confidence)
+    order = [int(k) for k in np.lexsort((np.arange(n), -bt.theta))]
+    tail = (1.0 - confidence) / 2.0
+    gaps = []
+    for hi, lo in zip(order, order[1:], strict=False):
+        diff = bt.samples[:, hi] - bt.samples[:, lo]
+        if diff.size:
+            low, high = (float(x) for x in np.quantile(diff, [tail, 1.0 - tail]))
+        else:
+            low = high = math.nan
+        gaps.append((hi, lo, low, high))
+    overlapping = [(i, j) for i in range(n) for j in range(i + 1, n)
+                   if bt.low[i] <= bt.high[j] and bt.low[j] <= bt.high[i]]
+    return Separation(order, gaps, overlapping)
+
+
+def next_pairs(state: Separation) -> list[tuple[int, int]]:
+    """The pairs the next round plays: the adjacent ranks whose intervals still overlap (the
+    interval of their difference contains 0). A game between them is the one that moves the
+    ranking most: it bears on an unsettled order directly, while a game between ranks far
+    apart only tightens both players a little (``overlapping`` lists every pair whose strength
+    intervals overlap, for a report)."""
+    return sorted(set(state.unresolved()))
+
+
+def round_seed(seed: int, round_index: int) -> int:
+    """The instance seed of an adaptive round (round 0 plays ``seed`` itself)."""
+    from distbench.games.base import derive_seed
+
+    return seed if round_index == 0 else derive_seed(seed, "round", round_index) >> 2
+
+
+def plan_schedule(tournament: Tournament, schedule: list[list[tuple[int, int]]], run_id: str,
+                  adaptive: dict[str, Any]) -> RunPlan:
+    """The run of the rounds scheduled so far: round ``r`` plays its pairs on
+    ``settings.num_instances`` instances of :func:`round_seed` ``(seed, r)``, both seat orders.
+    The identity is the tournament's and the adaptive settings' only (not the schedule, which
+    the results decide), so each round resumes the same run: committed shards are skipped."""
+    from dataclasses import replace
+
+    configs = []
+    for r, pairs in enumerate(schedule):
+        settings = replace(tournament.settings, seed=round_seed(tournament.settings.seed, r))
+        configs += [tournament.family.plan_pairing(tournament.players[i], tournament.players[j],
+                                                   settings) for i, j in pairs]
+    plans = [c.plan(run_id) for c in configs]
+    shards: dict[str, Any] = {}
+    for plan in plans:
+        for shard in plan.shards:
+            shards.setdefault(shard.shard_id, shard)
+    identity = {"tournament": tournament.describe(), "adaptive": adaptive}
+    head = plans[0]
+    return RunPlan(
+        family=tournament.family.name,
+        config={**identity, "schedule": [[list(p) for p in pairs] for pairs in schedule]},
+        identity=identity, shards=list(shards.values()), seeds=head.seeds,
+        summarize=head.summarize, unit=head.unit, summary_threads=head.summary_threads,
+        summary_tables=head.summary_tables, extra_styles=head.extra_styles)
+
+
+def stop_reason(state: Separation, matches: int, max_matches: int | None,
+                labels: tuple[str, ...], confidence: float) -> str | None:
+    """Why an adaptive tournament stops now, in one line, or None: go on."""
+    level = f"{round(100 * confidence)}%"
+    if state.separated:
+        return (f"separated: every adjacent pair of ranks is separated at {level} "
+                f"({matches:,} games)")
+    if max_matches is not None and matches >= max_matches:
+        open_gaps = "; ".join(f"{labels[h]} vs {labels[lo]} [{low:+.2f}, {high:+.2f}]"
+                              for h, lo, low, high in state.gaps if not low > 0)
+        return (f"max-matches: {matches:,} games reached --max-matches {max_matches:,} with "
+                f"adjacent ranks not separated at {level}: {open_gaps}")
+    return None

@@ -1,0 +1,54 @@
+"""The fog family in a tournament: its seats, its players (tiers, agent classes, models), a
+pairing, the outcome per seat.
+
+A pairing plays ``num_instances`` games of one seed in each seat order; the game with index
+``i`` draws its board and noise from ``(seed, i)`` alone, so both seat orders (and every
+pairing) play the same instances. A seat scores 1 for a win, 0.5 for a draw, 0 for a loss.
+``options`` may give ``scout_accuracy`` and ``scouting``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from distbench.games.base import PairingSettings, SeatOutcome
+from distbench.games.fog.plan import FogRunConfig, agent_label
+
+SEATS = ("a", "b")
+
+OUTCOMES_SQL = """
+SELECT game_id, 's' || seed || '/g' || game_index AS instance, agent_a, agent_b,
+       CASE winner WHEN 'a' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END AS score_a,
+       CASE winner WHEN 'b' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END AS score_b, shard_id
+FROM fog_games ORDER BY game_id
+"""
+
+
+def player(text: str) -> tuple[Any, str]:
+    """A tier (``tier1``..``tier4`` or its strategy name), ``mock:TIER``, an agent class
+    ``module:Class`` or a model ``PROVIDER[:MODEL]`` (ValueError)."""
+    from distbench.games.fog.command import player as fog_player
+    from distbench.llm.registry import make_spec
+
+    agent = fog_player(text, make_spec("dummy"))
+    if not isinstance(agent, str) and agent.provider == "dummy":
+        raise ValueError("the dummy model cannot play fog of war; use tier1..tier4 or a model")
+    return agent, agent_label(agent)
+
+
+def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> FogRunConfig:
+    """Both seat orders of ``player_a`` against ``player_b`` on the same games."""
+    options = dict(settings.options)
+    return FogRunConfig(
+        pairings=((player_a, player_b),), seeds=(settings.seed,),
+        num_games=settings.num_instances,
+        scout_accuracy=options.get("scout_accuracy", 0.7),
+        scouting=options.get("scouting", True), llm_seed=settings.llm_seed,
+        temperature=settings.temperature, max_tokens=settings.max_tokens or 512,
+        both_seat_orders=True,
+    )
+
+
+def outcomes(con: Any) -> list[SeatOutcome]:
+    """Every game with each seat's score (1 win, 0.5 draw, 0 loss)."""
+    return [SeatOutcome(*row) for row in con.execute(OUTCOMES_SQL).fetchall()]

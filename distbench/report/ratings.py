@@ -1,0 +1,350 @@
+"""Ratings of a population from pairwise matches: Bradley–Terry, Elo, Nash averaging.
+
+A *match* is one game between two players ``a`` and ``b``; it gives ``outcome`` (``a``'s result:
+1 a win, 0.5 a tie, 0 a loss, decided by the two players' scores in that game) and ``margin``
+(``a``'s score minus ``b``'s, in the family's units).
+
+- **Bradley–Terry** (:func:`fit_bradley_terry`): maximum likelihood over the outcomes, a tie
+  counted as half a win for each player (not Davidson's tie parameter: a tie is evidence that
+  the two are equal, and half-wins keep the likelihood the plain Bradley–Terry one, which
+  ``choix`` fits from the same counts). Strengths are natural-log odds, centred (mean 0). An
+  optional L2 penalty ``alpha`` (``choix.opt_pairwise``'s convention, ``alpha * sum theta**2``)
+  keeps them finite when a player won or lost every match; a tournament uses
+  :data:`DEFAULT_ALPHA`.
+- **Intervals** (:func:`bootstrap_bradley_terry`): percentile bootstrap over matches, resampled
+  within each pair of players (the schedule is kept), seeded.
+- **Elo** (:func:`elo`): a display of the same fit, ``1500 + 400 / ln 10 * theta``; nothing
+  is fitted on the Elo scale.
+- **Nash averaging** (:func:`nash_average`, Balduzzi et al. 2018): the meta-game is the
+  antisymmetric matrix ``A[i, j]`` of the mean margin of ``i`` against ``j``; it is a symmetric
+  zero-sum game of value 0, solved by :func:`distbench.kernels.zero_sum.solve_zero_sum`. Among
+  its optimal strategies the maximum-entropy one is selected (an entropy-maximising step over
+  the equilibrium face ``{p in simplex : A p <= 0}``, started from the kernel's solution and
+  accepted only if it stays an equilibrium). A player's *mass* is its probability in that
+  strategy, its *rating* ``(A p)_i`` its expected margin against the equilibrium mixture
+  (``<= 0``, 0 on the support). Adding an exact copy of a player splits its mass between the
+  copies and leaves every rating unchanged, so a population cannot be tilted by packing it
+  with one style.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from distbench.kernels.bradley_terry import fit_bradley_terry_batch
+from distbench.kernels.zero_sum import solve_zero_sum
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["DEFAULT_ALPHA", "ELO_BASE", "ELO_SCALE", "BradleyTerry", "NashAveraging",
+           "PairStats", "bootstrap_bradley_terry", "elo", "fit_bradley_terry", "meta_game",
+           "nash_average", "pair_stats", "win_matrix"]
+
+#: The tournament's Bradley–Terry penalty: a Gaussian prior of variance 50 on each
+#: log-strength (``choix``'s ``alpha``), negligible against tens of matches per pair but enough
+#: to keep a player who won every match finite.
+DEFAULT_ALPHA = 0.01
+ELO_BASE = 1500.0
+ELO_SCALE = 400.0 / math.log(10.0)
+#: A maximum-entropy candidate is accepted when ``max(A p) <= NASH_TOL * max(1, max |A|)``.
+NASH_TOL = 1e-7
+
+
+@dataclass(frozen=True)
+class BradleyTerry:
+    """A Bradley–Terry fit with bootstrap intervals.
+
+    Attributes:
+        theta: (n,) centred natural-log strengths.
+        low: (n,) lower end of the percentile interval (NaN when not bootstrapped).
+        high: (n,) upper end.
+        level: the intervals' confidence level.
+        resamples: bootstrap resamples drawn.
+        unconverged: resamples whose fit did not converge (excluded from the intervals).
+        samples: (R, n) the converged resamples' strengths (R = 0 without resamples), for
+            intervals of differences.
+    """
+
+    theta: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    level: float
+    resamples: int
+    unconverged: int
+    samples: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+
+
+@dataclass(frozen=True)
+class NashAveraging:
+    """The maximum-entropy Nash equilibrium of a meta-game and the ratings it gives.
+
+    Attributes:
+        mass: (n,) the equilibrium's probability of each player.
+        rating: (n,) ``A @ mass``: each player's mean margin against the equilibrium mixture.
+        entropy: natural-log entropy of ``mass``.
+        max_entropy: True when the entropy step was accepted; False: the kernel's equilibrium.
+    """
+
+    mass: np.ndarray
+    rating: np.ndarray
+    entropy: float
+    max_entropy: bool
+
+
+@dataclass(frozen=True)
+class PairStats:
+    """Per unordered pair ``i < j`` with at least one match.
+
+    Attributes:
+        i, j: (P,) player indices.
+        matches: (P,) matches played.
+        diff: (P,) mean margin of ``i`` against ``j``.
+        low, high: (P,) its percentile bootstrap interval (over the pair's matches).
+        wins_i: (P,) ``i``'s wins, a tie counted as half.
+    """
+
+    i: np.ndarray
+    j: np.ndarray
+    matches: np.ndarray
+    diff: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    wins_i: np.ndarray
+
+
+def _check_matches(n: int, a: np.ndarray, b: np.ndarray, values: np.ndarray,
+                   name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    v = np.asarray(values, dtype=np.float64)
+    if not (a.shape == b.shape == v.shape) or a.ndim != 1:
+        raise ValueError(f"a, b and {name} must be 1-d arrays of one length, got "
+                         f"{a.shape}, {b.shape}, {v.shape}")
+    if a.size and (a.min() < 0 or b.min() < 0 or a.max() >= n or b.max() >= n):
+        raise ValueError(f"player indices must lie in [0, {n})")
+    if np.any(a == b):
+        raise ValueError("a player cannot play itself in a rated match")
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} must be finite")
+    return a, b, v
+
+
+def win_matrix(n: int, a: np.ndarray, b: np.ndarray, outcome: np.ndarray) -> np.ndarray:
+    """(n, n) wins of ``i`` over ``j``, a tie (outcome 0.5) counted as half a win each way.
+
+    Args:
+        n: players.
+        a, b: (M,) player indices of each match.
+        outcome: (M,) ``a``'s result in [0, 1].
+    """
+    a, b, o = _check_matches(n, a, b, outcome, "outcome")
+    if np.any((o < 0) | (o > 1)):
+        raise ValueError("outcome must lie in [0, 1] (1 a win, 0.5 a tie, 0 a loss)")
+    wins = np.zeros((n, n))
+    np.add.at(wins, (a, b), o)
+    np.add.at(wins, (b, a), 1.0 - o)
+    return wins
+
+
+def _strongly_connected(wins: np.ndarray) -> bool:
+    """Whether every player can reach every other along "has beaten" edges."""
+    adj = wins > 0
+    n = adj.shape[0]
+    for graph in (adj, adj.T):
+        seen = np.zeros(n, dtype=bool)
+        seen[0] = True
+        frontier = [0]
+        while frontier:
+            k = frontier.pop()
+            for nxt in np.flatnonzero(graph[k] & ~seen):
+                seen[nxt] = True
+                frontier.append(int(nxt))
+        if not seen.all():
+            return False
+    return True
+
+
+def fit_bradley_terry(wins: np.ndarray, *, alpha: float = 0.0) -> np.ndarray:
+    """Centred Bradley–Terry log-strengths of one win matrix.
+
+    Args:
+        wins: (n, n) wins of ``i`` over ``j`` (fractional counts allowed).
+        alpha: L2 penalty (``choix``'s convention); 0: maximum likelihood.
+
+    Returns:
+        (n,) float64, mean 0.
+
+    Raises:
+        ValueError: a bad matrix; with ``alpha = 0``, data for which the maximum does not
+            exist (someone never won or never lost within a part of the population).
+    """
+    w = np.asarray(wins, dtype=np.float64)
+    if w.ndim != 2:
+        raise ValueError(f"wins must be an (n, n) matrix, got shape {w.shape}")
+    if alpha == 0 and not _strongly_connected(w):
+        raise ValueError("the maximum-likelihood strengths do not exist: some players never "
+                         "lost (or never won) against the rest; play more matches or pass "
+                         "alpha > 0")
+    theta, converged = fit_bradley_terry_batch(w[None], alpha)
+    if not converged[0]:
+        raise ValueError("the Bradley–Terry fit did not converge")
+    return theta[0]
+
+
+def elo(theta: np.ndarray) -> np.ndarray:
+    """The Elo display of Bradley–Terry log-strengths: ``1500 + 400 / ln 10 * theta``."""
+    return ELO_BASE + ELO_SCALE * np.asarray(theta, dtype=np.float64)
+
+
+def _pair_groups(a: np.ndarray, b: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    groups: dict[tuple[int, int], list[int]] = {}
+    for k, key in enumerate(zip(lo.tolist(), hi.tolist(), strict=True)):
+        groups.setdefault(key, []).append(k)
+    return {key: np.asarray(idx) for key, idx in sorted(groups.items())}
+
+
+def bootstrap_bradley_terry(n: int, a: np.ndarray, b: np.ndarray, outcome: np.ndarray, *,
+                            seed: int, alpha: float = DEFAULT_ALPHA, resamples: int = 1000,
+                            level: float = 0.95) -> BradleyTerry:
+    """Bradley–Terry strengths with percentile bootstrap intervals over matches.
+
+    Each resample draws, for every pair of players, as many of that pair's matches as it
+    played, with replacement; the win matrices of all resamples are fitted in one batch.
+
+    Args:
+        n: players.
+        a, b: (M,) player indices of each match.
+        outcome: (M,) ``a``'s result (1, 0.5, 0).
+        seed: the resampling seed.
+        alpha: the L2 penalty (0: maximum likelihood; refused when it does not exist).
+        resamples: bootstrap resamples (0: no intervals).
+        level: confidence level of the intervals, in (0, 1).
+
+    Raises:
+        ValueError: bad inputs (see :func:`win_matrix`, :func:`fit_bradley_terry`).
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    if resamples < 0:
+        raise ValueError(f"resamples must be >= 0, got {resamples}")
+    a, b, o = _check_matches(n, a, b, outcome, "outcome")
+    theta = fit_bradley_terry(win_matrix(n, a, b, o), alpha=alpha)
+    nan = np.full(n, np.nan)
+    if resamples == 0:
+        return BradleyTerry(theta, nan, nan.copy(), level, 0, 0)
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 28])))
+    wins = np.zeros((resamples, n, n))
+    for (i, j), idx in _pair_groups(a, b).items():
+        draw = idx[rng.integers(0, idx.size, size=(resamples, idx.size))]
+        # outcome from i's side
+        o_i = np.where(a[draw] == i, o[draw], 1.0 - o[draw]).sum(axis=1)
+        wins[:, i, j] = o_i
+        wins[:, j, i] = idx.size - o_i
+    boot, converged = fit_bradley_terry_batch(wins, alpha)
+    kept = boot[converged]
+    if kept.shape[0] == 0:
+        return BradleyTerry(theta, nan, nan.copy(), level, resamples, resamples, kept)
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(kept, [tail, 1.0 - tail], axis=0)
+    return BradleyTerry(theta, low, high, level, resamples, int((~converged).sum()), kept)
+
+
+def meta_game(n: int, a: np.ndarray, b: np.ndarray, margin: np.ndarray) -> np.ndarray:
+    """(n, n) antisymmetric matrix of the mean margin of ``i`` against ``j`` (0 unplayed)."""
+    a, b, m = _check_matches(n, a, b, margin, "margin")
+    total = np.zeros((n, n))
+    count = np.zeros((n, n))
+    np.add.at(total, (a, b), m)
+    np.add.at(total, (b, a), -m)
+    np.add.at(count, (a, b), 1.0)
+    np.add.at(count, (b, a), 1.0)
+    return np.divide(total, count, out=np.zeros((n, n)), where=count > 0)
+
+
+def _entropy(p: np.ndarray) -> float:
+    q = p[p > 0]
+    return float(-(q * np.log(q)).sum())
+
+
+def nash_average(meta: np.ndarray) -> NashAveraging:
+    """Nash averaging of an antisymmetric meta-game (maximum-entropy equilibrium).
+
+    Args:
+        meta: (n, n) antisymmetric payoffs, ``meta[i, j]`` what ``i`` gains against ``j``.
+
+    Raises:
+        ValueError: not square, not finite, or not antisymmetric.
+    """
+    from scipy.optimize import minimize
+
+    A = np.asarray(meta, dtype=np.float64)
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1:
+        raise ValueError(f"meta must be a square matrix, got shape {A.shape}")
+    if not np.all(np.isfinite(A)):
+        raise ValueError("meta must be finite")
+    scale = max(1.0, float(np.abs(A).max()))
+    if np.abs(A + A.T).max() > 1e-9 * scale:
+        raise ValueError("meta must be antisymmetric (meta[i, j] == -meta[j, i])")
+    n = A.shape[0]
+    p0 = solve_zero_sum(A[None]).row[0]
+    p0 = np.clip(p0, 0.0, None)
+    p0 /= p0.sum()
+    tol = NASH_TOL * scale
+
+    def neg_entropy(p: np.ndarray) -> float:
+        q = np.clip(p, 1e-300, None)
+        return float((q * np.log(q)).sum())
+
+    def neg_entropy_grad(p: np.ndarray) -> np.ndarray:
+        return np.log(np.clip(p, 1e-300, None)) + 1.0
+
+    start = 0.5 * p0 + 0.5 / n  # an interior start; the constraints pull it to the face
+    result = minimize(
+        neg_entropy, start, jac=neg_entropy_grad, method="SLSQP", bounds=[(0.0, 1.0)] * n,
+        constraints=[{"type": "eq", "fun": lambda p: p.sum() - 1.0, "jac": lambda p: np.ones(n)},
+                     {"type": "ineq", "fun": lambda p: -(A @ p), "jac": lambda p: -A}],
+        options={"ftol": 1e-14, "maxiter": 500})
+    mass, accepted = p0, False
+    if result.success:
+        cand = np.clip(result.x, 0.0, None)
+        cand /= cand.sum()
+        if (A @ cand).max() <= tol and _entropy(cand) >= _entropy(p0) - 1e-12:
+            mass, accepted = cand, True
+    if not accepted:
+        logger.info("Nash averaging: entropy step not accepted (%s); kept the kernel's "
+                    "equilibrium", result.message)
+    return NashAveraging(mass, A @ mass, _entropy(mass), accepted)
+
+
+def pair_stats(n: int, a: np.ndarray, b: np.ndarray, outcome: np.ndarray, margin: np.ndarray,
+               *, seed: int, resamples: int = 1000, level: float = 0.95) -> PairStats:
+    """Per pair of players: matches, mean margin and its percentile bootstrap interval.
+
+    Raises:
+        ValueError: bad inputs.
+    """
+    a, b, o = _check_matches(n, a, b, outcome, "outcome")
+    _, _, m = _check_matches(n, a, b, margin, "margin")
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 29])))
+    tail = (1.0 - level) / 2.0
+    rows: list[tuple[int, int, int, float, float, float, float]] = []
+    for (i, j), idx in _pair_groups(a, b).items():
+        sign = np.where(a[idx] == i, 1.0, -1.0)
+        margins = sign * m[idx]
+        wins_i = float(np.where(a[idx] == i, o[idx], 1.0 - o[idx]).sum())
+        if resamples > 0:
+            means = margins[rng.integers(0, idx.size, size=(resamples, idx.size))].mean(axis=1)
+            low, high = np.quantile(means, [tail, 1.0 - tail])
+        else:
+            low = high = math.nan
+        rows.append((i, j, idx.size, float(margins.mean()), float(low), float(high), wins_i))
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 7
+    return PairStats(np.asarray(cols[0], dtype=np.int64), np.asarray(cols[1], dtype=np.int64),
+                     np.asarray(cols[2], dtype=np.int64), np.asarray(cols[3], dtype=np.float64),
+                     np.asarray(cols[4], dtype=np.float64), np.asarray(cols[5], dtype=np.float64),
+                     np.asarray(cols[6], dtype=np.float64))
