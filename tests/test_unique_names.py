@@ -1,4 +1,5 @@
-"""Test modules have unique basenames: the test folders are not packages, so pytest imports each
+"""Test modules have unique basenames and import the shared helpers by module name: the test
+folders are not packages, so pytest imports each
 file by its name, and a second ``test_cli.py`` anywhere stops the whole collection."""
 
 from __future__ import annotations
@@ -12,3 +13,12 @@ TESTS = Path(__file__).resolve().parent
 def test_no_two_test_modules_share_a_name():
     names = Counter(p.name for p in TESTS.rglob("test_*.py"))
     assert [n for n, k in names.items() if k > 1] == []
+
+
+def test_no_test_imports_the_tests_folder_as_a_package():
+    """``from tests.x import ...`` works only when the repository's folder is on the path (CI
+    runs pytest without it): the shared helpers are imported by their module name."""
+    bad = [str(p.relative_to(TESTS)) for p in TESTS.rglob("*.py")
+           if any(line.lstrip().startswith(("from tests.", "import tests"))
+                  for line in p.read_text(encoding="utf-8").splitlines())]
+    assert bad == []

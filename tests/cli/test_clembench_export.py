@@ -19,8 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.cli_server import distbench
+from cli_server import distbench
 
 ROOT = Path(__file__).resolve().parents[2]
 _EVAL = """

@@ -143,7 +143,7 @@ def test_bad_batches_are_refused_with_openai_errors(request_kwargs, status):
 
 
 def test_a_served_process_restarted_on_its_folder_finishes_the_batch_it_took(tmp_path):
-    from tests.cli_server import start_cli_server, stop_cli_server
+    from cli_server import start_cli_server, stop_cli_server
 
     args = ("mock", "--port", "0", "--batch-dir", str(tmp_path), "--batch-delay", "1")
     proc, url = start_cli_server(*args)

@@ -16,8 +16,9 @@ import pytest
 
 pytest.importorskip("pyspiel")
 
+from cli_server import distbench, start_cli_server, stop_cli_server  # noqa: E402
+
 from distbench.store.catalog import open_run  # noqa: E402
-from tests.cli_server import distbench, start_cli_server, stop_cli_server  # noqa: E402
 
 
 def test_a_run_prints_win_rate_forfeit_rate_regret_and_nash_conv_with_intervals(tmp_path):
