@@ -122,7 +122,7 @@ def test_a_corrected_parser_recovers_the_answers_and_moves_the_headline(tmp_path
         before = _requests(server)
         results = tmp_path / "results"
         matrix = get_family("matrix")
-        here = "tests.engine.test_rescore"
+        here = __name__  # the module as pytest imported it
         broken = dataclasses.replace(matrix, rescore=f"{here}:off_by_one_rescore")
         fixed = dataclasses.replace(matrix, rescore=f"{here}:corrected_rescore")
         bad = rescore_run(results / "src", results / "bad", families={"matrix": broken})
@@ -206,7 +206,7 @@ def proposals_rejected(stored):
 def test_negotiation_episode_that_would_go_on_differently_is_kept_and_marked(tmp_path):
     source = _scripted_negotiation(tmp_path)
     family = dataclasses.replace(get_family("negotiation"),
-                                 rescore="tests.engine.test_rescore:proposals_as_messages")
+                                 rescore=f"{__name__}:proposals_as_messages")
     out = rescore_run(source, tmp_path / "results" / "msg", families={"negotiation": family})
     # seat a proposed on turn 0; read as a message, seat b would be asked for a message, but
     # the stored turn 1 answers "must propose": the rest cannot be known
@@ -225,7 +225,7 @@ def test_negotiation_episode_that_would_go_on_differently_is_kept_and_marked(tmp
 def test_negotiation_episode_that_now_ends_earlier_is_rescored(tmp_path):
     source = _scripted_negotiation(tmp_path)
     family = dataclasses.replace(get_family("negotiation"),
-                                 rescore="tests.engine.test_rescore:proposals_rejected")
+                                 rescore=f"{__name__}:proposals_rejected")
     out = rescore_run(source, tmp_path / "results" / "rej", families={"negotiation": family})
     assert out.diverged == 0
     assert out.transitions[("turns", "proposal", "malformed")] == 6
@@ -264,7 +264,7 @@ def test_fog_games_rescore_unless_their_orders_change(tmp_path):
         assert run.returncode == 0, run.stderr
     source = tmp_path / "results" / "fog"
     fog = get_family("fog")
-    here = "tests.engine.test_rescore"
+    here = __name__  # the module as pytest imported it
     same = rescore_run(source, tmp_path / "results" / "same",
                        families={"fog": dataclasses.replace(fog, rescore=f"{here}:fog_lenient")})
     assert same.diverged == 0
