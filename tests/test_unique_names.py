@@ -20,8 +20,9 @@ def test_no_test_imports_the_tests_folder_as_a_package():
     works only when the repository's folder is on the path (CI runs pytest without it): the
     shared helpers are imported by their module name, a test module names itself by
     ``__name__``."""
-    package = ("from " + "tests.", "import " + "tests")  # spelled apart: not a hit here
-    target = ('"' + "tests.", "'" + "tests.")  # a hook target by package path, likewise
+    name = "tests"  # the patterns are built, so this file is not a hit itself
+    package = (f"from {name}.", f"import {name}")
+    target = ('"' + name + ".", "'" + name + ".")  # a hook target by package path
     bad = [str(p.relative_to(TESTS)) for p in TESTS.rglob("*.py")
            if any(line.lstrip().startswith(package) or any(t in line for t in target)
                   for line in p.read_text(encoding="utf-8").splitlines())]
