@@ -242,3 +242,14 @@ def interval(low: float | None, high: float | None) -> str:
     if low is None or high is None:
         return "-"
     return f"[{rounded(low, low, high)}, {rounded(high, low, high)}]"
+
+
+def headline_cell(record: dict, name: str) -> str:
+    """A summary record's field ``name`` rounded to the digits its interval
+    (``<name>_ci95``) supports, with the interval; ``-`` when it is None (the console
+    summaries of the families)."""
+    value = record.get(name)
+    if value is None:
+        return "-"
+    low, high = record.get(f"{name}_ci95") or (None, None)
+    return rounded(value, low, high) + (f" {interval(low, high)}" if low is not None else "")

@@ -15,7 +15,7 @@ import numpy as np
 
 from distbench.games.answers.classes import COORDINATION
 from distbench.report.bootstrap import start_bootstrap_ci
-from distbench.report.headline import headline, interval, rounded
+from distbench.report.headline import headline, headline_cell
 
 #: (summary name, per-trial SQL expression) of each averaged metric besides the headline.
 METRICS: tuple[tuple[str, str], ...] = (
@@ -103,15 +103,6 @@ def _fmt(rec: dict[str, Any], name: str, digits: int = 3) -> str:
     return text
 
 
-def _head(rec: dict[str, Any], name: str) -> str:
-    """A headline field rounded to the digits its interval supports, with the interval."""
-    value = rec.get(name)
-    if value is None:
-        return "-"
-    low, high = rec.get(f"{name}_ci95") or (None, None)
-    return rounded(value, low, high) + (f" {interval(low, high)}" if low is not None else "")
-
-
 def format_summary(records: list[dict[str, Any]]) -> str:
     """The console summary: per row, the headline first (quality, valid rate and quality of
     valid answers, each with its 95% interval; ``missing``: trials whose call failed, left
@@ -128,8 +119,8 @@ def format_summary(records: list[dict[str, Any]]) -> str:
     lines = [head]
     for r in records:
         cells = (r["game_set"], r["seat"], r["opponent"], r["mode"], str(r["games"]),
-                 str(r["missing"]), _head(r, "quality"), _head(r, "valid_rate"),
-                 _head(r, "quality_of_valid"), _fmt(r, "cooperation"), _fmt(r, "mean_regret"),
+                 str(r["missing"]), headline_cell(r, "quality"), headline_cell(r, "valid_rate"),
+                 headline_cell(r, "quality_of_valid"), _fmt(r, "cooperation"), _fmt(r, "mean_regret"),
                  _fmt(r, "eq_rate"))
         if coordination:
             cells += (_fmt(r, "coordination")

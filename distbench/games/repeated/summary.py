@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from distbench.report.bootstrap import start_bootstrap_ci
-from distbench.report.headline import headline, interval, rounded
+from distbench.report.headline import headline, headline_cell
 
 METRICS: tuple[tuple[str, str], ...] = (
     ("complete_rate", "(status = 'complete')::double"),
@@ -85,15 +85,6 @@ def _fmt(rec: dict[str, Any], name: str) -> str:
     return f"{value:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None else "")
 
 
-def _head(rec: dict[str, Any], name: str) -> str:
-    """A headline field rounded to the digits its interval supports, with the interval."""
-    value = rec.get(name)
-    if value is None:
-        return "-"
-    low, high = rec.get(f"{name}_ci95") or (None, None)
-    return rounded(value, low, high) + (f" {interval(low, high)}" if low is not None else "")
-
-
 def format_summary(records: list[dict[str, Any]]) -> str:
     """The console summary: per opponent, the headline first (quality, valid rate and quality
     of complete matches with their 95% intervals, ``missing`` matches left out), then mean
@@ -104,8 +95,8 @@ def format_summary(records: list[dict[str, Any]]) -> str:
             "quality of valid [95% CI]", "mean total", "regret [95% CI]",
             "cooperation [95% CI]", "retaliation", "forgiveness", "brier")
     lines = [head] + [(r["stage"], r["opponent"], str(r["matches"]), str(r["missing"]),
-                       _head(r, "quality"), _head(r, "valid_rate"),
-                       _head(r, "quality_of_valid"),
+                       headline_cell(r, "quality"), headline_cell(r, "valid_rate"),
+                       headline_cell(r, "quality_of_valid"),
                        _fmt(r, "mean_total"), _fmt(r, "mean_regret"), _fmt(r, "cooperation"),
                        _fmt(r, "retaliation"), _fmt(r, "forgiveness"), _fmt(r, "brier"))
                       for r in records]
