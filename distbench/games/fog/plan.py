@@ -249,6 +249,7 @@ def tournament_config(games_per_pairing: int, seed: int = 0, scout_accuracy: flo
 
 def plan_fog(config: FogRunConfig, run_id: str) -> RunPlan:
     """The :class:`~distbench.games.base.RunPlan` of a fog configuration."""
+    from distbench.games.fog.estimate import shard_estimate
     from distbench.games.fog.summary import fog_summary
 
     return RunPlan(
@@ -259,6 +260,7 @@ def plan_fog(config: FogRunConfig, run_id: str) -> RunPlan:
         seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
         summarize=fog_summary,
         unit="games",
+        shard_estimate=shard_estimate,
     )
 
 
