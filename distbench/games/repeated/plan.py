@@ -215,7 +215,7 @@ FAMILY = register(Family(
                 "exact optimum, cooperation, retaliation, forgiveness, predictions",
     tables=TABLES,
     main_table="repeated_matches",
-    runner="distbench.games.repeated.runner:run_shard",
+    runner="distbench.games.repeated.duel:run_shard",
     summarize="distbench.games.repeated.summary:summarize",
     unit="matches",
     sweep="distbench.games.repeated.plan:sweep_configs",
@@ -226,4 +226,8 @@ FAMILY = register(Family(
     section="distbench.games.repeated.plan:section",
     modes=("pure",),
     viewer="distbench.games.repeated.viewer:view",
+    seats=("row", "col"),
+    player="distbench.games.repeated.pairing:player",
+    pairing="distbench.games.repeated.pairing:pairing",
+    outcomes="distbench.games.repeated.pairing:outcomes",
 ))
