@@ -239,7 +239,7 @@ FAMILY = register(Family(
     description="general-sum bimatrix games: regret, equilibrium play, cooperation, coordination",
     tables=TABLES,
     main_table="bimatrix_trials",
-    runner="distbench.games.bimatrix.runner:run_shard",
+    runner="distbench.games.bimatrix.duel:run_shard",
     summarize="distbench.games.bimatrix.summary:summarize",
     unit="trials",
     sweep="distbench.games.bimatrix.plan:sweep_configs",
@@ -251,4 +251,8 @@ FAMILY = register(Family(
     section="distbench.games.bimatrix.plan:section",
     modes=MODES,
     viewer="distbench.games.bimatrix.viewer:view",
+    seats=SEATS,
+    player="distbench.games.bimatrix.pairing:player",
+    pairing="distbench.games.bimatrix.pairing:pairing",
+    outcomes="distbench.games.bimatrix.pairing:outcomes",
 ))
