@@ -111,5 +111,9 @@ BIMATRIX_DUELS = pa.schema([
     _f("call_id_col", pa.string(), "The column seat's call."),
 ])
 
-TABLES = {"bimatrix_games": BIMATRIX_GAMES, "bimatrix_trials": BIMATRIX_TRIALS,
-          "bimatrix_duels": BIMATRIX_DUELS}
+TABLES = {"bimatrix_games": BIMATRIX_GAMES, "bimatrix_trials": BIMATRIX_TRIALS}
+"""The tables of a run of the family (``distbench run``)."""
+PAIRING_TABLES = {"bimatrix_duels": BIMATRIX_DUELS}
+"""The table of a tournament's pairings (:mod:`.pairing`)."""
+FAMILY_TABLES = {**TABLES, **PAIRING_TABLES}
+"""Every table of the family (``Family.tables``)."""

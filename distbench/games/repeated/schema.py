@@ -100,5 +100,9 @@ REPEATED_DUELS = pa.schema([
     _f("num_calls", pa.int32(), "Model calls made.", False),
 ])
 
-TABLES = {"repeated_matches": REPEATED_MATCHES, "rounds": ROUNDS,
-          "repeated_duels": REPEATED_DUELS}
+TABLES = {"repeated_matches": REPEATED_MATCHES, "rounds": ROUNDS}
+"""The tables of a run of the family (``distbench run``)."""
+PAIRING_TABLES = {"repeated_duels": REPEATED_DUELS}
+"""The table of a tournament's pairings (:mod:`.pairing`)."""
+FAMILY_TABLES = {**TABLES, **PAIRING_TABLES}
+"""Every table of the family (``Family.tables``)."""
