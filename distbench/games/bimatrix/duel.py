@@ -71,16 +71,38 @@ def run_pair_shard(shard: BimatrixPairShard, backends: Mapping[BackendSpec, Back
                    ) -> ShardResult:
     """Plays ``shard``: its games in both seat orders (order 0: player_a in the row seat)."""
     c = shard.config
-    s = get_set(shard.game_set)
-    a, b = generate(shard.game_set, shard.seed, shard.start, shard.stop)
-    ids = [game_id(shard.game_set, shard.seed, i) for i in range(shard.start, shard.stop)]
+    rows = Rows(BIMATRIX_DUELS)
+    logs: dict[BackendSpec, list] = {}
+    statuses: list[str] = []
+    games = 0
+    for game_set, first, stop in shard.games():
+        games += stop - first
+        _play_set(shard, game_set, first, stop, backends, rows, logs, statuses)
+    tables = {"bimatrix_duels": (shard.shard_id, rows.table())}
+    calls = [calls_table(shard.run_id, shard.shard_id, spec, c.mode,
+                         *map(list, zip(*group, strict=True)))
+             for spec, group in logs.items()]
+    if calls:
+        tables["calls"] = (shard.shard_id, pa.concat_tables(calls))
+    stats = {"plays": len(statuses), "games": games,
+             "forfeits": statuses.count("forfeit"), "call_failed": statuses.count("call_failed"),
+             "calls": sum(len(group) for group in logs.values())}
+    return ShardResult(shard_id=shard.shard_id, tables=tables, stats=stats)
+
+
+def _play_set(shard: BimatrixPairShard, game_set: str, first: int, stop: int,
+              backends: Mapping[BackendSpec, Backend], rows: Rows,
+              logs: dict[BackendSpec, list], statuses: list[str]) -> None:
+    """Plays games ``first..stop-1`` of one set in both seat orders, adding their rows."""
+    c = shard.config
+    s = get_set(game_set)
+    a, b = generate(game_set, shard.seed, first, stop)
+    ids = [game_id(game_set, shard.seed, i) for i in range(first, stop)]
     sol = solve_bimatrix(a, b)
     games, rows_k, cols_k = len(ids), a.shape[1], a.shape[2]
-
     # every (player, seat) strategy for every game: scripted at once, models in one batch each
     answers: dict[tuple[Any, str], list[tuple[np.ndarray | None, str, str, str | None,
                                               str | None]]] = {}
-    logs: dict[BackendSpec, list] = {}
     for p in (c.player_a, c.player_b):
         for seat in SEATS:
             k = rows_k if seat == "row" else cols_k
@@ -88,18 +110,18 @@ def run_pair_shard(shard: BimatrixPairShard, backends: Mapping[BackendSpec, Back
                 plays = [scripted_strategy(p, seat, g, sol, k) for g in range(games)]
                 answers[p, seat] = [(x, OK, note, None, None) for x, note in plays]
                 continue
-            stop, budget = answer_policy(c.mode, p.style)
+            stops, budget = answer_policy(c.mode, p.style)
             requests = [Request(prompt=prompt(a[g], b[g], seat, c.mode, p.style),
                                 seed=int(derive_seed(c.llm_seed, ids[g], seat, c.mode, 0, "")),
                                 task=f"matrix.{c.mode}:{k}",
                                 max_tokens=c.max_tokens or budget, temperature=c.temperature,
-                                stop=stop)
+                                stop=stops)
                         for g in range(games)]
             responses = asyncio.run(backends[p].generate(requests))
             log = p.provider != "dummy"
             got = []
             for g, resp in enumerate(responses):
-                cid = f"{shard.shard_id}/{player_label(p)}/{seat}/{g}" if log else None
+                cid = f"{shard.shard_id}/{player_label(p)}/{ids[g]}/{seat}" if log else None
                 if log:
                     logs.setdefault(p, []).append((requests[g], resp, cid,
                                                    f"{ids[g]}/{seat}/{c.mode}"))
@@ -117,9 +139,7 @@ def run_pair_shard(shard: BimatrixPairShard, backends: Mapping[BackendSpec, Back
                 got.append((x, ans.status.value, ans.detail, resp.text, cid))
             answers[p, seat] = got
 
-    rows = Rows(BIMATRIX_DUELS)
     pid = c.pairing_id()
-    statuses = []
     for g, gid in enumerate(ids):
         for order in (0, 1):
             seats = (c.player_a, c.player_b) if order == 0 else (c.player_b, c.player_a)
@@ -143,8 +163,8 @@ def run_pair_shard(shard: BimatrixPairShard, backends: Mapping[BackendSpec, Back
             rows.add({
                 "run_id": shard.run_id, "shard_id": shard.shard_id, "family": NAME,
                 "duel_id": f"{gid}/p{pid}/o{order}", "game_id": gid,
-                "game_set": shard.game_set, "set_kind": s.kind, "game_class": s.game_class,
-                "seed": shard.seed, "game_index": shard.start + g,
+                "game_set": game_set, "set_kind": s.kind, "game_class": s.game_class,
+                "seed": shard.seed, "game_index": first + g,
                 "player_row": player_label(seats[0]), "player_col": player_label(seats[1]),
                 "seat_order": order, "mode": c.mode, "payoff_row": a[g].tolist(),
                 "payoff_col": b[g].tolist(),
@@ -155,13 +175,3 @@ def run_pair_shard(shard: BimatrixPairShard, backends: Mapping[BackendSpec, Back
                 "value_col": value_col, "status": status, "score_row": score_row,
                 "score_col": score_col, "call_id_row": cid_r, "call_id_col": cid_c,
             })
-    tables = {"bimatrix_duels": (shard.shard_id, rows.table())}
-    calls = [calls_table(shard.run_id, shard.shard_id, spec, c.mode,
-                         *map(list, zip(*group, strict=True)))
-             for spec, group in logs.items()]
-    if calls:
-        tables["calls"] = (shard.shard_id, pa.concat_tables(calls))
-    stats = {"plays": len(statuses), "games": games,
-             "forfeits": statuses.count("forfeit"), "call_failed": statuses.count("call_failed"),
-             "calls": sum(len(group) for group in logs.values())}
-    return ShardResult(shard_id=shard.shard_id, tables=tables, stats=stats)

@@ -110,13 +110,8 @@ class BimatrixPairConfig:
         if player_label(self.player_a) == player_label(self.player_b):
             raise ValueError(f"a pairing needs two players, got {player_label(self.player_a)} "
                              "twice")
-        chunks = sum(-(-n // self.shard_games) for n in self.per_set() if n)
-        check_plan_size(chunks, f"{len(self.sets)} set(s) in chunks of {self.shard_games}")
-
-    def per_set(self) -> list[int]:
-        """Games of each set: instance ``j`` is game ``j // S`` of set ``j % S``."""
-        s = len(self.sets)
-        return [self.num_games // s + (k < self.num_games % s) for k in range(s)]
+        chunks = -(-self.num_games // self.shard_games)
+        check_plan_size(chunks, f"{chunks} chunk(s) of {self.shard_games} games")
 
     def specs(self) -> tuple[BackendSpec, ...]:
         """The models the pairing calls."""
@@ -140,11 +135,11 @@ class BimatrixPairConfig:
 
 @dataclass(frozen=True)
 class BimatrixPairShard:
-    """Games ``start..stop-1`` of one (set, seed) of a pairing, in both seat orders."""
+    """Instances ``start..stop-1`` of a pairing (instance ``j``: game ``j // S`` of set
+    ``j % S``), each in both seat orders."""
 
     shard_id: str
     run_id: str
-    game_set: str
     seed: int
     start: int
     stop: int
@@ -160,19 +155,26 @@ class BimatrixPairShard:
         """Progress units: plays (games x both seat orders)."""
         return 2 * (self.stop - self.start)
 
+    def games(self) -> list[tuple[str, int, int]]:
+        """``(set, first index, stop index)`` of each set's games in this shard."""
+        sets = self.config.sets
+        out = []
+        for k, game_set in enumerate(sets):
+            idx = [j // len(sets) for j in range(self.start, self.stop) if j % len(sets) == k]
+            if idx:
+                out.append((game_set, idx[0], idx[-1] + 1))
+        return out
+
 
 def plan_shards(config: BimatrixPairConfig, run_id: str = "") -> list[BimatrixPairShard]:
-    """The shards in a stable order (set, chunk)."""
+    """The shards in a stable order (chunks of instances)."""
     identity = config.identity()
-    del identity["sets"], identity["num_games"]
     shards = []
-    for game_set, count in zip(config.sets, config.per_set(), strict=True):
-        for start in range(0, count, config.shard_games):
-            stop = min(count, start + config.shard_games)
-            key = {"family": NAME, "kind": "pairing", "set": game_set, "start": start,
-                   "stop": stop, **identity}
-            shards.append(BimatrixPairShard(f"bmp-{stable_hash(key)}", run_id, game_set,
-                                            config.seed, start, stop, config))
+    for start in range(0, config.num_games, config.shard_games):
+        stop = min(config.num_games, start + config.shard_games)
+        key = {"family": NAME, "kind": "pairing", "start": start, "stop": stop, **identity}
+        shards.append(BimatrixPairShard(f"bmp-{stable_hash(key)}", run_id, config.seed, start,
+                                        stop, config))
     return shards
 
 
