@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from distbench.cli.tournament import run_tournament
-from distbench.engine.tournament import Tournament
+from distbench.engine.tournament import Tournament, plan_tournament
 from distbench.games.base import PairingSettings
 from distbench.games.registry import get_family
 from distbench.llm.registry import make_spec
@@ -31,12 +31,14 @@ def _tournament(server, family: str, anchor: str, tmp_path):
     players = tuple(p if isinstance(p, str) else
                     make_spec("llamacpp", p.model, base_url=server.url, cache=False)
                     for p in tour.players)
-    run_tournament(replace(tour, players=players), tmp_path / family, parallel=False)
-    return open_run(tmp_path / family)
+    tour = replace(tour, players=players)
+    run_tournament(tour, tmp_path / family, parallel=False)
+    return open_run(tmp_path / family), plan_tournament(tour, "x").expected_calls
 
 
 def test_bimatrix_models_face_each_other_over_http(server, tmp_path):
-    con = _tournament(server, "bimatrix", "eq", tmp_path)
+    con, expected = _tournament(server, "bimatrix", "eq", tmp_path)
+    assert expected == 24
     assert con.execute("select count(*) from ratings").fetchone() == (3,)
     assert con.execute("select min(status), max(status) from bimatrix_duels").fetchone() == (
         "complete", "complete")
@@ -54,7 +56,8 @@ def test_bimatrix_models_face_each_other_over_http(server, tmp_path):
 
 
 def test_repeated_models_face_each_other_over_http(server, tmp_path):
-    con = _tournament(server, "repeated", "TitForTat", tmp_path)
+    con, expected = _tournament(server, "repeated", "TitForTat", tmp_path)
+    assert expected == 240
     assert con.execute("select count(*) from ratings").fetchone() == (3,)
     rows = con.execute("select player_row, player_col, status, rounds_played, num_calls "
                        "from repeated_duels").fetchall()
@@ -68,7 +71,7 @@ def test_repeated_models_face_each_other_over_http(server, tmp_path):
 
 
 def test_openspiel_models_face_each_other_over_http(server, tmp_path):
-    con = _tournament(server, "openspiel", "random", tmp_path)
+    con, _ = _tournament(server, "openspiel", "random", tmp_path)
     assert con.execute("select count(*) from ratings").fetchone() == (3,)
     assert con.execute("select count(*) from matches where outcome_a = 'call_failed'"
                        ).fetchone() == (0,)

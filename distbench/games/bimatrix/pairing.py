@@ -196,12 +196,17 @@ def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
 
 
 def plan_pairs(config: BimatrixPairConfig, run_id: str) -> RunPlan:
-    """The :class:`RunPlan` of a pairing."""
+    """The :class:`RunPlan` of a pairing (its calls: each model answers every game in both
+    seats; not counted for free in-process models)."""
+    from distbench.llm.registry import backend_class
+
+    paid = [s for s in config.specs() if not backend_class(s.provider).in_process]
     return RunPlan(
         family=NAME, config=config.identity(), identity=config.identity(),
         shards=plan_shards(config, run_id),
         seeds={"game_seeds": [config.seed], "llm_seed": config.llm_seed},
-        summarize=summarize, unit="plays", summary_tables=("bimatrix_duels",))
+        summarize=summarize, unit="plays", summary_tables=("bimatrix_duels",),
+        expected_calls=2 * config.num_games * len(paid) if paid else None)
 
 
 # -- the family's tournament hooks ----------------------------------------------------------

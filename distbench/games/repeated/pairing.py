@@ -190,12 +190,21 @@ def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
 
 
 def plan_pairs(config: RepeatedPairConfig, run_id: str) -> RunPlan:
-    """The :class:`RunPlan` of a pairing."""
+    """The :class:`RunPlan` of a pairing (its calls, with a known horizon and no forfeit: one
+    per model, round and match in both seat orders; not counted for free in-process models
+    nor with a continuation probability)."""
+    from distbench.llm.registry import backend_class
+
+    paid = [s for s in config.specs() if not backend_class(s.provider).in_process]
+    calls = None
+    if paid and config.rounds is not None:
+        calls = 2 * config.num_games * len(config.seeds) * config.rounds * len(paid)
     return RunPlan(
         family=NAME, config=config.identity(), identity=config.identity(),
         shards=plan_shards(config, run_id),
         seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
-        summarize=summarize, unit="matches", summary_tables=("repeated_duels",))
+        summarize=summarize, unit="matches", summary_tables=("repeated_duels",),
+        expected_calls=calls)
 
 
 # -- the family's tournament hooks ----------------------------------------------------------
