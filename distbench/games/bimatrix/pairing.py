@@ -46,6 +46,9 @@ from distbench.llm.base import BackendSpec
 SEATS = ("row", "col")
 PLAYERS: tuple[str, ...] = ("eq", "uniform", "maxmin", "class")
 """The scripted players of a tournament (see the module docstring)."""
+ALIASES = {"equilibrium": "eq"}
+"""Other names of the scripted players (``equilibrium``, as the openspiel family calls its
+solver player)."""
 PAIR_MODES = ("pure", "mixed")
 DEFAULT_SETS: tuple[str, ...] = tuple(f"class:{c}" for c in CLASSES)
 Player = BackendSpec | str
@@ -212,10 +215,11 @@ def plan_pairs(config: BimatrixPairConfig, run_id: str) -> RunPlan:
 # -- the family's tournament hooks ----------------------------------------------------------
 
 def player(text: str) -> tuple[Any, str]:
-    """``eq``, ``uniform``, ``maxmin``, ``class`` or a model ``PROVIDER[:MODEL]`` (the dummy
+    """``eq`` (or ``equilibrium``), ``uniform``, ``maxmin``, ``class`` or a model ``PROVIDER[:MODEL]`` (the dummy
     model answers at random) (ValueError)."""
     from distbench.llm.registry import UnknownProviderError, make_spec
 
+    text = ALIASES.get(text, text)
     if text in PLAYERS:
         return text, text
     try:

@@ -27,6 +27,7 @@ def test_quick_bimatrix_declares_its_seats_and_players():
     family = get_family("bimatrix")
     assert family.pairable and family.seats == ("row", "col")
     assert family.tournament_player("eq") == ("eq", "eq")
+    assert player("equilibrium") == ("eq", "eq") and player("maxmin") == ("maxmin", "maxmin")
     spec, label = family.tournament_player("dummy:uniform")
     assert spec.provider == "dummy" and label == "dummy:uniform"
     with pytest.raises(ValueError, match="eq|uniform|maxmin|class") as err:
