@@ -15,7 +15,7 @@ from typing import Any
 
 from distbench.games.base import Family, RunPlan, check_config, check_plan_size, stable_hash
 from distbench.games.bimatrix.instances import get_set
-from distbench.games.bimatrix.schema import TABLES
+from distbench.games.bimatrix.schema import FAMILY_TABLES
 from distbench.games.registry import register
 from distbench.games.section import Section
 from distbench.llm.base import BackendSpec
@@ -237,9 +237,9 @@ def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
 FAMILY = register(Family(
     name=NAME,
     description="general-sum bimatrix games: regret, equilibrium play, cooperation, coordination",
-    tables=TABLES,
+    tables=FAMILY_TABLES,
     main_table="bimatrix_trials",
-    runner="distbench.games.bimatrix.runner:run_shard",
+    runner="distbench.games.bimatrix.duel:run_shard",
     summarize="distbench.games.bimatrix.summary:summarize",
     unit="trials",
     sweep="distbench.games.bimatrix.plan:sweep_configs",
@@ -251,4 +251,8 @@ FAMILY = register(Family(
     section="distbench.games.bimatrix.plan:section",
     modes=MODES,
     viewer="distbench.games.bimatrix.viewer:view",
+    seats=SEATS,
+    player="distbench.games.bimatrix.pairing:player",
+    pairing="distbench.games.bimatrix.pairing:pairing",
+    outcomes="distbench.games.bimatrix.pairing:outcomes",
 ))

@@ -77,4 +77,43 @@ BIMATRIX_TRIALS = pa.schema([
     _f("latency_ms", _F64, "Latency of the model's call."),
 ])
 
+BIMATRIX_DUELS = pa.schema([
+    _f("run_id", pa.string(), "Run id.", False),
+    _f("shard_id", pa.string(), "Shard that produced the row.", False),
+    _f("family", pa.string(), "Game family: 'bimatrix'.", False),
+    _f("duel_id", pa.string(), "Stable id of the play '<game_id>/p<pairing hash>/o<seat_order>'.", False),
+    _f("game_id", pa.string(), "The game played (as bimatrix_games names it): the same in both seat orders and for every pairing of a tournament.", False),
+    _f("game_set", pa.string(), "The game's set.", False),
+    _f("set_kind", pa.string(), "'bucket', 'type' or 'class'.", False),
+    _f("game_class", pa.string(), "The class name for class games, else NULL."),
+    _f("seed", pa.int64(), "Seed of the game stream.", False),
+    _f("game_index", pa.int64(), "Index of the game in its (set, seed) stream.", False),
+    _f("player_row", pa.string(), "The row seat's player: 'eq' (the game's first equilibrium), 'uniform', 'maxmin', 'class' (the class rule: action 1) or '<provider>:<model>'.", False),
+    _f("player_col", pa.string(), "The column seat's player.", False),
+    _f("seat_order", pa.int32(), "0: the pairing's first player sits in the row seat; 1: the seats are swapped.", False),
+    _f("mode", pa.string(), "How the models answered: 'pure' (one action) or 'mixed' (a strategy).", False),
+    _f("payoff_row", _MATRIX, "A: the row seat's payoffs, rows x cols.", False),
+    _f("payoff_col", _MATRIX, "B: the column seat's payoffs, rows x cols.", False),
+    _f("strategy_row", _LIST, "The row seat's strategy over its actions (one-hot for a pure answer); NULL when its answer is invalid."),
+    _f("strategy_col", _LIST, "The column seat's strategy over its actions; NULL when invalid."),
+    _f("status_row", pa.string(), "The row seat's answer: ok or why not (the shared parser's statuses; call_failed); 'ok' for scripted players.", False),
+    _f("status_col", pa.string(), "The column seat's answer status.", False),
+    _f("detail_row", pa.string(), "Parser's explanation of the row seat's answer (a scripted player's note).", False),
+    _f("detail_col", pa.string(), "Parser's explanation of the column seat's answer.", False),
+    _f("raw_row", pa.string(), "The row seat's answer as returned; NULL for scripted players."),
+    _f("raw_col", pa.string(), "The column seat's answer as returned; NULL for scripted players."),
+    _f("value_row", _F64, "x'Ay: the row seat's expected payoff of the joint play; NULL when either answer is invalid."),
+    _f("value_col", _F64, "x'By: the column seat's expected payoff; NULL when either answer is invalid."),
+    _f("status", pa.string(), "'complete'; 'forfeit' (a seat's answer is invalid: never a substituted action); 'call_failed' (a model call failed at the server: no seat's doing, left out of a tournament's ratings).", False),
+    _f("score_row", _F64, "The row seat's score in a tournament: value_row normalised to the row seat's payoff range, (value_row - min A) / (max A - min A) in [0, 1] (1 when A is constant); a forfeit scores 0 for the seat whose answer is invalid and 1 for the other (0 both when both are); NULL for call_failed."),
+    _f("score_col", _F64, "The column seat's score in a tournament (as score_row, over B)."),
+    _f("call_id_row", pa.string(), "The row seat's call (NULL for scripted players and in-process models)."),
+    _f("call_id_col", pa.string(), "The column seat's call."),
+])
+
 TABLES = {"bimatrix_games": BIMATRIX_GAMES, "bimatrix_trials": BIMATRIX_TRIALS}
+"""The tables of a run of the family (``distbench run``)."""
+PAIRING_TABLES = {"bimatrix_duels": BIMATRIX_DUELS}
+"""The table of a tournament's pairings (:mod:`.pairing`)."""
+FAMILY_TABLES = {**TABLES, **PAIRING_TABLES}
+"""Every table of the family (``Family.tables``)."""

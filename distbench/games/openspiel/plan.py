@@ -55,7 +55,8 @@ class OpenSpielRunConfig:
         game: OpenSpiel game string (registry name with parameters).
         seeds: Seeds of the matches' chance outcomes.
         num_games: Matches per seed (each in both seat orders).
-        player: The evaluated model.
+        player: The evaluated model; in ``play`` mode also a scripted player (a tournament
+            seats two players of any kind: :mod:`.tournament`).
         opponent: ``random``, ``equilibrium``, ``mcts``, a model, or None (self-play).
         mode: ``play`` or ``logprob``.
         llm_seed: Seed of the models' sampling and of the scripted players' draws.
@@ -69,7 +70,7 @@ class OpenSpielRunConfig:
     game: str
     seeds: tuple[int, ...]
     num_games: int
-    player: BackendSpec
+    player: Player
     opponent: Player | None = "random"
     mode: str = "play"
     llm_seed: int = 0
@@ -88,7 +89,11 @@ class OpenSpielRunConfig:
             raise ValueError(f"seeds must be distinct, got {list(self.seeds)}")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
-        if not isinstance(self.player, BackendSpec):
+        if isinstance(self.player, str):
+            if self.mode != "play" or self.player not in SCRIPTED:
+                raise ValueError(f"player must be a model (or in play mode one of "
+                                 f"{', '.join(SCRIPTED)}), got {self.player!r}")
+        elif not isinstance(self.player, BackendSpec):
             raise ValueError(f"player must be a model, got {self.player!r}")
         if isinstance(self.opponent, str) and self.opponent not in SCRIPTED:
             raise ValueError(f"opponent must be a model or one of {', '.join(SCRIPTED)}, "
@@ -104,7 +109,7 @@ class OpenSpielRunConfig:
     def to_dict(self) -> dict[str, Any]:
         """JSON-shaped (lists, not tuples)."""
         out = json.loads(json.dumps(asdict(self), default=str))
-        out["player"] = spec_label(self.player)
+        out["player"] = player_label(self.player)
         out["opponent"] = player_label(self.opponent)
         return out
 
@@ -125,7 +130,9 @@ class OpenSpielRunConfig:
 
     def specs(self) -> tuple[BackendSpec, ...]:
         """The models called, once each."""
-        out: dict[BackendSpec, None] = {self.player: None}
+        out: dict[BackendSpec, None] = {}
+        if isinstance(self.player, BackendSpec):
+            out[self.player] = None
         if isinstance(self.opponent, BackendSpec):
             out.setdefault(self.opponent, None)
         return tuple(out)
@@ -143,7 +150,8 @@ class OpenSpielShard:
         seed: Chance seed.
         start: First match index.
         stop: One past the last.
-        player: The evaluated model (player_a).
+        player: The evaluated player (player_a): a model, or a scripted player in a
+            tournament.
         opponent: The other player (player_b).
         seat_orders: Seats of player_a played (0: it moves first).
         llm_seed: Sampling seed.
@@ -161,7 +169,7 @@ class OpenSpielShard:
     seed: int
     start: int
     stop: int
-    player: BackendSpec
+    player: Player
     opponent: Player
     seat_orders: tuple[int, ...]
     llm_seed: int
@@ -283,4 +291,8 @@ FAMILY = register(Family(
     section="distbench.games.openspiel.command:section",
     modes=MODES,
     viewer="distbench.games.openspiel.viewer:view",
+    seats=("0", "1"),
+    player="distbench.games.openspiel.tournament:player",
+    pairing="distbench.games.openspiel.tournament:pairing",
+    outcomes="distbench.games.openspiel.tournament:outcomes",
 ))

@@ -20,7 +20,7 @@ MATCHES = pa.schema([
     _f("game", pa.string(), "The OpenSpiel game string as given (registry name and parameters).", False),
     _f("seed", pa.int64(), "Seed of the match's chance outcomes (the same deal in both seat orders).", False),
     _f("game_index", pa.int64(), "Index of the match in its seed's stream.", False),
-    _f("player_a", pa.string(), "The evaluated player: '<provider>:<model>'.", False),
+    _f("player_a", pa.string(), "The evaluated player: '<provider>:<model>' (in a tournament, either player of the pairing, a scripted one included: 'random', 'equilibrium' or 'mcts').", False),
     _f("player_b", pa.string(), "The opponent: '<provider>:<model>', 'random', 'equilibrium' or 'mcts'.", False),
     _f("seat_a", pa.int32(), "OpenSpiel player id (0 moves first) of player_a; player_b has the other seat.", False),
     _f("returns", _LIST_F, "OpenSpiel's returns per player id at the end; NULL when the match ended by a forfeit or a failed call."),

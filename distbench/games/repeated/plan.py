@@ -17,7 +17,7 @@ from typing import Any
 from distbench.games.answers.classes import CLASSES
 from distbench.games.base import Family, RunPlan, check_config, check_plan_size, stable_hash
 from distbench.games.registry import register
-from distbench.games.repeated.schema import TABLES
+from distbench.games.repeated.schema import FAMILY_TABLES
 from distbench.games.repeated.strategies import NAMES, get_machine
 from distbench.games.section import Section
 from distbench.llm.base import BackendSpec
@@ -213,9 +213,9 @@ FAMILY = register(Family(
     name=NAME,
     description="repeated 2x2 games against axelrod's classic strategies: regret against the "
                 "exact optimum, cooperation, retaliation, forgiveness, predictions",
-    tables=TABLES,
+    tables=FAMILY_TABLES,
     main_table="repeated_matches",
-    runner="distbench.games.repeated.runner:run_shard",
+    runner="distbench.games.repeated.duel:run_shard",
     summarize="distbench.games.repeated.summary:summarize",
     unit="matches",
     sweep="distbench.games.repeated.plan:sweep_configs",
@@ -226,4 +226,8 @@ FAMILY = register(Family(
     section="distbench.games.repeated.plan:section",
     modes=("pure",),
     viewer="distbench.games.repeated.viewer:view",
+    seats=("row", "col"),
+    player="distbench.games.repeated.pairing:player",
+    pairing="distbench.games.repeated.pairing:pairing",
+    outcomes="distbench.games.repeated.pairing:outcomes",
 ))

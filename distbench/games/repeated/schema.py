@@ -65,4 +65,44 @@ ROUNDS = pa.schema([
     _f("latency_ms", _F64, "Latency of the call."),
 ])
 
+REPEATED_DUELS = pa.schema([
+    _f("run_id", pa.string(), "Run id.", False),
+    _f("shard_id", pa.string(), "Shard that produced the row.", False),
+    _f("family", pa.string(), "Game family: 'repeated'.", False),
+    _f("match_id", pa.string(), "Stable match id '<stage>/s<seed>/m<index>/p<pairing hash>/o<seat_order>'.", False),
+    _f("instance", pa.string(), "The stage game and length played, '<stage>/s<seed>/m<index>': the same in both seat orders and for every pairing of a tournament.", False),
+    _f("stage", pa.string(), "The stage game's class.", False),
+    _f("seed", pa.int64(), "Seed of the match stream.", False),
+    _f("match_index", pa.int64(), "Index of the match in its (stage, seed) stream (the stage game drawn as repeated_matches draws it).", False),
+    _f("player_row", pa.string(), "The row seat's player: an axelrod strategy name or '<provider>:<model>'.", False),
+    _f("player_col", pa.string(), "The column seat's player.", False),
+    _f("seat_order", pa.int32(), "0: the pairing's first player sits in the row seat; 1: the seats are swapped.", False),
+    _f("payoff_row", pa.list_(pa.list_(_F64)), "The stage game's payoffs to the row seat, 2x2 (rows: the row seat's action; action 1 cooperates).", False),
+    _f("payoff_col", pa.list_(pa.list_(_F64)), "The stage game's payoffs to the column seat, same layout.", False),
+    _f("horizon", pa.int32(), "Known horizon T told to the models; NULL with a continuation probability."),
+    _f("continuation", _F64, "The continuation probability told to the models; NULL with a known horizon."),
+    _f("rounds_planned", pa.int32(), "Rounds the match lasts.", False),
+    _f("rounds_played", pa.int32(), "Rounds played (fewer after a forfeit or a failed call).", False),
+    _f("status", pa.string(), "'complete'; 'forfeit' (an invalid answer of a seat ended the match; never a substituted move); 'call_failed' (a model call failed at the server: no seat's doing, left out of a tournament's ratings).", False),
+    _f("forfeit_seat", pa.string(), "'row', 'col' or 'both': whose answer forfeited; NULL otherwise."),
+    _f("forfeit_status", pa.string(), "Parse status of the forfeiting answer (of the row seat's when both forfeited); NULL otherwise."),
+    _f("forfeit_text", pa.string(), "The forfeiting answer as returned (the row seat's when both forfeited); NULL otherwise."),
+    _f("moves_row", pa.list_(pa.int32()), "The row seat's moves, round by round (0 cooperate, 1 defect).", False),
+    _f("moves_col", pa.list_(pa.int32()), "The column seat's moves.", False),
+    _f("total_row", _F64, "The row seat's total payoff over the rounds played.", False),
+    _f("total_col", _F64, "The column seat's total payoff over the rounds played.", False),
+    _f("mean_row", _F64, "total_row / rounds_played; NULL when no round was played."),
+    _f("mean_col", _F64, "total_col / rounds_played; NULL when no round was played."),
+    _f("cooperation_row", _F64, "Share of the row seat's moves that cooperate; NULL when no round was played."),
+    _f("cooperation_col", _F64, "Share of the column seat's moves that cooperate; NULL when no round was played."),
+    _f("score_row", _F64, "The row seat's score in a tournament: mean_row of a complete match; a forfeit scores the stage game's lowest payoff for the seat that forfeited and its highest for the other (both lowest when both did); NULL for call_failed."),
+    _f("score_col", _F64, "The column seat's score in a tournament (as score_row)."),
+    _f("num_calls", pa.int32(), "Model calls made.", False),
+])
+
 TABLES = {"repeated_matches": REPEATED_MATCHES, "rounds": ROUNDS}
+"""The tables of a run of the family (``distbench run``)."""
+PAIRING_TABLES = {"repeated_duels": REPEATED_DUELS}
+"""The table of a tournament's pairings (:mod:`.pairing`)."""
+FAMILY_TABLES = {**TABLES, **PAIRING_TABLES}
+"""Every table of the family (``Family.tables``)."""

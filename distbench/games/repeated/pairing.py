@@ -1,0 +1,254 @@
+"""The repeated family in a tournament: its seats, its players, a pairing, the outcome per seat.
+
+A tournament seats two players of any kind: axelrod's classic strategies (by the names of
+:data:`.strategies.NAMES`, also written ``axelrod:TitForTat``) and models of any provider. A
+pairing is a :class:`RepeatedPairConfig`: ``num_instances`` matches of one seed, each in both
+seat orders (row and column), on the same stage games and lengths (match ``i`` draws its stage
+game and its length from ``(stage, seed, i)`` as :mod:`.runner` does, so a pairing plays the
+games a ``distbench run --family repeated`` of that seed plays). Its shards are played by
+:func:`distbench.games.repeated.duel.run_pair_shard` into the ``repeated_duels`` table (one
+row per match); the family's other tables, which score one model against a fixed opponent,
+are untouched.
+
+``options`` of the tournament may give ``stage`` (default ``prisoners_dilemma``), ``rounds``
+(default 10, a known horizon) or ``continuation`` (then the length is drawn per match, at most
+``max_rounds``).
+
+A seat's score is its **mean payoff per round**: the quantity a repeated-game strategy is
+judged by (axelrod's tournaments rank by it), in the stage game's units, comparable across
+matches of different lengths. A forfeit (an invalid answer: the match ends, no move is
+substituted) scores the stage game's lowest payoff for the seat that forfeited and its highest
+for the other, so an invalid answer loses whatever was played before it (the family's forfeit
+has quality 0, the worst); both forfeiting in the same round tie at the lowest. A match ended
+by a failed call is left out (not a player's doing, as the family leaves it out of its
+headline).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from distbench.games.answers.classes import CLASSES
+from distbench.games.base import (
+    PairingSettings,
+    RunPlan,
+    SeatOutcome,
+    check_config,
+    check_plan_size,
+    stable_hash,
+)
+from distbench.games.repeated.plan import MAX_ROUNDS, NAME
+from distbench.games.repeated.strategies import NAMES, get_machine
+from distbench.llm.base import BackendSpec
+
+SEATS = ("row", "col")
+AXELROD_PREFIX = "axelrod:"
+Player = BackendSpec | str
+
+
+def player_label(p: Player) -> str:
+    """A strategy's name, or ``<provider>:<model>``."""
+    return p if isinstance(p, str) else f"{p.provider}:{p.model}"
+
+
+def player_identity(p: Player) -> Any:
+    """What decides a player's moves: the strategy's name, or the model's identity."""
+    return p if isinstance(p, str) else json.loads(json.dumps(p.identity(), default=str))
+
+
+@dataclass(frozen=True)
+class RepeatedPairConfig:
+    """One pairing of a tournament: ``player_a`` against ``player_b`` in both seat orders.
+
+    Attributes:
+        player_a: A strategy name or a model.
+        player_b: A strategy name or a model (not ``player_a``).
+        stage: The stage game's class.
+        seeds: Match-stream seeds.
+        num_games: Matches per seed (each in both seat orders).
+        rounds: Known horizon; None: ``continuation`` decides.
+        continuation: Probability that a match goes on after a round; None: known horizon.
+        max_rounds: Cap on a drawn length.
+        llm_seed: Seed of the models' sampling and of stochastic strategies' draws.
+        temperature: Sampling temperature.
+        max_tokens: Completion budget (None: 256 chat, 16 completion).
+        shard_games: Matches per shard (each in both orders).
+    """
+
+    player_a: Player
+    player_b: Player
+    stage: str = "prisoners_dilemma"
+    seeds: tuple[int, ...] = (0,)
+    num_games: int = 10
+    rounds: int | None = 10
+    continuation: float | None = None
+    max_rounds: int = MAX_ROUNDS
+    llm_seed: int = 0
+    temperature: float = 1.0
+    max_tokens: int | None = None
+    shard_games: int = 50
+
+    def __post_init__(self) -> None:
+        check_config(self)
+        if self.stage not in CLASSES:
+            raise ValueError(f"unknown stage game {self.stage!r}; use one of "
+                             f"{', '.join(CLASSES)}")
+        for p in (self.player_a, self.player_b):
+            if isinstance(p, str):
+                get_machine(p)
+            elif not isinstance(p, BackendSpec):
+                raise ValueError(f"a player is a strategy name or a model, got {p!r}")
+        if player_label(self.player_a) == player_label(self.player_b):
+            raise ValueError(f"a pairing needs two players, got {player_label(self.player_a)} "
+                             "twice")
+        if (self.rounds is None) == (self.continuation is None):
+            raise ValueError("give either rounds (a known horizon) or a continuation "
+                             "probability, not both")
+        if self.rounds is not None and not 1 <= self.rounds <= self.max_rounds:
+            raise ValueError(f"rounds must be from 1 to {self.max_rounds}, got {self.rounds}")
+        if self.continuation is not None and not 0 < self.continuation < 1:
+            raise ValueError(f"continuation must be in (0, 1), got {self.continuation}")
+        chunks = -(-self.num_games // self.shard_games)
+        check_plan_size(len(self.seeds) * chunks, f"{len(self.seeds)} seed(s) x {chunks} "
+                        "chunk(s)")
+
+    def specs(self) -> tuple[BackendSpec, ...]:
+        """The models the pairing calls."""
+        return tuple(p for p in (self.player_a, self.player_b) if isinstance(p, BackendSpec))
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the rows (compared on resume)."""
+        out = json.loads(json.dumps(asdict(self), default=str))
+        out["player_a"] = player_identity(self.player_a)
+        out["player_b"] = player_identity(self.player_b)
+        del out["shard_games"]
+        return out
+
+    def pairing_id(self) -> str:
+        """Short stable id of the (player_a, player_b) pairing."""
+        return stable_hash([player_identity(self.player_a), player_identity(self.player_b)], 4)
+
+    def plan(self, run_id: str) -> RunPlan:
+        return plan_pairs(self, run_id)
+
+
+@dataclass(frozen=True)
+class RepeatedPairShard:
+    """Matches ``start..stop-1`` of one seed of a pairing, in both seat orders."""
+
+    shard_id: str
+    run_id: str
+    seed: int
+    start: int
+    stop: int
+    config: RepeatedPairConfig
+    family: str = NAME
+
+    @property
+    def specs(self) -> tuple[BackendSpec, ...]:
+        return self.config.specs()
+
+    @property
+    def num_units(self) -> int:
+        """Progress units: matches (both seat orders)."""
+        return 2 * (self.stop - self.start)
+
+
+def plan_shards(config: RepeatedPairConfig, run_id: str = "") -> list[RepeatedPairShard]:
+    """The shards in a stable order (seed, chunk)."""
+    identity = config.identity()
+    del identity["seeds"]
+    shards = []
+    for seed in config.seeds:
+        for start in range(0, config.num_games, config.shard_games):
+            stop = min(config.num_games, start + config.shard_games)
+            key = {"family": NAME, "kind": "pairing", "seed": seed, "start": start,
+                   "stop": stop, **identity}
+            shards.append(RepeatedPairShard(f"rpp-{stable_hash(key)}", run_id, seed, start,
+                                            stop, config))
+    return shards
+
+
+SUMMARY_SQL = """
+SELECT player_row, player_col, count(*) AS matches,
+       count(*) FILTER (WHERE status = 'complete') AS complete,
+       count(*) FILTER (WHERE status = 'forfeit') AS forfeits,
+       count(*) FILTER (WHERE status = 'call_failed') AS call_failed,
+       avg(score_row) AS score_row, avg(score_col) AS score_col,
+       avg(cooperation_row) AS cooperation_row, avg(cooperation_col) AS cooperation_col
+FROM repeated_duels GROUP BY player_row, player_col ORDER BY player_row, player_col
+"""
+
+
+def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
+    """Per (row player, column player): matches, forfeits, mean seat scores, cooperation."""
+    cur = con.execute(SUMMARY_SQL)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def plan_pairs(config: RepeatedPairConfig, run_id: str) -> RunPlan:
+    """The :class:`RunPlan` of a pairing (its calls, with a known horizon and no forfeit: one
+    per model, round and match in both seat orders; not counted for free in-process models
+    nor with a continuation probability)."""
+    from distbench.llm.registry import backend_class
+
+    paid = [s for s in config.specs() if not backend_class(s.provider).in_process]
+    calls = None
+    if paid and config.rounds is not None:
+        calls = 2 * config.num_games * len(config.seeds) * config.rounds * len(paid)
+    return RunPlan(
+        family=NAME, config=config.identity(), identity=config.identity(),
+        shards=plan_shards(config, run_id),
+        seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
+        summarize=summarize, unit="matches", summary_tables=("repeated_duels",),
+        expected_calls=calls)
+
+
+# -- the family's tournament hooks ----------------------------------------------------------
+
+def player(text: str) -> tuple[Any, str]:
+    """An axelrod strategy (``TitForTat`` or ``axelrod:TitForTat``) or a model
+    ``PROVIDER[:MODEL]`` (the dummy model plays at random) (ValueError)."""
+    from distbench.errors import did_you_mean
+    from distbench.llm.registry import UnknownProviderError, make_spec
+
+    name = text[len(AXELROD_PREFIX):] if text.startswith(AXELROD_PREFIX) else text
+    if name in NAMES:
+        return name, name
+    if text.startswith(AXELROD_PREFIX):
+        raise ValueError(f"{text!r}: unknown strategy; use one of {', '.join(NAMES)}."
+                         f"{did_you_mean(name, list(NAMES))}")
+    try:
+        spec = make_spec(text)
+    except (UnknownProviderError, ValueError) as exc:
+        raise ValueError(f"{text!r}: not an axelrod strategy ({', '.join(NAMES)}) nor a model "
+                         f"({exc}){did_you_mean(text, list(NAMES))}") from None
+    return spec, player_label(spec)
+
+
+def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> RepeatedPairConfig:
+    """Both seat orders of ``player_a`` against ``player_b`` on the same stage games."""
+    options = dict(settings.options)
+    continuation = options.get("continuation")
+    rounds = options.get("rounds", None if continuation is not None else 10)
+    return RepeatedPairConfig(
+        player_a=player_a, player_b=player_b,
+        stage=options.get("stage", "prisoners_dilemma"), seeds=(settings.seed,),
+        num_games=settings.num_instances, rounds=rounds, continuation=continuation,
+        max_rounds=int(options.get("max_rounds", MAX_ROUNDS)), llm_seed=settings.llm_seed,
+        temperature=settings.temperature, max_tokens=settings.max_tokens)
+
+
+OUTCOMES_SQL = """
+SELECT match_id, instance, player_row, player_col, score_row, score_col, shard_id
+FROM repeated_duels WHERE status <> 'call_failed' ORDER BY match_id
+"""
+
+
+def outcomes(con: Any) -> list[SeatOutcome]:
+    """Every match of the run's pairings (but those ended by a failed call), row seat first,
+    with each seat's score (see the module docstring)."""
+    return [SeatOutcome(*row) for row in con.execute(OUTCOMES_SQL).fetchall()]
