@@ -12,9 +12,9 @@ server counts them; real tokenizers count a little differently, which the budget
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from distbench.games.negotiation.instances import generate_instances
-from distbench.games.negotiation.plan import NegotiationShard
 from distbench.games.negotiation.prompts import intro
 from distbench.llm.base import BackendSpec, cost_usd
 
@@ -36,7 +36,7 @@ def _seat_ceiling(intro_tokens: int, max_messages: int, max_tokens: int) -> tupl
     return prompt, calls * max_tokens
 
 
-def shard_estimate(shard: NegotiationShard) -> tuple[int, int, float | None]:
+def shard_estimate(shard: Any) -> tuple[int, int, float | None]:
     """(prompt tokens, completion tokens, USD) the shard's model seats may spend, at most
     (cost None when a model of the shard has no price)."""
     by_spec: dict[BackendSpec, list[int]] = {}
