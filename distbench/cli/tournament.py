@@ -49,16 +49,18 @@ def run_tournament(tournament: Any, run_dir: Path, *, parallel: bool | None,
 
 def run_adaptive(tournament: Any, run_dir: Path, *, max_matches: int, parallel: bool | None,
                  num_workers: int | None = None, address: str | None = None) -> Any:
-    """Plays an adaptive tournament: round 0 every pair, then rounds of the adjacent ranks
-    whose intervals overlap (:func:`~distbench.engine.tournament.next_pairs`), until the adjacent ranks are separated or ``max_matches`` games were
-    played (the round that crosses it is played whole). Deterministic by seed: the schedule
+    """Plays an adaptive tournament: round 0 every pair, then rounds whose blocks go to the
+    adjacent ranks not separated yet, more to those further from it
+    (:func:`~distbench.engine.tournament.allocate_round`), until the adjacent ranks are
+    separated or ``max_matches`` games were played (the round that crosses it is played
+    whole). Deterministic by seed: the schedule
     is a function of the results, so a resume replays it, skipping committed shards.
 
     Returns:
         (the last round's outcome, the ratings, the stop line, rounds played).
     """
     from distbench.engine.tournament import (
-        next_pairs,
+        allocate_round,
         plan_schedule,
         rate_matches,
         read_matches,
@@ -84,11 +86,11 @@ def run_adaptive(tournament: Any, run_dir: Path, *, max_matches: int, parallel: 
                            resamples=tournament.resamples)
         reason = stop_reason(state, len(a), max_matches, tournament.labels,
                              tournament.confidence)
-        pairs = next_pairs(state)
-        click.echo(f"round {len(schedule) - 1}: {len(schedule[-1])} pair(s) played, "
+        pairs = allocate_round(state)
+        click.echo(f"round {len(schedule) - 1}: {len(schedule[-1])} block(s) played, "
                    f"{len(a):,} games in all; "
-                   + ("stop" if reason else f"next: {len(pairs)} adjacent pair(s) of ranks "
-                      "whose intervals overlap"), err=True)
+                   + ("stop" if reason else f"next: {len(pairs)} block(s) for "
+                      f"{len(set(pairs))} adjacent pair(s) of ranks not separated"), err=True)
         if reason:
             break
         schedule.append(pairs)

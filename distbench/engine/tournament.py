@@ -37,7 +37,8 @@ from distbench.store.schema import PAIRINGS, RATINGS
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["RATINGS_MARKER", "Separation", "Tournament", "TournamentRatings", "next_pairs",
+__all__ = ["RATINGS_MARKER", "Separation", "Tournament", "TournamentRatings", "allocate_round",
+           "next_pairs",
            "plan_schedule", "plan_tournament", "rate", "round_seed", "separation",
            "stop_reason", "write_ratings"]
 
@@ -260,6 +261,9 @@ def format_ranking(ratings: list[dict[str, Any]]) -> str:
         lines.append(f"{r['rank']:>4}  {r['player']:<{width}} {r['matches']:>6} "
                      f"{r['wins']:>7.1f} {r['bt_strength']:>+7.2f} {ci:>18} {r['elo']:>6.0f} "
                      f"{r['nash_mass']:>9.3f} {r['nash_rating']:>+11.3f}")
+    if ratings[0]["bt_low"] is not None:
+        lines.append(f"BT intervals: simultaneous at {level}% (all players' intervals hold at "
+                     "once; a bootstrap max-|t| band over games)")
     return "\n".join(lines)
 
 
@@ -320,26 +324,62 @@ def next_pairs(state: Separation) -> list[tuple[int, int]]:
     return sorted(set(state.unresolved()))
 
 
-def round_seed(seed: int, round_index: int) -> int:
-    """The instance seed of an adaptive round (round 0 plays ``seed`` itself)."""
+def allocate_round(state: Separation) -> list[tuple[int, int]]:
+    """The blocks of the next adaptive round, as pairs ``i < j`` (a pair may appear more than
+    once: each appearance is one block of ``--num-instances`` instances in both seat orders).
+
+    The round has as many blocks as there are adjacent ranks not separated yet
+    (:meth:`Separation.unresolved`); they go to those pairs in proportion to how far the lower
+    end of their difference interval lies below 0 (largest remainders first, ties by rank), so a
+    pair that has almost separated gets little or nothing and one far from it gets several.
+    Pairs already separated are not re-played. Deterministic: a function of ``state`` only.
+    """
+    open_gaps = [(min(h, lo), max(h, lo), low) for h, lo, low, _ in state.gaps if not low > 0]
+    if not open_gaps:
+        return []
+    weights = np.array([-low if np.isfinite(low) and low < 0 else 0.0
+                        for _, _, low in open_gaps])
+    blocks = len(open_gaps)
+    if weights.sum() <= 0:
+        weights = np.ones(blocks)
+    share = weights / weights.sum() * blocks
+    count = np.floor(share).astype(np.int64)
+    # largest remainders first; a stable sort keeps the rank order among equal remainders
+    for k in np.argsort(-(share - count), kind="stable")[:blocks - int(count.sum())]:
+        count[k] += 1
+    return [(i, j) for (i, j, _), c in zip(open_gaps, count, strict=True) for _ in range(int(c))]
+
+
+def round_seed(seed: int, round_index: int, block: int = 0) -> int:
+    """The instance seed of block ``block`` of an adaptive round (round 0 plays ``seed``
+    itself; a pair's first block of round ``r`` plays the round's instances, its further
+    blocks instances of their own)."""
     from distbench.games.base import derive_seed
 
+    if block:
+        return derive_seed(seed, "round", round_index, "block", block) >> 2
     return seed if round_index == 0 else derive_seed(seed, "round", round_index) >> 2
 
 
 def plan_schedule(tournament: Tournament, schedule: list[list[tuple[int, int]]], run_id: str,
                   adaptive: dict[str, Any]) -> RunPlan:
-    """The run of the rounds scheduled so far: round ``r`` plays its pairs on
-    ``settings.num_instances`` instances of :func:`round_seed` ``(seed, r)``, both seat orders.
-    The identity is the tournament's and the adaptive settings' only (not the schedule, which
-    the results decide), so each round resumes the same run: committed shards are skipped."""
+    """The run of the rounds scheduled so far: the ``b``-th appearance of a pair in round ``r``
+    plays ``settings.num_instances`` instances of :func:`round_seed` ``(seed, r, b)``, both
+    seat orders. The identity is the tournament's and the adaptive settings' only (not the
+    schedule, which the results decide), so each round resumes the same run: committed shards
+    are skipped."""
     from dataclasses import replace
 
     configs = []
     for r, pairs in enumerate(schedule):
-        settings = replace(tournament.settings, seed=round_seed(tournament.settings.seed, r))
-        configs += [tournament.family.plan_pairing(tournament.players[i], tournament.players[j],
-                                                   settings) for i, j in pairs]
+        seen: dict[tuple[int, int], int] = {}
+        for i, j in pairs:
+            block = seen.get((i, j), 0)
+            seen[(i, j)] = block + 1
+            settings = replace(tournament.settings,
+                               seed=round_seed(tournament.settings.seed, r, block))
+            configs.append(tournament.family.plan_pairing(tournament.players[i],
+                                                          tournament.players[j], settings))
     plans = [c.plan(run_id) for c in configs]
     shards: dict[str, Any] = {}
     for plan in plans:

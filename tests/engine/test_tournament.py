@@ -229,3 +229,34 @@ def test_tournament_on_ray_gives_the_rows_of_the_in_process_run(tmp_path, ray_se
         assert con.execute("select count(distinct shard_id), count(*) from episodes").fetchone() \
             == (3, 18)
         con.close()
+
+
+def test_allocate_round_gives_more_blocks_to_pairs_further_from_separating():
+    from distbench.engine.tournament import Separation, allocate_round
+
+    # ranks 3 > 0 > 1 > 2: (3, 0) separated, (0, 1) far from it, (1, 2) nearly separated
+    state = Separation(order=[3, 0, 1, 2],
+                       gaps=[(3, 0, 0.2, 1.0), (0, 1, -0.9, 0.7), (1, 2, -0.1, 1.1)],
+                       overlapping=[])
+    blocks = allocate_round(state)
+    assert len(blocks) == 2  # one block per unresolved adjacent pair, reallocated
+    assert blocks == [(0, 1), (0, 1)]  # 0.9 / 1.0 of the weight: both blocks
+    assert (0, 3) not in blocks  # a separated pair is not re-played
+    even = Separation(order=[0, 1, 2], gaps=[(0, 1, -0.3, 0.9), (1, 2, -0.3, 0.9)],
+                      overlapping=[])
+    assert allocate_round(even) == [(0, 1), (1, 2)]
+    done = Separation(order=[0, 1], gaps=[(0, 1, 0.1, 0.9)], overlapping=[])
+    assert allocate_round(done) == []
+
+
+def test_plan_schedule_gives_each_block_of_a_round_its_own_instances():
+    from distbench.engine.tournament import plan_schedule, round_seed
+
+    family = get_family("negotiation")
+    tour = Tournament.build(family, SCRIPTED.split(","), PairingSettings(num_instances=2))
+    plan = plan_schedule(tour, [tour.pairs(), [(0, 1), (0, 1), (1, 2)]], "r", {})
+    assert len(plan.shards) == 6 and len({s.shard_id for s in plan.shards}) == 6
+    seeds = sorted(s.seed for s in plan.shards)
+    assert seeds.count(0) == 3  # round 0
+    assert round_seed(0, 1) in seeds and round_seed(0, 1, 1) in seeds
+    assert round_seed(0, 1, 1) != round_seed(0, 1) != round_seed(0, 2)
