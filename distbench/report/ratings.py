@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,7 +50,7 @@ from distbench.kernels.zero_sum import solve_zero_sum
 logger = logging.getLogger(__name__)
 
 __all__ = ["DEFAULT_ALPHA", "ELO_BASE", "ELO_SCALE", "BradleyTerry", "NashAveraging",
-           "PairStats", "bootstrap_bradley_terry", "elo", "fit_bradley_terry", "meta_game",
+           "PairStats", "RatingComparison", "bootstrap_bradley_terry", "compare_ratings", "elo", "fit_bradley_terry", "meta_game",
            "nash_average", "pair_stats", "resample_wins", "simultaneous_band", "win_matrix"]
 
 #: The tournament's Bradley–Terry penalty: a Gaussian prior of variance 50 on each
@@ -415,3 +416,137 @@ def pair_stats(n: int, a: np.ndarray, b: np.ndarray, outcome: np.ndarray, margin
                      np.asarray(cols[2], dtype=np.int64), np.asarray(cols[3], dtype=np.float64),
                      np.asarray(cols[4], dtype=np.float64), np.asarray(cols[5], dtype=np.float64),
                      np.asarray(cols[6], dtype=np.float64))
+
+
+@dataclass(frozen=True)
+class RatingComparison:
+    """Two tournaments' ratings of the players they share, second minus first.
+
+    Bradley–Terry strengths are re-centred over the shared players in each run before they are
+    subtracted (each fit is centred over its own population, which may differ); Nash-averaging
+    ratings are each run's own (a mean margin against that run's equilibrium mixture). Every
+    interval comes from one bootstrap over the matches of both runs (each resampled within its
+    pairs of players, as :func:`bootstrap_bradley_terry` does) and is a simultaneous band over
+    the shared players (:func:`simultaneous_band`), like the ratings' own intervals.
+
+    Attributes:
+        players: Labels of the shared players, in the first run's order.
+        only_a, only_b: Players of one run only.
+        matches_a, matches_b: (S,) games of each shared player in each run.
+        bt_a, bt_b: (S,) re-centred strengths.
+        bt_diff, bt_low, bt_high: (S,) ``bt_b - bt_a`` and its band (NaN: no resamples).
+        nash_a, nash_b: (S,) Nash-averaging ratings.
+        nash_diff, nash_low, nash_high: (S,) ``nash_b - nash_a`` and its band.
+        level: the bands' confidence level.
+        resamples: bootstrap resamples drawn (per run).
+    """
+
+    players: list[str]
+    only_a: list[str]
+    only_b: list[str]
+    matches_a: np.ndarray
+    matches_b: np.ndarray
+    bt_a: np.ndarray
+    bt_b: np.ndarray
+    bt_diff: np.ndarray
+    bt_low: np.ndarray
+    bt_high: np.ndarray
+    nash_a: np.ndarray
+    nash_b: np.ndarray
+    nash_diff: np.ndarray
+    nash_low: np.ndarray
+    nash_high: np.ndarray
+    level: float
+    resamples: int
+
+
+Matches = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""(a, b, outcome, margin) of a set of matches."""
+
+
+def _resampled_ratings(n: int, matches: Matches, *, seed: int, resamples: int,
+                       alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(R, n) strengths, (R, n) Nash ratings of resamples of ``matches`` (drawn within each
+    pair) and (R,) whether the strength fit converged."""
+    a, b, o, m = matches
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 30])))
+    wins = np.zeros((resamples, n, n))
+    metas = np.zeros((resamples, n, n))
+    for (i, j), idx in _pair_groups(a, b).items():
+        draw = idx[rng.integers(0, idx.size, size=(resamples, idx.size))]
+        from_i = a[draw] == i
+        o_i = np.where(from_i, o[draw], 1.0 - o[draw]).sum(axis=1)
+        wins[:, i, j] = o_i
+        wins[:, j, i] = idx.size - o_i
+        mean = np.where(from_i, m[draw], -m[draw]).mean(axis=1)
+        metas[:, i, j] = mean
+        metas[:, j, i] = -mean
+    theta, converged = fit_bradley_terry_batch(wins, alpha)
+    nash = np.stack([nash_average(meta).rating for meta in metas]) if resamples else \
+        np.zeros((0, n))
+    return theta, nash, converged
+
+
+def compare_ratings(labels_a: Sequence[str], matches_a: Matches, labels_b: Sequence[str],
+                    matches_b: Matches, *, seed: int, resamples: int = 500,
+                    level: float = 0.95, alpha: float = DEFAULT_ALPHA) -> RatingComparison:
+    """The rating differences of the players two tournaments share (see
+    :class:`RatingComparison`).
+
+    Args:
+        labels_a, labels_b: each run's players (indices of its matches).
+        matches_a, matches_b: each run's (a, b, outcome, margin) arrays.
+        seed: the resampling seed.
+        resamples: bootstrap resamples per run (0: no intervals).
+        level: confidence level of the bands.
+        alpha: the Bradley–Terry penalty (the tournament's by default).
+
+    Raises:
+        ValueError: bad inputs, or no player in both runs.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    runs = []
+    for labels, matches in ((labels_a, matches_a), (labels_b, matches_b)):
+        n = len(labels)
+        a, b, o = _check_matches(n, matches[0], matches[1], matches[2], "outcome")
+        _, _, m = _check_matches(n, a, b, matches[3], "margin")
+        runs.append((list(labels), (a, b, o, m)))
+    (la, ma), (lb, mb) = runs
+    shared = [p for p in la if p in lb]
+    if not shared:
+        raise ValueError("the two tournaments have no player in common")
+    ia = np.array([la.index(p) for p in shared])
+    ib = np.array([lb.index(p) for p in shared])
+
+    def centred(theta: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        sub = theta[..., idx]
+        return sub - sub.mean(axis=-1, keepdims=True)
+
+    points, boots = [], []
+    for k, ((labels, matches), idx) in enumerate(((runs[0], ia), (runs[1], ib))):
+        n = len(labels)
+        a, b, o, m = matches
+        theta = fit_bradley_terry(win_matrix(n, a, b, o), alpha=alpha)
+        nash = nash_average(meta_game(n, a, b, m)).rating
+        games = np.array([int(((a == q) | (b == q)).sum()) for q in idx])
+        points.append((centred(theta, idx), nash[idx], games))
+        if resamples:
+            t, r, ok = _resampled_ratings(n, matches, seed=seed + k, resamples=resamples,
+                                          alpha=alpha)
+            boots.append((centred(t, idx), r[:, idx], ok))
+    (bt_a, nash_a, games_a), (bt_b, nash_b, games_b) = points
+    bt_diff, nash_diff = bt_b - bt_a, nash_b - nash_a
+    nan = np.full(len(shared), np.nan)
+    bt_low = bt_high = nash_low = nash_high = nan
+    if resamples:
+        ok = boots[0][2] & boots[1][2]
+        if ok.sum() >= 2:
+            bt_low, bt_high, _, _ = simultaneous_band(bt_diff, (boots[1][0] - boots[0][0])[ok],
+                                                      level)
+            nash_low, nash_high, _, _ = simultaneous_band(
+                nash_diff, (boots[1][1] - boots[0][1])[ok], level)
+    return RatingComparison(
+        shared, [p for p in la if p not in lb], [p for p in lb if p not in la], games_a,
+        games_b, bt_a, bt_b, bt_diff, bt_low, bt_high, nash_a, nash_b, nash_diff, nash_low,
+        nash_high, level, resamples)

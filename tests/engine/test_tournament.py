@@ -260,3 +260,48 @@ def test_plan_schedule_gives_each_block_of_a_round_its_own_instances():
     assert seeds.count(0) == 3  # round 0
     assert round_seed(0, 1) in seeds and round_seed(0, 1, 1) in seeds
     assert round_seed(0, 1, 1) != round_seed(0, 1) != round_seed(0, 2)
+
+
+def test_adaptive_tournament_stops_at_its_token_budget_and_a_larger_one_continues(tmp_path):
+    """Two mock-server models that tie every game (both break the protocol) never separate, so
+    only the budget stops the adaptive rounds: it says which limit and exits as ``run`` does
+    (4); the same command with a larger budget continues the schedule, no game played twice.
+    Negotiation has no token estimate, so the shard that crosses the budget finishes and the
+    next one is refused."""
+    from distbench.cli.run import BudgetReached
+    from distbench.mockserver import ServerConfig, start_server
+
+    with start_server(ServerConfig(seed=5)) as server:
+        args = ["--family", "negotiation", "--players", "llamacpp:mock,llamacpp:other",
+                "--base-url", server.url, "--price", "170,170", "--num-instances", "1",
+                "--adaptive", "--max-matches", "40", "--resamples", "100", "--run-id", "b"]
+        first = _invoke(tmp_path, *args, "--max-tokens-total", "9000")
+        usage = server.stats()["usage"]
+        spent = usage["prompt_tokens"] + usage["completion_tokens"]
+        assert isinstance(first.exception, BudgetReached), first.output
+        assert first.exception.exit_code == 4
+        assert "budget: --max-tokens-total: spent" in first.output
+        assert f"spent {spent:,} of 9,000 tokens" in first.output  # the server's own count
+        assert spent > 9000 and "in round 2 (1 shard(s) of it not sent)" in first.output
+        assert "--max-tokens-total" in str(first.exception)
+        con = open_run(tmp_path / "b")
+        assert con.execute("select count(*) from episodes").fetchone() == (4,)  # rounds 0, 1
+        assert con.execute("select sum(matches) from ratings").fetchone() == (8,)
+        con.close()
+        more = _invoke(tmp_path, *args, "--max-tokens-total", "16000")
+        assert isinstance(more.exception, BudgetReached), more.output
+        assert "in round 3" in more.output
+    con = open_run(tmp_path / "b")
+    assert con.execute("select count(*), count(distinct episode_id) from episodes"
+                       ).fetchone() == (6, 6)
+    con.close()
+
+
+def test_max_cost_of_a_tournament_needs_the_models_prices(tmp_path):
+    result = _invoke(tmp_path, "--family", "negotiation", "--players",
+                     "llamacpp:mock,scripted:fair", "--base-url", "http://127.0.0.1:9",
+                     "--max-cost", "1", "--num-instances", "1", "--run-id", "p")
+    assert isinstance(result.exception, UserError), result.output
+    assert "--max-cost needs the price" in str(result.exception)
+    bad = _invoke(tmp_path, "--family", "negotiation", "--players", SCRIPTED, "--price", "1,2")
+    assert isinstance(bad.exception, UserError) and "no player" in str(bad.exception)
