@@ -106,8 +106,9 @@ class Tournament:
             check_option(key, value)
         models = [k for k, p in enumerate(self.players) if isinstance(p, BackendSpec)]
         if not models:
-            raise ValueError(f"--{next(iter(given)).replace('_', '-')}: no player of the "
-                             "population is a model")
+            key = next(iter(given))
+            flag = "--price" if key.startswith("price") else f"--{key.replace('_', '-')}"
+            raise ValueError(f"{flag}: no player of the population is a model")
         players = list(self.players)
         for k in models:
             merged = {**dict(players[k].options), **given}

@@ -304,4 +304,29 @@ def test_max_cost_of_a_tournament_needs_the_models_prices(tmp_path):
     assert isinstance(result.exception, UserError), result.output
     assert "--max-cost needs the price" in str(result.exception)
     bad = _invoke(tmp_path, "--family", "negotiation", "--players", SCRIPTED, "--price", "1,2")
-    assert isinstance(bad.exception, UserError) and "no player" in str(bad.exception)
+    assert isinstance(bad.exception, UserError)
+    assert str(bad.exception) == "--price: no player of the population is a model"
+
+
+def test_a_tournament_stopped_by_its_budget_rates_the_games_it_played(tmp_path):
+    """Not adaptive: the first shard (no estimate for negotiation) crosses the budget, the two
+    others are refused; the games played are rated, the player who played none has no
+    interval, exit status 4 with the command that continues."""
+    from distbench.cli.run import BudgetReached
+    from distbench.mockserver import ServerConfig, start_server
+
+    with start_server(ServerConfig(seed=5)) as server:
+        result = _invoke(tmp_path, "--family", "negotiation", "--players",
+                         "llamacpp:mock,llamacpp:other,scripted:fair", "--base-url",
+                         server.url, "--num-instances", "1", "--resamples", "50",
+                         "--max-tokens-total", "1000", "--run-id", "nb")
+    assert isinstance(result.exception, BudgetReached), result.output
+    assert "1 shard(s) committed now, 2 left" in str(result.exception)
+    assert "--run-id nb" in str(result.exception) and "--max-tokens-total" in str(result.exception)
+    con = open_run(tmp_path / "nb")
+    rows = dict(con.execute("select player, matches from ratings").fetchall())
+    assert rows == {"llamacpp:mock": 2, "llamacpp:other": 2, "scripted:fair": 0}
+    assert con.execute("select bt_low from ratings where player = 'scripted:fair'"
+                       ).fetchone() == (None,)
+    con.close()
+    assert "no games" in result.output
