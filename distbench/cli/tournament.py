@@ -56,8 +56,9 @@ def budget_line(figures: dict[str, Any]) -> str:
     """Which budget limit stopped a tournament and how much of it was spent, in words."""
     parts = []
     if figures.get("max_cost_usd") is not None:
-        parts.append(f"--max-cost: spent ${figures.get('spent_usd') or 0:,.4f} of "
-                     f"${figures['max_cost_usd']:,.2f}")
+        limit = figures["max_cost_usd"]
+        shown = f"{limit:,.2f}" if limit >= 0.01 else f"{limit:g}"
+        parts.append(f"--max-cost: spent ${figures.get('spent_usd') or 0:,.4f} of ${shown}")
     if figures.get("max_tokens_total") is not None:
         parts.append(f"--max-tokens-total: spent {figures.get('spent_tokens', 0):,} of "
                      f"{figures['max_tokens_total']:,} tokens")

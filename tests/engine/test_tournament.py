@@ -330,3 +330,14 @@ def test_a_tournament_stopped_by_its_budget_rates_the_games_it_played(tmp_path):
                        ).fetchone() == (None,)
     con.close()
     assert "no games" in result.output
+
+
+def test_budget_line_names_each_limit_with_its_spend():
+    from distbench.cli.tournament import budget_line
+
+    assert budget_line({"max_cost_usd": 0.5, "spent_usd": 0.61234, "max_tokens_total": None}) \
+        == "--max-cost: spent $0.6123 of $0.50"
+    assert budget_line({"max_cost_usd": 0.002, "spent_usd": 0.01}) == \
+        "--max-cost: spent $0.0100 of $0.002"
+    assert budget_line({"max_tokens_total": 9000, "spent_tokens": 12345}) == \
+        "--max-tokens-total: spent 12,345 of 9,000 tokens"
