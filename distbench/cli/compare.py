@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from distbench.errors import UserError
 from distbench.report.compare import (
     FAMILIES,
     LEADERBOARD_COLUMNS,
@@ -54,7 +55,14 @@ def compare(run_dirs: tuple[Path, ...], fmt: str, out_dir: Path | None) -> None:
     negotiation instances; same fog games and condition; against the same opponent), and
     paired differences with bootstrap 95% CIs over those shared instances, Holm-corrected
     across metrics, each row saying on how many units and which subset it rests.
+
+    Two tournaments (``distbench tournament``) of one family: per player in both, the
+    difference of its Bradley–Terry strength and of its Nash-averaging rating (second run
+    minus first) with 95% simultaneous bootstrap bands over the games of both runs; the
+    players of one run only are listed.
     """
+    if _compare_tournaments(run_dirs, fmt, out_dir):
+        return
     result = compare_runs(run_dirs)
     tables = result.tables()
     if out_dir is not None:
@@ -134,3 +142,78 @@ def _readable(result: Comparison, fmt: str) -> str:
 
 
 assert LEADERBOARD_COLUMNS[0] == PAIRED_COLUMNS[0] == "family"  # the tables drop it per family
+
+
+TOURNAMENT_COLUMNS = ["player", "games_a", "games_b", "bt_a", "bt_b", "bt_diff", "bt_low",
+                      "bt_high", "nash_a", "nash_b", "nash_diff", "nash_low", "nash_high"]
+TOURNAMENT_RESAMPLES = 500
+"""Bootstrap resamples per run of a tournament comparison (Nash averaging is solved once per
+resample: about 2-20 ms each)."""
+
+
+def _compare_tournaments(paths: tuple[Path, ...], fmt: str, out_dir: Path | None) -> bool:
+    """Compares two tournaments when every run given is one (True: done). Mixed runs: a note
+    that says why there is no rating comparison, then the comparison by family (False)."""
+    from distbench.engine.tournament import load_matches, tournament_of
+    from distbench.report.bootstrap import BOOTSTRAP_SEED
+    from distbench.report.ratings import compare_ratings
+    from distbench.store.catalog import NotARunError, find_runs
+
+    try:
+        run_dirs = find_runs(list(paths))
+    except NotARunError as exc:
+        raise UserError(str(exc)) from None
+    described = [tournament_of(d) for d in run_dirs]
+    if not any(described):
+        return False
+
+    def what(run_dir: Path, desc: dict | None) -> str:
+        return (f"{run_dir.name} is a {desc['family']} tournament" if desc
+                else f"{run_dir.name} is not a tournament")
+
+    if not all(described):
+        click.echo("note: no rating comparison: it takes two tournaments of one family ("
+                   + ", ".join(what(d, t) for d, t in zip(run_dirs, described, strict=True))
+                   + "); comparing the runs' games by family", err=True)
+        return False
+    if len(run_dirs) != 2 or described[0]["family"] != described[1]["family"]:
+        raise UserError("compare takes two tournaments of one family to compare ratings; got "
+                        + ", ".join(what(d, t) for d, t in zip(run_dirs, described, strict=True)))
+    (labels_a, m_a), (labels_b, m_b) = (load_matches(d, t)
+                                        for d, t in zip(run_dirs, described, strict=True))
+    try:
+        cmp = compare_ratings(labels_a, m_a, labels_b, m_b, seed=BOOTSTRAP_SEED,
+                              resamples=TOURNAMENT_RESAMPLES)
+    except ValueError as exc:
+        raise UserError(f"compare {run_dirs[0].name} {run_dirs[1].name}: {exc}") from None
+
+    def num(x: float) -> float | None:
+        return None if x != x else round(float(x), 3) + 0.0  # no -0.0
+
+    rows = [(p, int(ga), int(gb), num(ba), num(bb), num(bd), num(bl), num(bh), num(na),
+             num(nb), num(nd), num(nl), num(nh))
+            for p, ga, gb, ba, bb, bd, bl, bh, na, nb, nd, nl, nh in zip(
+                cmp.players, cmp.matches_a, cmp.matches_b, cmp.bt_a, cmp.bt_b, cmp.bt_diff,
+                cmp.bt_low, cmp.bt_high, cmp.nash_a, cmp.nash_b, cmp.nash_diff, cmp.nash_low,
+                cmp.nash_high, strict=True)]
+    a_name, b_name = run_dirs[0].name, run_dirs[1].name
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "ratings.csv").write_text(render(TOURNAMENT_COLUMNS, rows, "csv") + "\n",
+                                             encoding="utf-8")
+    if fmt in ("csv", "json"):
+        click.echo(render(TOURNAMENT_COLUMNS, rows, fmt))
+        return True
+    level = round(100 * cmp.level)
+    heading = "### " if fmt == "markdown" else ""
+    click.echo(f"{heading}{described[0]['family']} tournaments: a = {a_name}, b = {b_name}; "
+               f"rating differences b - a of the {len(rows)} player(s) in both (bt: "
+               f"Bradley–Terry strengths re-centred over those players; nash: Nash-averaging "
+               f"ratings); low/high: {level}% simultaneous bands, bootstrap over the games of "
+               f"both runs ({cmp.resamples} resamples)")
+    click.echo(render(TOURNAMENT_COLUMNS, rows, fmt))
+    click.echo(f"only in a ({a_name}): {', '.join(cmp.only_a) or 'none'}; "
+               f"only in b ({b_name}): {', '.join(cmp.only_b) or 'none'}")
+    if out_dir is not None:
+        click.echo(f"\nTable written to {out_dir}/ratings.csv")
+    return True

@@ -28,11 +28,14 @@ def _play(plan: Any, run_dir: Path, **kwargs: Any) -> Any:
 
 
 def run_tournament(tournament: Any, run_dir: Path, *, parallel: bool | None,
-                   num_workers: int | None = None, address: str | None = None) -> Any:
-    """Plays (or resumes) a tournament into ``run_dir``, then commits its ratings.
+                   num_workers: int | None = None, address: str | None = None,
+                   max_cost: float | None = None, max_tokens_total: int | None = None) -> Any:
+    """Plays (or resumes) a tournament into ``run_dir``, then commits its ratings (of the games
+    committed: all of them, or those played before the budget stopped the run).
 
     Returns:
-        (the run outcome, the :class:`~distbench.engine.tournament.TournamentRatings`).
+        (the run outcome, the :class:`~distbench.engine.tournament.TournamentRatings`); the
+        outcome's ``budget_reached`` says whether the budget stopped it.
     """
     from distbench.engine.tournament import plan_tournament, rate, write_ratings
 
@@ -41,24 +44,46 @@ def run_tournament(tournament: Any, run_dir: Path, *, parallel: bool | None,
         plan = plan_tournament(tournament, run_id)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    outcome = _play(plan, run_dir, parallel=parallel, num_workers=num_workers, address=address)
+    outcome = _play(plan, run_dir, parallel=parallel, num_workers=num_workers, address=address,
+                    max_cost=max_cost, max_tokens_total=max_tokens_total)
     result = rate(tournament, run_dir, run_id)
-    write_ratings(run_dir, result)
+    if result.ratings:
+        write_ratings(run_dir, result)
     return outcome, result
 
 
+def budget_line(figures: dict[str, Any]) -> str:
+    """Which budget limit stopped a tournament and how much of it was spent, in words."""
+    parts = []
+    if figures.get("max_cost_usd") is not None:
+        limit = figures["max_cost_usd"]
+        shown = f"{limit:,.2f}" if limit >= 0.01 else f"{limit:g}"
+        parts.append(f"--max-cost: spent ${figures.get('spent_usd') or 0:,.4f} of ${shown}")
+    if figures.get("max_tokens_total") is not None:
+        parts.append(f"--max-tokens-total: spent {figures.get('spent_tokens', 0):,} of "
+                     f"{figures['max_tokens_total']:,} tokens")
+    return "; ".join(parts)
+
+
 def run_adaptive(tournament: Any, run_dir: Path, *, max_matches: int, parallel: bool | None,
-                 num_workers: int | None = None, address: str | None = None) -> Any:
-    """Plays an adaptive tournament: round 0 every pair, then rounds of the adjacent ranks
-    whose intervals overlap (:func:`~distbench.engine.tournament.next_pairs`), until the adjacent ranks are separated or ``max_matches`` games were
-    played (the round that crosses it is played whole). Deterministic by seed: the schedule
-    is a function of the results, so a resume replays it, skipping committed shards.
+                 num_workers: int | None = None, address: str | None = None,
+                 max_cost: float | None = None, max_tokens_total: int | None = None) -> Any:
+    """Plays an adaptive tournament: round 0 every pair, then rounds whose blocks go to the
+    adjacent ranks not separated yet, more to those further from it
+    (:func:`~distbench.engine.tournament.allocate_round`), until the adjacent ranks are
+    separated, ``max_matches`` games were played (the round that crosses it is played whole),
+    or the budget (``max_cost``, ``max_tokens_total``: the whole tournament's, every round's
+    spend counted) admits no more shards: the shards in flight finish and are rated.
+    Deterministic by seed: the schedule is a function of the results, so a resume replays it,
+    skipping committed shards (a larger budget continues where the budget stopped it).
 
     Returns:
-        (the last round's outcome, the ratings, the stop line, rounds played).
+        (shards executed, shards skipped in the last round, the ratings, the stop line, rounds
+        played, the budget figures when the budget stopped it, else None).
     """
     from distbench.engine.tournament import (
-        next_pairs,
+        SEPARATION_TOL,
+        allocate_round,
         plan_schedule,
         rate_matches,
         read_matches,
@@ -71,33 +96,50 @@ def run_adaptive(tournament: Any, run_dir: Path, *, max_matches: int, parallel: 
     adaptive = {"round_instances": tournament.settings.num_instances,
                 "max_matches": max_matches}
     schedule = [tournament.pairs()]
-    executed = skipped = 0
+    executed = 0
+    budget = None
     while True:
         plan = plan_schedule(tournament, schedule, run_id, adaptive)
         outcome = _play(plan, run_dir, parallel=parallel, num_workers=num_workers,
-                        address=address)
+                        address=address, max_cost=max_cost, max_tokens_total=max_tokens_total)
         executed += outcome.executed
         a, b, result, margin = read_matches(tournament, run_dir,
                                             {shard.shard_id for shard in plan.shards})
+        if outcome.budget_reached is not None and not len(a):
+            budget = outcome.budget_reached
+            reason = f"budget: {budget_line(budget)}; no game was played within it"
+            break
         state = separation(len(tournament.labels), a, b, result,
                            seed=tournament.settings.seed, confidence=tournament.confidence,
                            resamples=tournament.resamples)
         reason = stop_reason(state, len(a), max_matches, tournament.labels,
                              tournament.confidence)
-        pairs = next_pairs(state)
-        click.echo(f"round {len(schedule) - 1}: {len(schedule[-1])} pair(s) played, "
+        if outcome.budget_reached is not None and (reason is None or not state.separated):
+            budget = outcome.budget_reached
+            left = budget.get("shards_left", 0)
+            open_gaps = "; ".join(
+                f"{tournament.labels[h]} vs {tournament.labels[lo]} [{low:+.2f}, {high:+.2f}]"
+                for h, lo, low, high in state.gaps if not low > SEPARATION_TOL)
+            reason = (f"budget: {budget_line(budget)} in round {len(schedule) - 1} "
+                      f"({left} shard(s) of it not sent), {len(a):,} games, with adjacent "
+                      f"ranks not separated at {round(100 * tournament.confidence)}%: "
+                      f"{open_gaps}")
+        pairs = allocate_round(state) if reason is None else []
+        click.echo(f"round {len(schedule) - 1}: {len(schedule[-1])} block(s) played, "
                    f"{len(a):,} games in all; "
-                   + ("stop" if reason else f"next: {len(pairs)} adjacent pair(s) of ranks "
-                      "whose intervals overlap"), err=True)
+                   + ("stop" if reason else f"next: {len(pairs)} block(s) for "
+                      f"{len(set(pairs))} adjacent pair(s) of ranks not separated"), err=True)
         if reason:
             break
         schedule.append(pairs)
-    skipped = outcome.skipped
-    ratings = rate_matches(tournament.labels, tournament.family.name, run_id, a, b, result,
-                           margin, seed=tournament.settings.seed,
-                           resamples=tournament.resamples, confidence=tournament.confidence)
-    write_ratings(run_dir, ratings)
-    return executed, skipped, ratings, reason, len(schedule)
+    ratings = None
+    if len(a):
+        ratings = rate_matches(tournament.labels, tournament.family.name, run_id, a, b, result,
+                               margin, seed=tournament.settings.seed,
+                               resamples=tournament.resamples,
+                               confidence=tournament.confidence)
+        write_ratings(run_dir, ratings)
+    return executed, outcome.skipped, ratings, reason, len(schedule), budget
 
 
 @click.command()
@@ -123,12 +165,28 @@ def run_adaptive(tournament: Any, run_dir: Path, *, max_matches: int, parallel: 
 @click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95,
               show_default=True, help="Confidence level of the intervals.")
 @click.option("--adaptive", is_flag=True,
-              help="Schedule in rounds of --num-instances instances: first every pair, then "
-                   "only the adjacent ranks whose intervals overlap (the interval of their "
-                   "difference contains 0), until every adjacent pair of ranks is separated "
-                   "at --confidence or --max-matches games were played.")
+              help="Schedule in rounds of blocks of --num-instances instances: first every "
+                   "pair, then one block per adjacent pair of ranks not separated yet (the "
+                   "interval of their difference contains 0), handed out in proportion to how "
+                   "far each is from separating, until every adjacent pair of ranks is "
+                   "separated at --confidence, --max-matches games were played, or the budget "
+                   "(--max-cost, --max-tokens-total) is reached.")
 @click.option("--max-matches", type=click.IntRange(min=1), default=2000, show_default=True,
               help="With --adaptive: stop after the round that reaches this many games.")
+@click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
+              help="Stop sending games before the tournament's spend (the endpoints' token "
+                   "counts at --price, every round and earlier attempts included) could cross "
+                   "USD: games in flight finish, the games played are rated, exit status 4; the "
+                   "same command with a larger budget continues it.")
+@click.option("--max-tokens-total", type=click.IntRange(min=1), default=None, metavar="N",
+              help="As --max-cost, in tokens (prompt + completion) as the endpoints reported "
+                   "them.")
+@click.option("--price", default=None, metavar="IN,OUT",
+              help="Price in USD per million prompt and completion tokens of every model "
+                   "player, e.g. 2.5,10 (needed by --max-cost; no price is assumed).")
+@click.option("--base-url", default=None,
+              help="Base URL of the OpenAI-compatible server answering every model player "
+                   "(e.g. a llamacpp: or vllm: player; default: the provider's).")
 @click.option("--run-id", default=None,
               help="Run folder name (re-running it resumes).  [default: "
                    "tournament-<family>-<timestamp>]")
@@ -141,7 +199,9 @@ def run_adaptive(tournament: Any, run_dir: Path, *, max_matches: int, parallel: 
               help="Existing Ray cluster to use ('auto', HOST:PORT or ray://HOST:PORT).")
 def tournament(family: str, players: str, num_instances: int, seed: int, llm_seed: int,
                temperature: float, max_tokens: int | None, resamples: int, confidence: float,
-               adaptive: bool, max_matches: int, run_id: str | None, output_dir: Path, parallel: bool | None,
+               adaptive: bool, max_matches: int, max_cost: float | None,
+               max_tokens_total: int | None, price: str | None, base_url: str | None,
+               run_id: str | None, output_dir: Path, parallel: bool | None,
                num_workers: int | None, address: str | None) -> None:
     """Every pair of PLAYERS plays both seats of FAMILY on the same instances; prints the
     ranking by Bradley–Terry strength with its intervals, the Elo display and Nash averaging,
@@ -160,20 +220,44 @@ def tournament(family: str, players: str, num_instances: int, seed: int, llm_see
     try:
         tour = Tournament.build(fam, texts, settings, resamples=resamples,
                                 confidence=confidence)
+        tour = tour.with_model_options(**_price(price), base_url=base_url)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     run_id = check_run_id(run_id or f"tournament-{family}-{time.strftime('%Y%m%d-%H%M%S')}")
     run_dir = make_output_dir(output_dir) / run_id
+    budget = {"max_cost": max_cost, "max_tokens_total": max_tokens_total}
     if adaptive:
-        executed, skipped, result, reason, rounds = run_adaptive(
+        executed, _, result, reason, rounds, reached = run_adaptive(
             tour, run_dir, max_matches=max_matches, parallel=parallel,
-            num_workers=num_workers, address=address)
-        click.echo(format_ranking(result.ratings))
+            num_workers=num_workers, address=address, **budget)
+        if result is not None:
+            click.echo(format_ranking(result.ratings))
         click.echo(f"\nstopped after {rounds} round(s): {reason}")
         click.echo(f"{executed} shard(s) run. Results: {run_dir}", err=True)
+        if reached is not None:
+            raise _budget_stop(reached, executed, run_dir)
         return
     outcome, result = run_tournament(tour, run_dir, parallel=parallel,
-                                     num_workers=num_workers, address=address)
+                                     num_workers=num_workers, address=address, **budget)
     click.echo(format_ranking(result.ratings))
     click.echo(f"\n{outcome.executed} shard(s) run, {outcome.skipped} already committed, "
                f"{outcome.elapsed_s:.1f} s. Results: {outcome.run_dir}", err=True)
+    if outcome.budget_reached is not None:
+        raise _budget_stop(outcome.budget_reached, outcome.executed, run_dir)
+
+
+def _price(text: str | None) -> dict[str, float]:
+    from distbench.cli.run import _price as parse_price
+
+    return parse_price(text)
+
+
+def _budget_stop(figures: dict[str, Any], executed: int, run_dir: Path) -> Exception:
+    """The budget stop of a tournament: one line (which limit, what was spent, the command
+    that continues it with a budget covering the rest of the round), exit status 4."""
+    from types import SimpleNamespace
+
+    from distbench.cli.run import budget_stop, resume_command
+
+    return budget_stop(SimpleNamespace(budget_reached=figures, executed=executed),
+                       resume_command(sys.argv[1:], run_dir.name))

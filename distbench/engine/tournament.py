@@ -37,7 +37,8 @@ from distbench.store.schema import PAIRINGS, RATINGS
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["RATINGS_MARKER", "Separation", "Tournament", "TournamentRatings", "next_pairs",
+__all__ = ["RATINGS_MARKER", "Separation", "Tournament", "TournamentRatings", "allocate_round",
+           "next_pairs",
            "plan_schedule", "plan_tournament", "rate", "round_seed", "separation",
            "stop_reason", "write_ratings"]
 
@@ -85,6 +86,35 @@ class Tournament:
             raise ValueError(f"a tournament needs at least two players, got {len(players)}")
         return cls(family, tuple(players), tuple(labels), settings, **kwargs)
 
+    def with_model_options(self, **options: Any) -> Tournament:
+        """The tournament with ``options`` (e.g. ``price_in``, ``price_out``, ``base_url``)
+        set on every model player (a player that is a backend spec; scripted players and
+        agents are left alone). None values are ignored.
+
+        Raises:
+            ValueError: a bad option value (one line naming the option), or options with no
+                model in the population.
+        """
+        from dataclasses import replace
+
+        from distbench.llm.base import BackendSpec, check_option
+
+        given = {k: v for k, v in options.items() if v is not None}
+        if not given:
+            return self
+        for key, value in given.items():
+            check_option(key, value)
+        models = [k for k, p in enumerate(self.players) if isinstance(p, BackendSpec)]
+        if not models:
+            key = next(iter(given))
+            flag = "--price" if key.startswith("price") else f"--{key.replace('_', '-')}"
+            raise ValueError(f"{flag}: no player of the population is a model")
+        players = list(self.players)
+        for k in models:
+            merged = {**dict(players[k].options), **given}
+            players[k] = replace(players[k], options=tuple(sorted(merged.items())))
+        return replace(self, players=tuple(players))
+
     def pairs(self) -> list[tuple[int, int]]:
         """Every unordered pair ``i < j`` of the population."""
         n = len(self.players)
@@ -105,22 +135,41 @@ def plan_tournament(tournament: Tournament, run_id: str) -> RunPlan:
                                               tournament.settings)
                for i, j in tournament.pairs()]
     plans = [c.plan(run_id) for c in configs]
+    return _union_plan(
+        tournament, plans,
+        config={"tournament": tournament.describe(), "pairings": [p.config for p in plans]},
+        identity={"tournament": tournament.describe(),
+                  "pairings": [c.identity() for c in configs]})
+
+
+def _union_plan(tournament: Tournament, plans: list[RunPlan], config: dict[str, Any],
+                identity: dict[str, Any]) -> RunPlan:
+    """One run of the pairings' plans: their shards (each once), their estimates summed, and a
+    per-shard estimate for the budgets (the shard's own plan's hook, else its share of that
+    plan's estimates by units)."""
+    from distbench.engine.budget import proportional
+
     shards: dict[str, Any] = {}
+    hooks: dict[str, Any] = {}
     for plan in plans:
+        hook = plan.shard_estimate or proportional(plan)
         for shard in plan.shards:
             shards.setdefault(shard.shard_id, shard)
+            if hook is not None:
+                hooks.setdefault(shard.shard_id, hook)
 
     def total(name: str) -> Any:
         values = [getattr(p, name) for p in plans]
         return None if any(v is None for v in values) else sum(values)
 
+    def shard_estimate(shard: Any) -> tuple[int, int, float | None]:
+        hook = hooks.get(shard.shard_id)
+        return hook(shard) if hook is not None else (0, 0, None)
+
     tokens = [p.expected_tokens for p in plans]
     head = plans[0]
     return RunPlan(
-        family=tournament.family.name,
-        config={"tournament": tournament.describe(), "pairings": [p.config for p in plans]},
-        identity={"tournament": tournament.describe(),
-                  "pairings": [c.identity() for c in configs]},
+        family=tournament.family.name, config=config, identity=identity,
         shards=list(shards.values()),
         seeds=head.seeds,
         summarize=head.summarize,
@@ -133,6 +182,7 @@ def plan_tournament(tournament: Tournament, run_id: str) -> RunPlan:
         (sum(t[0] for t in tokens), sum(t[1] for t in tokens)),
         expected_cost=total("expected_cost"),
         expected_requests=total("expected_requests"),
+        shard_estimate=shard_estimate if hooks else None,
     )
 
 
@@ -189,15 +239,17 @@ def rate_matches(labels: tuple[str, ...], family: str, run_id: str, a: np.ndarra
     ratings = []
     for k in order:
         mine = (a == k) | (b == k)
+        played = bool(mine.any())  # a budget stop can leave a player without games: no interval
         wins = float(np.where(a == k, outcome, 1.0 - outcome)[mine].sum())
         margins = np.where(a == k, margin, -margin)[mine]
         ratings.append({
             "run_id": run_id, "family": family, "player": labels[k], "rank": int(rank[k]),
             "matches": int(mine.sum()), "wins": wins,
             "mean_margin": float(margins.mean()) if margins.size else 0.0,
-            "bt_strength": float(bt.theta[k]), "bt_low": opt(bt.low[k]),
-            "bt_high": opt(bt.high[k]), "elo": float(elos[k]), "elo_low": opt(lows[k]),
-            "elo_high": opt(highs[k]), "nash_mass": float(nash.mass[k]),
+            "bt_strength": float(bt.theta[k]), "bt_low": opt(bt.low[k]) if played else None,
+            "bt_high": opt(bt.high[k]) if played else None, "elo": float(elos[k]),
+            "elo_low": opt(lows[k]) if played else None,
+            "elo_high": opt(highs[k]) if played else None, "nash_mass": float(nash.mass[k]),
             "nash_rating": float(nash.rating[k]), "confidence": confidence,
         })
     pairings = [{
@@ -256,14 +308,22 @@ def format_ranking(ratings: list[dict[str, Any]]) -> str:
              f"{f'{level}% interval':>18} {'Elo':>6} {'Nash mass':>9} {'Nash rating':>11}"]
     for r in ratings:
         ci = ("[{:+.2f}, {:+.2f}]".format(r["bt_low"], r["bt_high"])
-              if r["bt_low"] is not None else "")
+              if r["bt_low"] is not None else "" if r["matches"] else "no games")
         lines.append(f"{r['rank']:>4}  {r['player']:<{width}} {r['matches']:>6} "
                      f"{r['wins']:>7.1f} {r['bt_strength']:>+7.2f} {ci:>18} {r['elo']:>6.0f} "
                      f"{r['nash_mass']:>9.3f} {r['nash_rating']:>+11.3f}")
+    if any(r["bt_low"] is not None for r in ratings):
+        lines.append(f"BT intervals: simultaneous at {level}% (all players' intervals hold at "
+                     "once; a bootstrap max-|t| band over games)")
     return "\n".join(lines)
 
 
 # --- adaptive scheduling -------------------------------------------------------------------
+
+
+SEPARATION_TOL = 1e-9
+"""A difference interval separates two ranks when its lower end exceeds this (not merely 0:
+two players who tied every game differ by rounding noise in every resample)."""
 
 
 @dataclass(frozen=True)
@@ -283,12 +343,14 @@ class Separation:
 
     @property
     def separated(self) -> bool:
-        """Every adjacent pair of ranks is separated (its difference interval excludes 0)."""
-        return all(low > 0 for _, _, low, _ in self.gaps)
+        """Every adjacent pair of ranks is separated (its difference interval excludes 0, by
+        more than :data:`SEPARATION_TOL`)."""
+        return all(low > SEPARATION_TOL for _, _, low, _ in self.gaps)
 
     def unresolved(self) -> list[tuple[int, int]]:
         """The adjacent pairs not separated yet, as ``i < j``."""
-        return [(min(h, lo), max(h, lo)) for h, lo, low, _ in self.gaps if not low > 0]
+        return [(min(h, lo), max(h, lo)) for h, lo, low, _ in self.gaps
+                if not low > SEPARATION_TOL]
 
 
 def separation(n: int, a: np.ndarray, b: np.ndarray, outcome: np.ndarray, *, seed: int,
@@ -320,39 +382,68 @@ def next_pairs(state: Separation) -> list[tuple[int, int]]:
     return sorted(set(state.unresolved()))
 
 
-def round_seed(seed: int, round_index: int) -> int:
-    """The instance seed of an adaptive round (round 0 plays ``seed`` itself)."""
+def allocate_round(state: Separation) -> list[tuple[int, int]]:
+    """The blocks of the next adaptive round, as pairs ``i < j`` (a pair may appear more than
+    once: each appearance is one block of ``--num-instances`` instances in both seat orders).
+
+    The round has as many blocks as there are adjacent ranks not separated yet
+    (:meth:`Separation.unresolved`); they go to those pairs in proportion to how far the lower
+    end of their difference interval lies below 0 (largest remainders first, ties by rank), so a
+    pair that has almost separated gets little or nothing and one far from it gets several.
+    Pairs already separated are not re-played. Deterministic: a function of ``state`` only.
+    """
+    open_gaps = [(min(h, lo), max(h, lo), low) for h, lo, low, _ in state.gaps
+                 if not low > SEPARATION_TOL]
+    if not open_gaps:
+        return []
+    weights = np.array([-low if np.isfinite(low) and low < 0 else 0.0
+                        for _, _, low in open_gaps])
+    blocks = len(open_gaps)
+    if weights.sum() <= 0:
+        weights = np.ones(blocks)
+    share = weights / weights.sum() * blocks
+    count = np.floor(share).astype(np.int64)
+    # largest remainders first; a stable sort keeps the rank order among equal remainders
+    for k in np.argsort(-(share - count), kind="stable")[:blocks - int(count.sum())]:
+        count[k] += 1
+    return [(i, j) for (i, j, _), c in zip(open_gaps, count, strict=True) for _ in range(int(c))]
+
+
+def round_seed(seed: int, round_index: int, block: int = 0) -> int:
+    """The instance seed of block ``block`` of an adaptive round (round 0 plays ``seed``
+    itself; a pair's first block of round ``r`` plays the round's instances, its further
+    blocks instances of their own)."""
     from distbench.games.base import derive_seed
 
+    if block:
+        return derive_seed(seed, "round", round_index, "block", block) >> 2
     return seed if round_index == 0 else derive_seed(seed, "round", round_index) >> 2
 
 
 def plan_schedule(tournament: Tournament, schedule: list[list[tuple[int, int]]], run_id: str,
                   adaptive: dict[str, Any]) -> RunPlan:
-    """The run of the rounds scheduled so far: round ``r`` plays its pairs on
-    ``settings.num_instances`` instances of :func:`round_seed` ``(seed, r)``, both seat orders.
-    The identity is the tournament's and the adaptive settings' only (not the schedule, which
-    the results decide), so each round resumes the same run: committed shards are skipped."""
+    """The run of the rounds scheduled so far: the ``b``-th appearance of a pair in round ``r``
+    plays ``settings.num_instances`` instances of :func:`round_seed` ``(seed, r, b)``, both
+    seat orders. The identity is the tournament's and the adaptive settings' only (not the
+    schedule, which the results decide), so each round resumes the same run: committed shards
+    are skipped."""
     from dataclasses import replace
 
     configs = []
     for r, pairs in enumerate(schedule):
-        settings = replace(tournament.settings, seed=round_seed(tournament.settings.seed, r))
-        configs += [tournament.family.plan_pairing(tournament.players[i], tournament.players[j],
-                                                   settings) for i, j in pairs]
+        seen: dict[tuple[int, int], int] = {}
+        for i, j in pairs:
+            block = seen.get((i, j), 0)
+            seen[(i, j)] = block + 1
+            settings = replace(tournament.settings,
+                               seed=round_seed(tournament.settings.seed, r, block))
+            configs.append(tournament.family.plan_pairing(tournament.players[i],
+                                                          tournament.players[j], settings))
     plans = [c.plan(run_id) for c in configs]
-    shards: dict[str, Any] = {}
-    for plan in plans:
-        for shard in plan.shards:
-            shards.setdefault(shard.shard_id, shard)
     identity = {"tournament": tournament.describe(), "adaptive": adaptive}
-    head = plans[0]
-    return RunPlan(
-        family=tournament.family.name,
-        config={**identity, "schedule": [[list(p) for p in pairs] for pairs in schedule]},
-        identity=identity, shards=list(shards.values()), seeds=head.seeds,
-        summarize=head.summarize, unit=head.unit, summary_threads=head.summary_threads,
-        summary_tables=head.summary_tables, extra_styles=head.extra_styles)
+    return _union_plan(
+        tournament, plans, identity=identity,
+        config={**identity, "schedule": [[list(p) for p in pairs] for pairs in schedule]})
 
 
 def stop_reason(state: Separation, matches: int, max_matches: int | None,
@@ -364,7 +455,47 @@ def stop_reason(state: Separation, matches: int, max_matches: int | None,
                 f"({matches:,} games)")
     if max_matches is not None and matches >= max_matches:
         open_gaps = "; ".join(f"{labels[h]} vs {labels[lo]} [{low:+.2f}, {high:+.2f}]"
-                              for h, lo, low, high in state.gaps if not low > 0)
+                              for h, lo, low, high in state.gaps
+                              if not low > SEPARATION_TOL)
         return (f"max-matches: {matches:,} games reached --max-matches {max_matches:,} with "
                 f"adjacent ranks not separated at {level}: {open_gaps}")
     return None
+
+
+# --- comparing two tournaments -----------------------------------------------------------
+
+
+def tournament_of(run_dir: Path) -> dict[str, Any] | None:
+    """The tournament a run played (its manifest's ``config.tournament``: family, players,
+    settings), or None when the run is not a tournament (no rated tournament in it)."""
+    import json
+
+    if not (run_dir / "_commits" / f"{RATINGS_MARKER}.json").is_file():
+        return None
+    try:
+        manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    config = manifest.get("config")
+    described = config.get("tournament") if isinstance(config, dict) else None
+    if not isinstance(described, dict) or "family" not in described \
+            or "players" not in described:
+        return None
+    return described
+
+
+def load_matches(run_dir: Path, described: dict[str, Any]
+                 ) -> tuple[tuple[str, ...], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """(players, (a, b, outcome, margin)) of a tournament run's committed games, read through
+    its family's outcome per seat (ValueError: a game outside the population)."""
+    from distbench.games.registry import get_family
+    from distbench.store.catalog import open_run
+
+    family = get_family(described["family"])
+    labels = tuple(str(p) for p in described["players"])
+    con = open_run(run_dir, threads=1, tables=list(family.tables))
+    try:
+        outcomes = family.seat_outcomes(con)
+    finally:
+        con.close()
+    return labels, matches_from(outcomes, labels)

@@ -46,19 +46,20 @@ def section(doc: Document, con: Any) -> None:
     sec = doc.section("Tournament")
     sec.text(f"{len(ratings)} players of the {family} family, every pair in both seats on the "
              f"same instances. Bradley–Terry strengths (natural-log odds, mean 0; a tie counts "
-             f"as half a win each) with {level}% percentile bootstrap intervals over games; Elo "
+             f"as half a win each) with {level}% simultaneous intervals (all players' hold at "
+             "once: a max-|t| bootstrap band over games); Elo "
              "is the same fit on another scale (1500 + 400 / ln 10 x strength). Nash averaging "
              "(maximum-entropy equilibrium of the matrix of mean score differences) does not "
              "reward a player for beating many copies of one weak style: a player's rating is "
              "its mean score difference against the equilibrium mixture (0 on the support).")
     sec.table(Table("tournament_ratings", "Ranking (Bradley–Terry, Elo, Nash averaging)",
                     list(ratings[0]), [tuple(r.values()) for r in ratings],
-                    note=f"bt_low/bt_high: {level}% interval; nash_mass: the player's weight in "
+                    note=f"bt_low/bt_high: {level}% simultaneous interval; nash_mass: the player's weight in "
                          "the equilibrium; mean_margin: mean seat-score difference."))
     sec.figure(Figure("tournament_ranking", "Ranking with intervals", figures.dot_intervals(
         [(r["player"], "Bradley–Terry", r["bt_strength"], r["bt_low"], r["bt_high"],
           r["matches"]) for r in ratings],
-        title=f"Bradley–Terry strength with {level}% intervals (best first)",
+        title=f"Bradley–Terry strength with {level}% simultaneous intervals (best first)",
         xlabel="log-strength (natural-log odds, mean 0)")))
     labels = [r["player"] for r in ratings]
     index = {p: k for k, p in enumerate(labels)}

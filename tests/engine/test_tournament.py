@@ -229,3 +229,115 @@ def test_tournament_on_ray_gives_the_rows_of_the_in_process_run(tmp_path, ray_se
         assert con.execute("select count(distinct shard_id), count(*) from episodes").fetchone() \
             == (3, 18)
         con.close()
+
+
+def test_allocate_round_gives_more_blocks_to_pairs_further_from_separating():
+    from distbench.engine.tournament import Separation, allocate_round
+
+    # ranks 3 > 0 > 1 > 2: (3, 0) separated, (0, 1) far from it, (1, 2) nearly separated
+    state = Separation(order=[3, 0, 1, 2],
+                       gaps=[(3, 0, 0.2, 1.0), (0, 1, -0.9, 0.7), (1, 2, -0.1, 1.1)],
+                       overlapping=[])
+    blocks = allocate_round(state)
+    assert len(blocks) == 2  # one block per unresolved adjacent pair, reallocated
+    assert blocks == [(0, 1), (0, 1)]  # 0.9 / 1.0 of the weight: both blocks
+    assert (0, 3) not in blocks  # a separated pair is not re-played
+    even = Separation(order=[0, 1, 2], gaps=[(0, 1, -0.3, 0.9), (1, 2, -0.3, 0.9)],
+                      overlapping=[])
+    assert allocate_round(even) == [(0, 1), (1, 2)]
+    done = Separation(order=[0, 1], gaps=[(0, 1, 0.1, 0.9)], overlapping=[])
+    assert allocate_round(done) == []
+
+
+def test_plan_schedule_gives_each_block_of_a_round_its_own_instances():
+    from distbench.engine.tournament import plan_schedule, round_seed
+
+    family = get_family("negotiation")
+    tour = Tournament.build(family, SCRIPTED.split(","), PairingSettings(num_instances=2))
+    plan = plan_schedule(tour, [tour.pairs(), [(0, 1), (0, 1), (1, 2)]], "r", {})
+    assert len(plan.shards) == 6 and len({s.shard_id for s in plan.shards}) == 6
+    seeds = sorted(s.seed for s in plan.shards)
+    assert seeds.count(0) == 3  # round 0
+    assert round_seed(0, 1) in seeds and round_seed(0, 1, 1) in seeds
+    assert round_seed(0, 1, 1) != round_seed(0, 1) != round_seed(0, 2)
+
+
+def test_adaptive_tournament_stops_at_its_token_budget_and_a_larger_one_continues(tmp_path):
+    """Two mock-server models that tie every game (both break the protocol) never separate, so
+    only the budget stops the adaptive rounds: it says which limit and exits as ``run`` does
+    (4); the same command with a larger budget continues the schedule, no game played twice.
+    Negotiation has no token estimate, so the shard that crosses the budget finishes and the
+    next one is refused."""
+    from distbench.cli.run import BudgetReached
+    from distbench.mockserver import ServerConfig, start_server
+
+    with start_server(ServerConfig(seed=5)) as server:
+        args = ["--family", "negotiation", "--players", "llamacpp:mock,llamacpp:other",
+                "--base-url", server.url, "--price", "170,170", "--num-instances", "1",
+                "--adaptive", "--max-matches", "40", "--resamples", "100", "--run-id", "b"]
+        first = _invoke(tmp_path, *args, "--max-tokens-total", "9000")
+        usage = server.stats()["usage"]
+        spent = usage["prompt_tokens"] + usage["completion_tokens"]
+        assert isinstance(first.exception, BudgetReached), first.output
+        assert first.exception.exit_code == 4
+        assert "budget: --max-tokens-total: spent" in first.output
+        assert f"spent {spent:,} of 9,000 tokens" in first.output  # the server's own count
+        assert spent > 9000 and "in round 2 (1 shard(s) of it not sent)" in first.output
+        assert "--max-tokens-total" in str(first.exception)
+        con = open_run(tmp_path / "b")
+        assert con.execute("select count(*) from episodes").fetchone() == (4,)  # rounds 0, 1
+        assert con.execute("select sum(matches) from ratings").fetchone() == (8,)
+        con.close()
+        more = _invoke(tmp_path, *args, "--max-tokens-total", "16000")
+        assert isinstance(more.exception, BudgetReached), more.output
+        assert "in round 3" in more.output
+    con = open_run(tmp_path / "b")
+    assert con.execute("select count(*), count(distinct episode_id) from episodes"
+                       ).fetchone() == (6, 6)
+    con.close()
+
+
+def test_max_cost_of_a_tournament_needs_the_models_prices(tmp_path):
+    result = _invoke(tmp_path, "--family", "negotiation", "--players",
+                     "llamacpp:mock,scripted:fair", "--base-url", "http://127.0.0.1:9",
+                     "--max-cost", "1", "--num-instances", "1", "--run-id", "p")
+    assert isinstance(result.exception, UserError), result.output
+    assert "--max-cost needs the price" in str(result.exception)
+    bad = _invoke(tmp_path, "--family", "negotiation", "--players", SCRIPTED, "--price", "1,2")
+    assert isinstance(bad.exception, UserError)
+    assert str(bad.exception) == "--price: no player of the population is a model"
+
+
+def test_a_tournament_stopped_by_its_budget_rates_the_games_it_played(tmp_path):
+    """Not adaptive: the first shard (no estimate for negotiation) crosses the budget, the two
+    others are refused; the games played are rated, the player who played none has no
+    interval, exit status 4 with the command that continues."""
+    from distbench.cli.run import BudgetReached
+    from distbench.mockserver import ServerConfig, start_server
+
+    with start_server(ServerConfig(seed=5)) as server:
+        result = _invoke(tmp_path, "--family", "negotiation", "--players",
+                         "llamacpp:mock,llamacpp:other,scripted:fair", "--base-url",
+                         server.url, "--num-instances", "1", "--resamples", "50",
+                         "--max-tokens-total", "1000", "--run-id", "nb")
+    assert isinstance(result.exception, BudgetReached), result.output
+    assert "1 shard(s) committed now, 2 left" in str(result.exception)
+    assert "--run-id nb" in str(result.exception) and "--max-tokens-total" in str(result.exception)
+    con = open_run(tmp_path / "nb")
+    rows = dict(con.execute("select player, matches from ratings").fetchall())
+    assert rows == {"llamacpp:mock": 2, "llamacpp:other": 2, "scripted:fair": 0}
+    assert con.execute("select bt_low from ratings where player = 'scripted:fair'"
+                       ).fetchone() == (None,)
+    con.close()
+    assert "no games" in result.output
+
+
+def test_budget_line_names_each_limit_with_its_spend():
+    from distbench.cli.tournament import budget_line
+
+    assert budget_line({"max_cost_usd": 0.5, "spent_usd": 0.61234, "max_tokens_total": None}) \
+        == "--max-cost: spent $0.6123 of $0.50"
+    assert budget_line({"max_cost_usd": 0.002, "spent_usd": 0.01}) == \
+        "--max-cost: spent $0.0100 of $0.002"
+    assert budget_line({"max_tokens_total": 9000, "spent_tokens": 12345}) == \
+        "--max-tokens-total: spent 12,345 of 9,000 tokens"
