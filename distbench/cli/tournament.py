@@ -4,6 +4,7 @@ averaging) and the ranking printed."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -142,14 +143,38 @@ def run_adaptive(tournament: Any, run_dir: Path, *, max_matches: int, parallel: 
     return executed, outcome.skipped, ratings, reason, len(schedule), budget
 
 
+def _family_options(items: tuple[str, ...]) -> dict[str, Any]:
+    """``--option NAME=VALUE`` entries as a dict (VALUE as JSON when it parses, else text)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise UserError(f"--option {item!r}: expected NAME=VALUE (e.g. game=tic_tac_toe)")
+        if name in out:
+            raise UserError(f"--option {name} is given twice")
+        try:
+            out[name] = json.loads(text)
+        except ValueError:
+            out[name] = text
+    return out
+
+
 @click.command()
 @click.option("--family", required=True,
-              help="The game family whose seats the players fill (negotiation, fog).")
+              help="The game family whose seats the players fill (negotiation, fog, "
+                   "bimatrix, repeated, openspiel).")
 @click.option("--players", required=True,
               help="The population (comma list): models as PROVIDER[:MODEL] "
                    "(local:smollm2-135m, openai:gpt-4o-mini, ...) and the family's scripted "
                    "players as anchors (negotiation: scripted:fair|greedy|random; fog: "
-                   "tier1..tier4).")
+                   "tier1..tier4; bimatrix: eq|uniform|maxmin|class; repeated: axelrod "
+                   "strategies such as TitForTat; openspiel: solver|random|mcts).")
+@click.option("--option", "family_options", multiple=True, metavar="NAME=VALUE",
+              help="A setting of the family's games, repeatable (VALUE read as JSON when it "
+                   "parses, else as text): negotiation mode, lang; fog scout_accuracy, "
+                   "scouting; bimatrix sets, mode; repeated stage, rounds, continuation, "
+                   "max_rounds; openspiel game (e.g. game=tic_tac_toe), mcts_simulations.")
 @click.option("--num-instances", type=click.IntRange(min=1), default=10, show_default=True,
               help="Instances every pair plays, each in both seat orders.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
@@ -197,7 +222,7 @@ def run_adaptive(tournament: Any, run_dir: Path, *, max_matches: int, parallel: 
               help="CPUs of the local Ray instance.  [default: all]")
 @click.option("--address", default=None,
               help="Existing Ray cluster to use ('auto', HOST:PORT or ray://HOST:PORT).")
-def tournament(family: str, players: str, num_instances: int, seed: int, llm_seed: int,
+def tournament(family: str, players: str, family_options: tuple[str, ...], num_instances: int, seed: int, llm_seed: int,
                temperature: float, max_tokens: int | None, resamples: int, confidence: float,
                adaptive: bool, max_matches: int, max_cost: float | None,
                max_tokens_total: int | None, price: str | None, base_url: str | None,
@@ -216,7 +241,8 @@ def tournament(family: str, players: str, num_instances: int, seed: int, llm_see
         raise UserError(str(exc).strip("'\"")) from None
     texts = [p.strip() for p in players.split(",") if p.strip()]
     settings = PairingSettings(num_instances=num_instances, seed=seed, llm_seed=llm_seed,
-                               temperature=temperature, max_tokens=max_tokens)
+                               temperature=temperature, max_tokens=max_tokens,
+                               options=_family_options(family_options))
     try:
         tour = Tournament.build(fam, texts, settings, resamples=resamples,
                                 confidence=confidence)

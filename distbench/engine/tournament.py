@@ -84,6 +84,18 @@ class Tournament:
             labels.append(label)
         if len(players) < 2:
             raise ValueError(f"a tournament needs at least two players, got {len(players)}")
+        unknown = [k for k in settings.options if k not in family.pairing_options]
+        if unknown:
+            takes = (f"takes {', '.join(family.pairing_options)}" if family.pairing_options
+                     else "takes none")
+            raise ValueError(f"--option {unknown[0]}: not a setting of the {family.name} "
+                             f"family's tournaments (it {takes})")
+        if settings.options:  # a bad value fails here, in one line, before anything runs
+            try:
+                family.plan_pairing(players[0], players[1], settings)
+            except (TypeError, KeyError) as exc:
+                raise ValueError(f"--option {', '.join(settings.options)}: a value of the wrong "
+                                 f"kind ({exc})") from None
         return cls(family, tuple(players), tuple(labels), settings, **kwargs)
 
     def with_model_options(self, **options: Any) -> Tournament:

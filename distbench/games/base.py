@@ -411,6 +411,9 @@ class Family:
         outcomes: ``"module:function"`` of ``(con) -> list[SeatOutcome]``: every game of a run
             with who sat where and each seat's score (higher is better, in the family's
             units), what a tournament rates.
+        pairing_options: The family's own tournament settings, name -> one line of help:
+            what ``distbench tournament --option NAME=VALUE`` may set (it reaches ``pairing``
+            in ``PairingSettings.options``); any other name is refused in one line.
     """
 
     name: str
@@ -437,6 +440,7 @@ class Family:
     player: str | None = None
     pairing: str | None = None
     outcomes: str | None = None
+    pairing_options: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

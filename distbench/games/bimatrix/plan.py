@@ -255,4 +255,6 @@ FAMILY = register(Family(
     player="distbench.games.bimatrix.pairing:player",
     pairing="distbench.games.bimatrix.pairing:pairing",
     outcomes="distbench.games.bimatrix.pairing:outcomes",
+    pairing_options={"sets": "a game set or a JSON list of them (default: every named class)",
+                     "mode": "pure|mixed (default pure)"},
 ))

@@ -304,4 +304,6 @@ FAMILY = register(Family(
     player="distbench.games.fog.tournament:player",
     pairing="distbench.games.fog.tournament:pairing",
     outcomes="distbench.games.fog.tournament:outcomes",
+    pairing_options={"scout_accuracy": "probability a scout report is exact (default 0.7)",
+                     "scouting": "true|false (default true)"},
 ))

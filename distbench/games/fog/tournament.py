@@ -3,7 +3,11 @@ pairing, the outcome per seat.
 
 A pairing plays ``num_instances`` games of one seed in each seat order; the game with index
 ``i`` draws its board and noise from ``(seed, i)`` alone, so both seat orders (and every
-pairing) play the same instances. A seat scores 1 for a win, 0.5 for a draw, 0 for a loss.
+pairing) play the same instances. A seat scores 1 for a win, 0.5 for a draw, 0 for a loss,
+if every answer of its player was valid; a seat with an invalid answer forfeits (0, and 1 for
+the other seat unless it forfeited too), as the fog headline counts it (an invalid order is
+played as "hold", which could still win). A game with a failed model call is not rated (the
+endpoint failed, not the player; the game stays in the tables).
 ``options`` may give ``scout_accuracy`` and ``scouting``.
 """
 
@@ -17,10 +21,25 @@ from distbench.games.fog.plan import FogRunConfig, agent_label
 SEATS = ("a", "b")
 
 OUTCOMES_SQL = """
-SELECT game_id, 's' || seed || '/g' || game_index AS instance, agent_a, agent_b,
-       CASE winner WHEN 'a' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END AS score_a,
-       CASE winner WHEN 'b' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END AS score_b, shard_id
-FROM fog_games ORDER BY game_id
+WITH r AS (
+    SELECT game_id,
+           bool_or(report_status = 'call_failed') AS failed,
+           bool_or(player = 'a' AND report_status NOT IN ('ok', 'call_failed')) AS bad_a,
+           bool_or(player = 'b' AND report_status NOT IN ('ok', 'call_failed')) AS bad_b
+    FROM fog_reports GROUP BY game_id
+)
+SELECT g.game_id, 's' || g.seed || '/g' || g.game_index AS instance, g.agent_a, g.agent_b,
+       CASE WHEN coalesce(r.bad_a, false) THEN 0.0
+            WHEN coalesce(r.bad_b, false) THEN 1.0
+            ELSE CASE g.winner WHEN 'a' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END
+       END::DOUBLE AS score_a,
+       CASE WHEN coalesce(r.bad_b, false) THEN 0.0
+            WHEN coalesce(r.bad_a, false) THEN 1.0
+            ELSE CASE g.winner WHEN 'b' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END
+       END::DOUBLE AS score_b, g.shard_id
+FROM fog_games g LEFT JOIN r USING (game_id)
+WHERE NOT coalesce(r.failed, false)
+ORDER BY g.game_id
 """
 
 

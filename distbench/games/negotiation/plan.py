@@ -356,4 +356,5 @@ FAMILY = register(Family(
     player="distbench.games.negotiation.tournament:player",
     pairing="distbench.games.negotiation.tournament:pairing",
     outcomes="distbench.games.negotiation.tournament:outcomes",
+    pairing_options={"mode": "semi|coop|comp (default semi)", "lang": "en|de|it (default en)"},
 ))

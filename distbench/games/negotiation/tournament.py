@@ -5,8 +5,10 @@ A pairing plays ``num_instances`` generated instances of one seed in mode ``semi
 player maximises its own score) and language ``en`` (``options`` may give ``mode`` and
 ``lang``), every instance in both seat orders. A seat's score is the player's own score (0 to
 10; 0 when the proposals conflict); an aborted episode scores -10 for the seat whose answer
-aborted it (a failed call included: failures are data) and 0 for the other, so a player that
-breaks the protocol loses the game rather than drawing it.
+aborted it and 0 for the other, so a player that breaks the protocol loses the game rather
+than drawing it. An episode aborted by a failed model call is not rated (the endpoint failed,
+not the player; the episode stays in the tables with its status), as every family's headline
+leaves failed calls out.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ SELECT episode_id, instance_id || '/' || mode || '/' || lang AS instance, player
             ELSE score_a::DOUBLE END AS score_a,
        CASE WHEN aborted THEN (CASE WHEN abort_player = 'b' THEN {ABORT_SCORE} ELSE 0.0 END)
             ELSE score_b::DOUBLE END AS score_b, shard_id
-FROM episodes ORDER BY episode_id
+FROM episodes WHERE abort_reason IS DISTINCT FROM 'call_failed' ORDER BY episode_id
 """
 
 

@@ -295,4 +295,6 @@ FAMILY = register(Family(
     player="distbench.games.openspiel.tournament:player",
     pairing="distbench.games.openspiel.tournament:pairing",
     outcomes="distbench.games.openspiel.tournament:outcomes",
+    pairing_options={"game": "an OpenSpiel game with parameters (default kuhn_poker)",
+                     "mcts_simulations": "simulations of the mcts player (default 100)"},
 ))

@@ -230,4 +230,8 @@ FAMILY = register(Family(
     player="distbench.games.repeated.pairing:player",
     pairing="distbench.games.repeated.pairing:pairing",
     outcomes="distbench.games.repeated.pairing:outcomes",
+    pairing_options={"stage": "the stage game (default prisoners_dilemma)",
+                     "rounds": "known number of rounds (default 10)",
+                     "continuation": "probability of another round (instead of rounds)",
+                     "max_rounds": "cap on rounds with a continuation probability"},
 ))
