@@ -289,7 +289,9 @@ def run_with_progress(plan: Any, run_dir: Any, **kwargs: Any) -> Any:
                         expected_tokens=plan.expected_tokens, expected_cost=plan.expected_cost,
                         expected_requests=plan.expected_requests)
     max_cost, max_tokens = kwargs.pop("max_cost", None), kwargs.pop("max_tokens_total", None)
-    progress.budget = kwargs["budget"] = make_budget(plan, max_cost, max_tokens)
+    progress.budget = kwargs["budget"] = make_budget(
+        plan, max_cost, max_tokens, kwargs.get("execution", "live"),
+        kwargs.get("batch_price", 0.5))
     progress.execution = kwargs.get("execution", "live")
     progress.batch_price = kwargs.get("batch_price", 0.5)
     progress.expected = _expected(plan, run_dir)

@@ -414,11 +414,6 @@ def _run_plan(
         from distbench.engine.batching import check_batchable
 
         check_batchable(plan)
-        if budget is not None and budget.active:
-            from distbench.errors import UserError
-
-            raise UserError("--execution batch takes no budget yet (--max-cost, "
-                            "--max-tokens-total): its requests are all submitted at once")
         if parallel and on_stage:
             on_stage("--execution batch: the shards are played in this process from the "
                      "batches' answers (no Ray needed)")
@@ -512,11 +507,12 @@ def _run_plan(
             from distbench.engine.remote import RayCalls
 
             offload = RayCalls(executors, cpus)
-        elif execution == "batch":
-            from distbench.engine.batching import BatchLimits, run_batches
+        elif execution == "batch":  # in waves the budget admits (one without a budget)
+            from distbench.engine.batching import BatchLimits, BatchRun
 
-            replay = run_batches(todo, run_dir, batch_limits or BatchLimits(), on_stage)
-            results = _local_results(queue, replay)
+            queue = BatchRun(todo, run_dir, batch_limits or BatchLimits(), on_stage,
+                             budget=budget)
+            results = queue.results()
         else:
             results = _local_results(queue)
         if on_start:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from distbench.games.answers.lengths import answer_tokens, approx_tokens
 from distbench.games.answers.presentation import parse_perturb
 from distbench.games.base import Family, RunPlan, check_config, check_plan_size, stable_hash
 from distbench.games.matrix.buckets import get_bucket
@@ -398,12 +399,6 @@ SAMPLE_GAMES = 32
 requests (their mean; a prompt's length varies only with its payoffs' digits)."""
 
 
-def approx_tokens(text: str) -> int:
-    """Tokens of ``text`` by the rule of thumb of a quarter of its characters, rounded up (the
-    mock server bills so; real tokenizers land near it for English prose and numbers)."""
-    return -(-len(text) // 4) if text else 0
-
-
 @functools.lru_cache(maxsize=4096)
 def prompt_tokens(bucket: str, seed: int, mode: str, style: str, reasoning: str,
                   presentation: str | None, cue: str | None) -> float:
@@ -437,18 +432,6 @@ def prompt_tokens(bucket: str, seed: int, mode: str, style: str, reasoning: str,
             text = with_cue(text, cue or "I choose Action")
         total += approx_tokens(text)
     return total / len(payoffs)
-
-
-def answer_tokens(mode: str, style: str, k: int) -> int:
-    """Completion tokens of the shortest valid answer of ``mode`` over ``k`` actions, as the
-    prompts ask for it: ``Action: k`` (chat) or `` k`` (completion); ``Strategy: [p1, ...,
-    pk]`` with four decimals each, or the list's continuation; logprob mode reads one token."""
-    if mode == "logprob":
-        return 1
-    if mode == "pure":
-        return approx_tokens(f" {k}" if style == "completion" else f"Action: {k}")
-    probs = ", ".join(["0.0000"] * k)
-    return approx_tokens(f" {probs}]" if style == "completion" else f"Strategy: [{probs}]")
 
 
 Observed = Mapping[tuple[str, str, str], float]
