@@ -185,6 +185,7 @@ class BatchRun:
         self.backends: dict[BackendSpec, Any] = {}
         self.keys: dict[str, list[str]] = {}  # shard id -> its requests' ids
         self._left = list(shards)
+        self._played: set[str] = set()
         for shard in shards:  # 1. record
             for spec in shard_specs(shard):
                 if spec not in self.backends:
@@ -203,22 +204,22 @@ class BatchRun:
         self.clients: dict[BackendSpec, Any] = {}
 
     def __len__(self) -> int:
-        return len(self._left)
+        return len(self._left) - len(self._played)
 
     def left(self) -> list[Any]:
         """The shards not played (yet), in plan order."""
-        return list(self._left)
+        return [s for s in self._left if s.shard_id not in self._played]
 
     def results(self) -> Iterator[tuple[Any, Any]]:
         """(shard, result) of every shard played, wave by wave (see the class)."""
         try:
-            while self._left:
+            while len(self):
                 wave = self._admit()
                 if not wave:
                     return
                 replay = self._fetch(wave)
                 for shard in wave:
-                    self._left.remove(shard)
+                    self._played.add(shard.shard_id)
                     yield shard, execute_shard(shard, {s: replay[s] for s in shard_specs(shard)})
         finally:
             for c in self.clients.values():
@@ -226,20 +227,22 @@ class BatchRun:
             self.clients.clear()
 
     def _admit(self) -> list[Any]:
+        """The next wave: the shards a recorded batch covers, then those the budget admits."""
         covered = {key for r in self.records for key in r["ids"]}
-        held = [s for s in self._left if any(k in covered for k in self.keys[s.shard_id])]
-        for shard in held:  # already submitted: paid for, or being
-            if self.budget is not None:
-                self.budget.admit(shard, force=True)
-        wave = list(held)
-        for shard in self._left:
-            if shard in held:
+        left = self.left()
+        held = {s.shard_id for s in left if any(k in covered for k in self.keys[s.shard_id])}
+        if self.budget is not None:
+            for shard in left:  # already submitted: paid for, or being
+                if shard.shard_id in held:
+                    self.budget.admit(shard, force=True)
+        wave = set(held)
+        for shard in left:
+            if shard.shard_id in held:
                 continue
             if self.budget is not None and not self.budget.admit(shard):
                 break
-            wave.append(shard)
-        order = {s.shard_id: i for i, s in enumerate(self._left)}
-        return sorted(wave, key=lambda s: order[s.shard_id])
+            wave.add(shard.shard_id)
+        return [s for s in left if s.shard_id in wave]
 
     def _client(self, spec: BackendSpec) -> Any:
         from distbench.llm.batch import BatchClient
