@@ -597,6 +597,13 @@ def _run_plan(
         health["estimate_cost_usd_max"] = {"live": round(live_cost, 6),
                                            "batch": round(live_cost * batch_price, 6),
                                            "batch_price": batch_price}
+        from distbench.engine.estimate import expected_of
+
+        likely = expected_of(plan)  # by the answer format: to compare with the bill
+        if likely is not None and likely.cost is not None:
+            health["estimate_cost_usd_expected"] = {
+                "live": round(likely.cost, 6), "batch": round(likely.cost * batch_price, 6),
+                "completion_by": "+".join(likely.sources)}
     if health is not None:
         record["calls"] = health
     write_json(run_dir / "summary.json", redact(record))

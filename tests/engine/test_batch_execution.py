@@ -170,6 +170,10 @@ def test_batch_answers_cost_the_batch_price_and_the_estimates_show_both_prices(t
     assert (calls["batch_calls"], calls["batch_price"]) == (100, 0.5)
     estimate = calls["estimate_cost_usd_max"]
     assert estimate["batch"] == estimate["live"] / 2 > 0
+    likely = calls["estimate_cost_usd_expected"]
+    assert likely["completion_by"] == "format"
+    assert abs(likely["batch"] - calls["cost_usd"]) <= 0.10 * calls["cost_usd"]
+    assert likely["batch"] < estimate["batch"]
     report = subprocess.run([sys.executable, "-m", "distbench", "report",
                              str(tmp_path / "results" / "p")], cwd=tmp_path,
                             capture_output=True, text=True, timeout=300)
@@ -177,6 +181,7 @@ def test_batch_answers_cost_the_batch_price_and_the_estimates_show_both_prices(t
     text = "".join(p.read_text() for p in (tmp_path / "results" / "p").rglob("report.md"))
     assert "100 calls were answered through the provider's batch API" in text
     assert "at the batch price" in text
+    assert "Expected (the prompts as rendered, completion tokens by the answer format)" in text
 
 
 SPEC = """
