@@ -329,7 +329,7 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
 
     shards = plan_matrix(config, run_id=run_id)
     free = _free(config.llm)
-    estimate = call_estimate(shards)
+    estimate = call_estimate(shards, tokens=not free)
     tokens = (estimate.prompt_tokens, estimate.completion_tokens)
     return RunPlan(
         family="matrix",
@@ -466,9 +466,11 @@ class CallEstimate:
     sources: tuple[str, ...] = ()
 
 
-def call_estimate(shards: list[Shard], observed: Observed | None = None) -> CallEstimate:
+def call_estimate(shards: list[Shard], observed: Observed | None = None,
+                  tokens: bool = True) -> CallEstimate:
     """The :class:`CallEstimate` of ``shards`` (the model calls of a free, in-process model
-    such as the dummy are counted the same way: the caller tells them apart)."""
+    such as the dummy are counted the same way: the caller tells them apart); ``tokens``
+    False: the counts only, no prompt rendered (prompt tokens 0)."""
     from distbench.games.answers.reasoning import reasoning_budget, reasoning_mode
 
     requests = samples = completion_tokens = 0
@@ -502,7 +504,7 @@ def call_estimate(shards: list[Shard], observed: Observed | None = None) -> Call
             games = shard.num_games * (1 + len(shard.perturb))
             requests += sent * games
             samples += asked * games
-            for shown in (None, *shard.perturb):
+            for shown in (None, *shard.perturb) if tokens else ():
                 per_prompt = prompt_tokens(shard.bucket, shard.seed, mode, shard.llm.style,
                                            reasoning, shown, shard.logprob_cue)
                 prompt += per_prompt * sent * shard.num_games
@@ -532,13 +534,14 @@ def describe_shards(spec: Any, shards: list[Shard]) -> dict[str, Any]:
     by_model: dict[str, dict[str, Any]] = {}
     for shard in shards:
         key = f"{shard.tier}:{shard.llm.provider}:{shard.llm.model}"
-        one = call_estimate([shard])
+        one = call_estimate([shard], tokens=False)
         entry = by_model.setdefault(key, {"requests": 0, "samples": 0,
                                           "free": _free(shard.llm)})
         entry["requests"] += one.requests
         entry["samples"] += one.samples
     return {"cells": cells, "requests": total.requests, "samples": total.samples,
-            "free_answers": call_estimate([s for s in shards if _free(s.llm)]).samples,
+            "free_answers": call_estimate([s for s in shards if _free(s.llm)],
+                                          tokens=False).samples,
             "prompt_tokens_est": total.prompt_tokens,
             "completion_tokens_max": total.completion_tokens, "by_model": by_model}
 
