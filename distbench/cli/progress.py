@@ -83,6 +83,7 @@ class Progress:
         self.budget: Any = None  # a distbench.engine.budget.Budget: its spend is shown
         self.execution = "live"
         self.batch_price = 0.5
+        self.expected: Any = None  # a distbench.engine.estimate.Expected: the likely bill
 
     @property
     def bar(self) -> bool | None:
@@ -131,6 +132,15 @@ class Progress:
         """The cost estimate: live and at the batch price, the one this run pays first."""
         live = f"${self.expected_cost:,.2f} live"
         batch = f"${self.expected_cost * self.batch_price:,.2f} at the batch price"
+        likely = self.expected
+        if likely is not None and likely.cost is not None:
+            price = self.batch_price if self.execution == "batch" else 1.0
+            where = " at the batch price" if self.execution == "batch" else ""
+            sure = (f"at most {batch} ({live})" if self.execution == "batch"
+                    else f"at most ${self.expected_cost:,.2f} ({batch}: --execution batch)")
+            return (f"expected ~${likely.cost * price:,.2f}{where} with ~"
+                    f"{likely.completion_tokens:,} completion tokens by "
+                    f"{likely.source_text()}; {sure}")
         if self.execution == "batch":
             return f"at most {batch} ({live})"
         return f"at most ${self.expected_cost:,.2f} ({batch}: --execution batch)"
@@ -252,6 +262,22 @@ class Progress:
             self.started = False
 
 
+def _expected(plan: Any, run_dir: Any) -> Any:
+    """The likely bill of the plan's shards not committed yet
+    (:func:`distbench.engine.estimate.expected_of`), completion lengths taken from the earlier
+    runs beside ``run_dir`` when they hold the same models; None without a per-shard hook."""
+    from pathlib import Path
+
+    from distbench.engine.estimate import expected_of, observed_completion
+    from distbench.store.writer import committed_ids
+
+    if getattr(plan, "shard_expected", None) is None or not plan.expected_calls:
+        return None
+    done = committed_ids(run_dir)
+    observed = observed_completion(Path(run_dir).parent, plan.specs())
+    return expected_of(plan, observed, [s for s in plan.shards if s.shard_id not in done])
+
+
 def run_with_progress(plan: Any, run_dir: Any, **kwargs: Any) -> Any:
     """:func:`distbench.engine.driver.run_plan` with the progress line on stderr (every
     command that runs a plan uses it); ``max_cost`` and ``max_tokens_total`` make its budget
@@ -263,9 +289,12 @@ def run_with_progress(plan: Any, run_dir: Any, **kwargs: Any) -> Any:
                         expected_tokens=plan.expected_tokens, expected_cost=plan.expected_cost,
                         expected_requests=plan.expected_requests)
     max_cost, max_tokens = kwargs.pop("max_cost", None), kwargs.pop("max_tokens_total", None)
-    progress.budget = kwargs["budget"] = make_budget(plan, max_cost, max_tokens)
+    progress.budget = kwargs["budget"] = make_budget(
+        plan, max_cost, max_tokens, kwargs.get("execution", "live"),
+        kwargs.get("batch_price", 0.5))
     progress.execution = kwargs.get("execution", "live")
     progress.batch_price = kwargs.get("batch_price", 0.5)
+    progress.expected = _expected(plan, run_dir)
     try:
         return run_plan(plan, run_dir, progress=progress.update, on_start=progress.start,
                         on_stage=progress.stage, on_calls=progress.live, **kwargs)

@@ -222,16 +222,22 @@ def sweep() -> None:
 
 @sweep.command("plan", cls=ListFlagsCommand)
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
+@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("results"), show_default=True,
+              help="Folder of earlier runs: the expected cost takes each model's median "
+                   "answer length per mode from their calls (else the answer format's).")
 @_override_options
-def plan_cmd(spec: Path | None, **overrides: Any) -> None:
-    """Print the cells, shards, model requests and samples, and a token estimate of SPEC
-    (default: built-in suite)."""
+def plan_cmd(spec: Path | None, output_dir: Path, **overrides: Any) -> None:
+    """Print the cells, shards, model requests and samples, and a token and cost estimate of
+    SPEC (default: built-in suite): expected, and at most."""
+    from distbench.engine.estimate import observed_completion
     from distbench.engine.sweep import describe_plan
 
     data, source = spec_data(spec, **overrides)
     parsed = _parse(data, source)
     try:
-        info = describe_plan(parsed)
+        info = describe_plan(parsed, observed=observed_completion(
+            output_dir, [m.spec for m in parsed.models]))
     except ValueError as exc:  # a plan over the size bounds
         raise UserError(str(exc)) from None
     click.echo(f"sweep {parsed.name} ({source})")
@@ -246,9 +252,16 @@ def plan_cmd(spec: Path | None, **overrides: Any) -> None:
                    f"samples bills its prompt once), at most {info['completion_tokens_max']:,} "
                    "completion (matrix cells)")
     cost, unpriced = info["cost_usd_max"], info["unpriced_models"]
+    expected = info["expected"]
+    if info["requests"] and expected is not None and expected.cost is not None:
+        click.echo(f"  cost expected: about ${expected.cost:,.2f} live, "
+                   f"${info['cost_usd_expected_batch']:,.2f} at the batch price "
+                   f"(~{expected.prompt_tokens:,} prompt and ~{expected.completion_tokens:,} "
+                   f"completion tokens; completion by {expected.source_text()})")
     click.echo("  cost: " + (f"at most ${cost:,.2f} live, ${info['cost_usd_max_batch']:,.2f} "
-                             "at the batch price (--execution batch, half price; matrix cells "
-                             "of the models with a price)"
+                             "at the batch price (the ceiling: every answer at its whole "
+                             "max_tokens; --execution batch is half price; matrix and "
+                             "bimatrix cells of the models with a price)"
                              if cost is not None else "unknown" if unpriced
                              else "none (in-process models only)")
                + (f"; no price for {', '.join(unpriced)} (price_in, price_out in its "

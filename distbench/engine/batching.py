@@ -19,6 +19,12 @@ driver, before it plays any shard:
    (:class:`ReplayBackend`): the rows are those of the same run played live, each call with
    its ``batch_id``.
 
+With a budget (``--max-cost``, ``--max-tokens-total``) the work goes in waves
+(:class:`BatchRun`): a wave submits the requests of the shards the budget admits (in plan
+order, each at its estimate at most, at the batch price; a shard not admitted has no request
+submitted), waits for them, plays and commits its shards; the next wave admits on the real
+spend; the run stops, ``budget_reached``, when a wave admits nothing.
+
 A driver killed at any moment resumes from the records: a batch recorded is polled, never
 submitted again; only requests no record covers are submitted. (A kill in the instant between
 the provider creating a batch and the record's rename loses that batch's id: its requests are
@@ -34,11 +40,11 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from distbench.engine.worker import in_process, shard_backend, shard_specs
+from distbench.engine.worker import execute_shard, in_process, shard_backend, shard_specs
 from distbench.errors import UserError
 from distbench.games.registry import get_family
 from distbench.llm.base import Backend, BackendSpec, Request, Response
@@ -47,7 +53,7 @@ from distbench.store.writer import write_json
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BatchLimits", "ReplayBackend", "RecordingBackend", "check_batchable",
+__all__ = ["BatchLimits", "BatchRun", "ReplayBackend", "RecordingBackend", "check_batchable",
            "run_batches"]
 
 FOLDER = "batches"
@@ -60,10 +66,13 @@ class RecordingBackend(Backend):
     def __init__(self, spec: BackendSpec, sink: dict[str, tuple[BackendSpec, Request]]) -> None:
         super().__init__(spec)
         self.sink = sink
+        self.keys: list[str] = []  # the ids asked, in order (the caller empties it per shard)
 
     async def generate(self, requests: Sequence[Request]) -> list[Response]:
         for req in requests:
-            self.sink.setdefault(cache_key(self.spec, req), (self.spec, req))
+            key = cache_key(self.spec, req)
+            self.sink.setdefault(key, (self.spec, req))
+            self.keys.append(key)
         return [Response(text=None, status="failed", error="recording") for _ in requests]
 
 
@@ -144,106 +153,195 @@ def check_batchable(plan: Any) -> None:
                         "use --execution live")
 
 
-def run_batches(shards: Sequence[Any], run_dir: Path, limits: BatchLimits,
-                on_stage: Callable[[str], None] | None = None,
-                client_factory: Callable[[BackendSpec], Any] | None = None,
-                ) -> dict[BackendSpec, Backend]:
-    """Records, submits, waits for and reads the batches of ``shards``' requests (see the
-    module docstring); returns the backends that play the shards from the answers."""
-    from distbench.llm.batch import TERMINAL, BatchClient, batch_line
+class BatchRun:
+    """The batches of a run's shards: recorded once, then fetched wave by wave.
 
-    say = on_stage or (lambda message: log.info("%s", message))
-    make_client = client_factory or BatchClient
-    wanted: dict[str, tuple[BackendSpec, Request]] = {}
-    backends: dict[BackendSpec, Any] = {}
-    for shard in shards:  # 1. record
-        for spec in shard_specs(shard):
-            if spec not in backends:
-                backends[spec] = (shard_backend(spec, in_ray=False) if in_process(spec)
-                                  else RecordingBackend(spec, wanted))
-        get_family(shard.family).run_shard(shard, {s: backends[s] for s in shard_specs(shard)})
-    (run_dir / FOLDER).mkdir(parents=True, exist_ok=True)
-    records = _records(run_dir)
-    clients: dict[BackendSpec, Any] = {}
-    specs = {_spec_key(spec): spec for spec, _ in wanted.values()}
+    Without a budget one wave holds every shard. With one (:class:`~distbench.engine.budget.
+    Budget`), a wave holds the shards :meth:`Budget.admit` lets through in plan order (their
+    estimates at most, at the batch price), after every shard whose requests a batch of the
+    run already holds (a resume: paid for, or being, so never refused); a shard not admitted
+    has none of its requests submitted. The wave's batches are waited for, its shards played
+    and committed (the driver counts their real spend), and the next wave admits on that; the
+    run stops when a wave admits nothing (:meth:`left`: the shards not played, for
+    ``budget_reached``).
 
-    def client(spec: BackendSpec) -> Any:
-        if spec not in clients:
-            clients[spec] = make_client(spec)
-        return clients[spec]
+    Args:
+        shards: The shards to run (not committed), in plan order.
+        run_dir: The run folder (its ``batches/`` records).
+        limits: How batches are cut and waited for.
+        on_stage: Called with a line for each batch submitted or finished.
+        client_factory: ``BackendSpec -> BatchClient`` (tests).
+        budget: A :class:`~distbench.engine.budget.Budget`, or None.
+    """
 
-    def submit(ids: list[str], round_: int) -> None:
-        items = []
-        for key in ids:
-            spec, req = wanted[key]
-            items.append(batch_line(spec, req))
+    def __init__(self, shards: Sequence[Any], run_dir: Path, limits: BatchLimits,
+                 on_stage: Callable[[str], None] | None = None,
+                 client_factory: Callable[[BackendSpec], Any] | None = None,
+                 budget: Any = None) -> None:
+        self.run_dir, self.limits, self.budget = run_dir, limits, budget
+        self.say = on_stage or (lambda message: log.info("%s", message))
+        self.make_client = client_factory
+        self.wanted: dict[str, tuple[BackendSpec, Request]] = {}
+        self.backends: dict[BackendSpec, Any] = {}
+        self.keys: dict[str, list[str]] = {}  # shard id -> its requests' ids
+        self._left = list(shards)
+        self._played: set[str] = set()
+        for shard in shards:  # 1. record
+            for spec in shard_specs(shard):
+                if spec not in self.backends:
+                    self.backends[spec] = (shard_backend(spec, in_ray=False) if in_process(spec)
+                                           else RecordingBackend(spec, self.wanted))
+            recorders = [b for b in self.backends.values() if isinstance(b, RecordingBackend)]
+            for recorder in recorders:
+                recorder.keys = []
+            get_family(shard.family).run_shard(shard, {s: self.backends[s]
+                                                       for s in shard_specs(shard)})
+            self.keys[shard.shard_id] = list(dict.fromkeys(
+                key for recorder in recorders for key in recorder.keys))
+        (run_dir / FOLDER).mkdir(parents=True, exist_ok=True)
+        self.records = _records(run_dir)
+        self.specs = {_spec_key(spec): spec for spec, _ in self.wanted.values()}
+        self.clients: dict[BackendSpec, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self._left) - len(self._played)
+
+    def left(self) -> list[Any]:
+        """The shards not played (yet), in plan order."""
+        return [s for s in self._left if s.shard_id not in self._played]
+
+    def results(self) -> Iterator[tuple[Any, Any]]:
+        """(shard, result) of every shard played, wave by wave (see the class)."""
+        try:
+            while len(self):
+                wave = self._admit()
+                if not wave:
+                    return
+                replay = self._fetch(wave)
+                for shard in wave:
+                    self._played.add(shard.shard_id)
+                    yield shard, execute_shard(shard, {s: replay[s] for s in shard_specs(shard)})
+        finally:
+            for c in self.clients.values():
+                c.close()
+            self.clients.clear()
+
+    def _admit(self) -> list[Any]:
+        """The next wave: the shards a recorded batch covers, then those the budget admits."""
+        covered = {key for r in self.records for key in r["ids"]}
+        left = self.left()
+        held = {s.shard_id for s in left if any(k in covered for k in self.keys[s.shard_id])}
+        if self.budget is not None:
+            for shard in left:  # already submitted: paid for, or being
+                if shard.shard_id in held:
+                    self.budget.admit(shard, force=True)
+        wave = set(held)
+        for shard in left:
+            if shard.shard_id in held:
+                continue
+            if self.budget is not None and not self.budget.admit(shard):
+                break
+            wave.add(shard.shard_id)
+        return [s for s in left if s.shard_id in wave]
+
+    def _client(self, spec: BackendSpec) -> Any:
+        from distbench.llm.batch import BatchClient
+
+        if spec not in self.clients:
+            self.clients[spec] = (self.make_client or BatchClient)(spec)
+        return self.clients[spec]
+
+    def _submit(self, ids: list[str], round_: int) -> None:
+        from distbench.llm.batch import batch_line
+
         by_spec: dict[str, list] = {}
-        for item in items:
-            by_spec.setdefault(_spec_key(wanted[item[0]][0]), []).append(item)
+        for key in ids:
+            spec, req = self.wanted[key]
+            by_spec.setdefault(_spec_key(spec), []).append(batch_line(spec, req))
         for skey, group in by_spec.items():
-            spec = specs[skey]
-            for chunk in _chunks(group, limits):
-                file_id = client(spec).upload([line for _, _, line in chunk])
-                batch = client(spec).create(file_id, chunk[0][1],
-                                            metadata={"distbench_run": run_dir.name})
-                record = {"number": len(records), "batch_id": batch["id"],
+            spec = self.specs[skey]
+            for chunk in _chunks(group, self.limits):
+                file_id = self._client(spec).upload([line for _, _, line in chunk])
+                batch = self._client(spec).create(
+                    file_id, chunk[0][1], metadata={"distbench_run": self.run_dir.name})
+                record = {"number": len(self.records), "batch_id": batch["id"],
                           "input_file_id": file_id, "spec": skey, "round": round_,
                           "endpoint": chunk[0][1], "ids": [k for k, _, _ in chunk],
                           "status": batch.get("status"), "submitted_at": time.time()}
-                _save(run_dir, record)  # before anything is waited on
-                records.append(record)
-                say(f"submitted batch {batch['id']} ({len(chunk):,} requests, round "
-                    f"{round_})")
+                _save(self.run_dir, record)  # before anything is waited on
+                self.records.append(record)
+                self.say(f"submitted batch {batch['id']} ({len(chunk):,} requests, round "
+                         f"{round_})")
 
-    def wait() -> None:  # 3. poll every batch not read yet
-        delay = limits.poll_s
+    def _wait(self) -> None:  # 3. poll every batch not read yet
+        from distbench.llm.batch import TERMINAL
+
+        folder = self.run_dir / FOLDER
+        delay = self.limits.poll_s
         while True:
-            open_ = [r for r in records if not (run_dir / FOLDER /
-                                                f"{r['number']:06d}.out.jsonl").exists()]
+            open_ = [r for r in self.records
+                     if not (folder / f"{r['number']:06d}.out.jsonl").exists()]
             if not open_:
                 return
             for record in open_:
-                spec = specs[record["spec"]]
-                batch = client(spec).retrieve(record["batch_id"])
+                client = self._client(self.specs[record["spec"]])
+                batch = client.retrieve(record["batch_id"])
                 status = batch.get("status")
                 if status not in TERMINAL:
                     continue
-                lines = (client(spec).lines(batch.get("output_file_id"))
-                         + client(spec).lines(batch.get("error_file_id")))
+                lines = (client.lines(batch.get("output_file_id"))
+                         + client.lines(batch.get("error_file_id")))
                 data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-                path = run_dir / FOLDER / f"{record['number']:06d}.out.jsonl"
+                path = folder / f"{record['number']:06d}.out.jsonl"
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(data, "utf-8")
                 tmp.replace(path)
                 record["status"] = status
-                _save(run_dir, record)
-                say(f"batch {record['batch_id']} {status}: "
-                    f"{sum(1 for line in lines if _ok(line)):,} of {len(record['ids']):,} "
-                    "answered")
+                _save(self.run_dir, record)
+                self.say(f"batch {record['batch_id']} {status}: "
+                         f"{sum(1 for line in lines if _ok(line)):,} of "
+                         f"{len(record['ids']):,} answered")
             time.sleep(delay)
-            delay = min(limits.poll_max_s, delay * 2)
+            delay = min(self.limits.poll_max_s, delay * 2)
 
-    covered = {key for r in records for key in r["ids"]}
-    todo = [key for key in wanted if key not in covered]  # 2. submit what no batch covers
-    if todo:
-        submit(todo, 0)
-    wait()
-    answers = _answers(run_dir, records)
-    rounds: dict[str, int] = {}
-    for record in records:
-        for key in record["ids"]:
-            rounds[key] = max(rounds.get(key, 0), record["round"])
-    again = [key for key in wanted
-             if not _ok(answers.get(key, (None, {}))[1]) and rounds.get(key, 0) == 0]
-    if again:  # 4. once
-        say(f"{len(again):,} request(s) unanswered by their batch: sent again, once")
-        submit(again, 1)
-        wait()
-        answers = _answers(run_dir, records)
-    for c in clients.values():
-        c.close()
-    return {spec: (backends[spec] if in_process(spec) else ReplayBackend(spec, answers))
-            for spec in backends}
+    def _fetch(self, wave: list[Any]) -> dict[BackendSpec, Backend]:
+        """Submits the wave's requests no batch covers, waits, sends the unanswered ones
+        again once; returns the backends that play the wave from the answers."""
+        wanted = [key for s in wave for key in self.keys[s.shard_id]]
+        covered = {key for r in self.records for key in r["ids"]}
+        todo = [key for key in wanted if key not in covered]  # 2. submit what none covers
+        if todo:
+            self._submit(todo, 0)
+        self._wait()
+        answers = _answers(self.run_dir, self.records)
+        rounds: dict[str, int] = {}
+        for record in self.records:
+            for key in record["ids"]:
+                rounds[key] = max(rounds.get(key, 0), record["round"])
+        again = [key for key in wanted
+                 if not _ok(answers.get(key, (None, {}))[1]) and rounds.get(key, 0) == 0]
+        if again:  # 4. once
+            self.say(f"{len(again):,} request(s) unanswered by their batch: sent again, once")
+            self._submit(again, 1)
+            self._wait()
+            answers = _answers(self.run_dir, self.records)
+        return {spec: (backend if in_process(spec) else ReplayBackend(spec, answers))
+                for spec, backend in self.backends.items()}
+
+
+def run_batches(shards: Sequence[Any], run_dir: Path, limits: BatchLimits,
+                on_stage: Callable[[str], None] | None = None,
+                client_factory: Callable[[BackendSpec], Any] | None = None,
+                ) -> dict[BackendSpec, Backend]:
+    """Records, submits, waits for and reads the batches of all of ``shards``' requests
+    (one wave of a :class:`BatchRun` without a budget); returns the backends that play the
+    shards from the answers."""
+    run = BatchRun(shards, run_dir, limits, on_stage, client_factory)
+    try:
+        return run._fetch(list(shards))
+    finally:
+        for c in run.clients.values():
+            c.close()
 
 
 def _spec_key(spec: BackendSpec) -> str:

@@ -16,7 +16,11 @@ estimates of the shards that returned (never down): the budget holds also when t
 underestimates.
 
 Cache hits cost nothing and are not counted; the cost of a call is its model's price
-(``--price``) applied to the tokens its endpoint reported.
+(``--price``) applied to the tokens its endpoint reported, times ``batch_price`` for a call
+answered by a batch (``calls.batch_id``). With ``--execution batch`` the estimates are at the
+batch price too, and :mod:`distbench.engine.batching` asks :meth:`Budget.admit` shard by shard
+before it submits a shard's requests: a wave of batches holds only admitted shards, is waited
+for and committed, and the next wave admits on the real spend (see there).
 """
 
 from __future__ import annotations
@@ -69,12 +73,18 @@ class Budget:
         max_tokens: Most tokens (prompt + completion) the run may spend, whole.
         specs: The run's models (their prices).
         estimate: Shard -> (prompt tokens, completion tokens, cost) estimated, or None.
+        batch_price: Share of the price a batch answer costs (``--batch-price``): the calls
+            with a ``batch_id`` are priced so.
+        execution: ``"live"`` or ``"batch"``: the estimates' cost is at the batch price with
+            ``"batch"``.
     """
 
     max_cost: float | None
     max_tokens: int | None
     specs: list[BackendSpec] = field(default_factory=list)
     estimate: Callable[[Any], tuple[int, int, float | None]] | None = None
+    batch_price: float = 0.5
+    execution: str = "live"
     spent: Spend = field(default_factory=Spend)
     _reserved: dict[str, tuple[float, float]] = field(default_factory=dict)
     _est_done: list[float] = field(default_factory=lambda: [0.0, 0.0])
@@ -107,7 +117,8 @@ class Budget:
         if est is None:
             return 0.0, 0.0
         prompt, completion, cost = est
-        return float(prompt + completion), float(cost or 0.0)
+        factor = self.batch_price if self.execution == "batch" else 1.0
+        return float(prompt + completion), float(cost or 0.0) * factor
 
     def _scale(self) -> tuple[float, float]:
         """How far the real spend exceeded the estimates of the shards returned (>= 1)."""
@@ -118,12 +129,17 @@ class Budget:
 
     # --- admission -----------------------------------------------------------------------
 
-    def admit(self, shard: Any) -> bool:
+    def admit(self, shard: Any, force: bool = False) -> bool:
         """Whether ``shard`` fits in the budget with what is spent and in flight; reserves
-        its estimate when it does."""
+        its estimate when it does. ``force``: reserves it whatever the budget (a shard whose
+        requests a batch already holds: paid for, or being)."""
         if not self.active:
             return True
         tokens, cost = self.shard_estimate(shard)
+        if force:
+            with self._lock:
+                self._reserved[shard.shard_id] = (tokens, cost)
+            return True
         with self._lock:
             k_tok, k_usd = self._scale()
             held_tok = sum(t for t, _ in self._reserved.values()) * k_tok
@@ -161,18 +177,22 @@ class Budget:
         import pyarrow.parquet as pq
 
         table = pq.read_table(io.BytesIO(calls_parquet), columns=[
-            "provider", "model", "prompt_tokens", "completion_tokens", "cache_hit"])
+            "provider", "model", "prompt_tokens", "completion_tokens", "cache_hit", "batch_id"])
         table = table.filter(pc.invert(pc.fill_null(table["cache_hit"], False)))
-        rows = table.group_by(["provider", "model"]).aggregate(
+        table = table.append_column("batched", pc.is_valid(table["batch_id"]))
+        rows = table.group_by(["provider", "model", "batched"]).aggregate(
             [("prompt_tokens", "sum"), ("completion_tokens", "sum")]).to_pylist()
         return self._priced([(r["provider"], r["model"], r["prompt_tokens_sum"] or 0,
-                              r["completion_tokens_sum"] or 0) for r in rows])
+                              r["completion_tokens_sum"] or 0, r["batched"]) for r in rows])
 
-    def _priced(self, rows: list[tuple[str, str, int, int]]) -> Spend:
+    def _priced(self, rows: list[tuple[Any, ...]]) -> Spend:
+        """The spend of (provider, model, prompt tokens, completion tokens[, batched]) rows."""
         out = Spend()
-        for provider, model, prompt, completion in rows:
+        for provider, model, prompt, completion, *batched in rows:
             spec = self._prices.get((provider, model))
             cost = cost_usd(spec, prompt, completion) if spec is not None else None
+            if cost is not None and batched and batched[0]:
+                cost *= self.batch_price
             out.add(Spend(int(prompt), int(completion), cost))
         return out
 
@@ -182,8 +202,8 @@ class Budget:
         try:
             rows = con.execute(
                 "select provider, model, coalesce(sum(prompt_tokens), 0), "
-                "coalesce(sum(completion_tokens), 0) from calls where not cache_hit "
-                "group by all order by all").fetchall()
+                "coalesce(sum(completion_tokens), 0), batch_id is not null from calls "
+                "where not cache_hit group by all order by all").fetchall()
         except Exception:  # noqa: BLE001 - no calls table yet: nothing spent
             return
         self.spent.add(self._priced([tuple(r) for r in rows]))
@@ -237,12 +257,14 @@ def proportional(plan: Any) -> Callable[[Any], tuple[int, int, float | None]] | 
     return share
 
 
-def make_budget(plan: Any, max_cost: float | None, max_tokens: int | None) -> Budget | None:
+def make_budget(plan: Any, max_cost: float | None, max_tokens: int | None,
+                execution: str = "live", batch_price: float = 0.5) -> Budget | None:
     """The :class:`Budget` of ``plan`` (None when neither limit is given)."""
     if max_cost is None and max_tokens is None:
         return None
     estimate = getattr(plan, "shard_estimate", None) or proportional(plan)
-    return Budget(max_cost, max_tokens, specs=plan.specs(), estimate=estimate)
+    return Budget(max_cost, max_tokens, specs=plan.specs(), estimate=estimate,
+                  batch_price=batch_price, execution=execution)
 
 
 class ShardQueue:

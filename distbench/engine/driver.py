@@ -414,11 +414,6 @@ def _run_plan(
         from distbench.engine.batching import check_batchable
 
         check_batchable(plan)
-        if budget is not None and budget.active:
-            from distbench.errors import UserError
-
-            raise UserError("--execution batch takes no budget yet (--max-cost, "
-                            "--max-tokens-total): its requests are all submitted at once")
         if parallel and on_stage:
             on_stage("--execution batch: the shards are played in this process from the "
                      "batches' answers (no Ray needed)")
@@ -512,11 +507,12 @@ def _run_plan(
             from distbench.engine.remote import RayCalls
 
             offload = RayCalls(executors, cpus)
-        elif execution == "batch":
-            from distbench.engine.batching import BatchLimits, run_batches
+        elif execution == "batch":  # in waves the budget admits (one without a budget)
+            from distbench.engine.batching import BatchLimits, BatchRun
 
-            replay = run_batches(todo, run_dir, batch_limits or BatchLimits(), on_stage)
-            results = _local_results(queue, replay)
+            queue = BatchRun(todo, run_dir, batch_limits or BatchLimits(), on_stage,
+                             budget=budget)
+            results = queue.results()
         else:
             results = _local_results(queue)
         if on_start:
@@ -601,6 +597,13 @@ def _run_plan(
         health["estimate_cost_usd_max"] = {"live": round(live_cost, 6),
                                            "batch": round(live_cost * batch_price, 6),
                                            "batch_price": batch_price}
+        from distbench.engine.estimate import expected_of
+
+        likely = expected_of(plan)  # by the answer format: to compare with the bill
+        if likely is not None and likely.cost is not None:
+            health["estimate_cost_usd_expected"] = {
+                "live": round(likely.cost, 6), "batch": round(likely.cost * batch_price, 6),
+                "completion_by": "+".join(likely.sources)}
     if health is not None:
         record["calls"] = health
     write_json(run_dir / "summary.json", redact(record))

@@ -52,6 +52,7 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
     calls = requests = prompt = completion = 0
     cost: float | None = None
     estimators: dict[str, Any] = {}  # shard id -> its plan's per-shard estimate
+    expecters: dict[str, Any] = {}  # shard id -> its plan's per-shard expected bill
     batchable = True
     for configs in sweep_configs(spec).values():
         for config in configs:
@@ -60,6 +61,8 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
             share = plan.shard_estimate or proportional(plan)
             batchable = batchable and plan.batchable
             estimators.update((s.shard_id, share) for s in plan.shards)
+            if plan.shard_expected is not None:
+                expecters.update((s.shard_id, plan.shard_expected) for s in plan.shards)
             styles.update(dict.fromkeys(plan.extra_styles))
             calls += plan.expected_calls or 0
             requests += plan.expected_requests or plan.expected_calls or 0
@@ -82,6 +85,8 @@ def plan_sweep(spec: SweepSpec, run_id: str) -> RunPlan:
         expected_requests=requests or None,
         shard_estimate=lambda shard: (estimators.get(shard.shard_id) or _nothing)(shard),
         batchable=batchable,
+        shard_expected=lambda shard, observed: (
+            expecters.get(shard.shard_id) or _nothing_expected)(shard, observed),
     )
 
 
@@ -89,10 +94,22 @@ def _nothing(shard: Any) -> tuple[int, int, float | None]:
     return 0, 0, 0.0
 
 
-def describe_plan(spec: SweepSpec, batch_price: float = 0.5) -> dict[str, Any]:
+def _nothing_expected(shard: Any, observed: Any) -> tuple[int, int, float | None, str]:
+    return 0, 0, 0.0, ""
+
+
+def describe_plan(spec: SweepSpec, batch_price: float = 0.5,
+                  observed: Any = None) -> dict[str, Any]:
     """Shards, and each family's figures (cells, calls, token estimates, episodes...), for
-    ``distbench sweep plan``: all in one mapping, and by family under ``"families"``."""
+    ``distbench sweep plan``: all in one mapping, and by family under ``"families"``. The
+    cost at most (``cost_usd_max``, every answer at its whole budget) and the cost expected
+    (``expected``: an :class:`~distbench.engine.estimate.Expected` at the live price, with
+    ``observed`` completion lengths of earlier runs when given), each also at
+    ``batch_price``."""
+    from distbench.engine.estimate import expected_of
+
     plan = plan_sweep(spec, run_id="plan")
+    expected = expected_of(plan, observed)
     out: dict[str, Any] = {"shards": len(plan.shards), "families": {},
                            "cost_usd_max": plan.expected_cost,
                            "cost_usd_max_batch": None if plan.expected_cost is None
@@ -100,7 +117,11 @@ def describe_plan(spec: SweepSpec, batch_price: float = 0.5) -> dict[str, Any]:
                            "unpriced_models": sorted({f"{m.spec.provider}:{m.spec.model}"
                                                       for m in spec.models
                                                       if price_of(m.spec) is None
-                                                      and m.spec.provider != "dummy"})}
+                                                      and m.spec.provider != "dummy"}),
+                           "expected": expected,
+                           "cost_usd_expected_batch": None
+                           if expected is None or expected.cost is None
+                           else expected.cost * batch_price}
     for name, family in families().items():
         figures = family.describe(spec, [s for s in plan.shards if s.family == name])
         out.update(figures)

@@ -192,6 +192,11 @@ class RunPlan:
             each shard's share of ``expected_tokens``/``expected_cost`` by units.
         batchable: Every request of a shard is known before any answer (single-turn), so
             the shards can run through a provider's batch API (``--execution batch``).
+        shard_expected: (shard, observed) -> (prompt tokens, completion tokens expected,
+            cost expected at the live price or None, source of the completion figure), the
+            likely bill beside ``shard_estimate``'s ceiling; ``observed`` maps (provider,
+            model, mode) to the median completion tokens per answer of earlier runs (or is
+            None). None: the family gives no expected figure.
     """
 
     family: str
@@ -210,6 +215,7 @@ class RunPlan:
     expected_requests: int | None = None
     shard_estimate: Callable[[Any], tuple[int, int, float | None]] | None = None
     batchable: bool = False
+    shard_expected: Callable[[Any, Any], tuple[int, int, float | None, str]] | None = None
 
     def specs(self) -> list[BackendSpec]:
         """Every model the plan calls, once each, in a stable order."""

@@ -135,6 +135,11 @@ def _cost(doc: Document, con: duckdb.DuckDBPyConnection,
             sec.text(f"Estimated before the run: at most ${estimate['live']:,.4f} live, "
                      f"${estimate['batch']:,.4f} at the batch price ({estimate['batch_price']:g} "
                      "of the price, --execution batch).")
+        likely = health.get("estimate_cost_usd_expected")
+        if likely:
+            sec.text(f"Expected (the prompts as rendered, completion tokens by the answer "
+                     f"{likely['completion_by']}): ${likely['live']:,.4f} live, "
+                     f"${likely['batch']:,.4f} at the batch price.")
     rows = records(con, "cost_endpoints")
     sec.table(Table("cost_endpoints", "Calls per endpoint and model", list(rows[0]),
                     [tuple(r.values()) for r in rows],

@@ -158,14 +158,22 @@ def test_batch_answers_cost_the_batch_price_and_the_estimates_show_both_prices(t
         billed = server.stats()["batches"]
     assert out.returncode == 0, out.stderr
     # the start line: the batch price first, the live one beside it (20 games x 5 trials:
-    # 100 requests of ~229 prompt tokens estimated and at most 16 completion tokens)
-    assert "at most $0.15 at the batch price ($0.29 live)" in out.stderr
+    # 100 requests of 259 prompt tokens as rendered, and at most 16 completion tokens, 3 by
+    # the answer format: the bill, $0.1355)
+    assert "~25,900 prompt tokens, at most 1,600 completion tokens" in out.stderr
+    assert ("expected ~$0.14 at the batch price with ~300 completion tokens by the shortest "
+            "valid answer of each mode; at most $0.16 at the batch price ($0.32 live)"
+            in out.stderr)
     calls = json.loads((tmp_path / "results" / "p" / "summary.json").read_text())["calls"]
     cost = (billed["prompt_tokens"] * 10 + billed["completion_tokens"] * 40) / 1e6 * 0.5
     assert calls["cost_usd"] == round(cost, 6)  # the server's tokens at half price
     assert (calls["batch_calls"], calls["batch_price"]) == (100, 0.5)
     estimate = calls["estimate_cost_usd_max"]
     assert estimate["batch"] == estimate["live"] / 2 > 0
+    likely = calls["estimate_cost_usd_expected"]
+    assert likely["completion_by"] == "format"
+    assert abs(likely["batch"] - calls["cost_usd"]) <= 0.10 * calls["cost_usd"]
+    assert likely["batch"] < estimate["batch"]
     report = subprocess.run([sys.executable, "-m", "distbench", "report",
                              str(tmp_path / "results" / "p")], cwd=tmp_path,
                             capture_output=True, text=True, timeout=300)
@@ -173,27 +181,46 @@ def test_batch_answers_cost_the_batch_price_and_the_estimates_show_both_prices(t
     text = "".join(p.read_text() for p in (tmp_path / "results" / "p").rglob("report.md"))
     assert "100 calls were answered through the provider's batch API" in text
     assert "at the batch price" in text
+    assert "Expected (the prompts as rendered, completion tokens by the answer format)" in text
 
 
-def test_the_sweep_plan_batch_estimate_is_within_ten_percent_of_what_the_server_bills(tmp_path):
-    with start_server(ServerConfig(seed=4)) as server:
-        spec = tmp_path / "s.toml"
-        spec.write_text(f"""
+SPEC = """
 name = "e"
 seeds = [1, 2]
 buckets = ["2x2_lowVar_pure", "3x3_midVar_any", "4x4_highVar_mixed"]
 modes = ["pure", "mixed"]
 games_per_bucket = 10
 trials_per_game = 4
-max_tokens = 16
+max_tokens = 256
 [providers.mock]
 type = "llamacpp"
-base_url = "{server.url}"
+base_url = "{url}"
 max_n = 1
 price_in = 25
 price_out = 100
 tiers.A = ["mock"]
-""")
+"""
+
+
+def _plan_costs(stdout: str) -> tuple[float, float, float, float]:
+    """(expected live, expected batch, at most live, at most batch) of ``sweep plan``."""
+    import re
+
+    expected = re.search(r"cost expected: about \$([\d.]+) live, \$([\d.]+) at the batch "
+                         r"price", stdout)
+    ceiling = re.search(r"cost: at most \$([\d.]+) live, \$([\d.]+) at the batch price",
+                        stdout)
+    assert expected and ceiling, stdout
+    return tuple(float(x) for x in expected.groups() + ceiling.groups())  # type: ignore
+
+
+def test_the_sweep_plan_expected_batch_cost_is_within_ten_percent_of_the_bill(tmp_path):
+    # max_tokens 256 (a chat default): the ceiling counts every answer at 256 tokens, about
+    # four times the bill; the expected cost counts the prompts as rendered and the answers'
+    # format, and is within 10% of what the server bills at the batch price.
+    with start_server(ServerConfig(seed=4)) as server:
+        spec = tmp_path / "s.toml"
+        spec.write_text(SPEC.format(url=server.url))
         env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
         plan = subprocess.run([sys.executable, "-m", "distbench", "sweep", "plan", str(spec)],
                               cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
@@ -201,13 +228,24 @@ tiers.A = ["mock"]
                               "--run-id", "s", "--no-parallel", "--execution", "batch", "-y"],
                              cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
         billed = server.stats()["batches"]
-    assert plan.returncode == 0 and run.returncode == 0, plan.stderr + run.stderr
-    import re
-
-    live, batch = (float(x) for x in re.search(
-        r"cost: at most \$([\d.]+) live, \$([\d.]+) at the batch price", plan.stdout).groups())
+        assert plan.returncode == 0 and run.returncode == 0, plan.stderr + run.stderr
+        assert "completion by the shortest valid answer of each mode" in plan.stdout
+        # a second plan of the same spec reads the first run's calls: the median answers
+        again = subprocess.run([sys.executable, "-m", "distbench", "sweep", "plan", str(spec)],
+                               cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                               env=env)
+    assert again.returncode == 0, again.stderr
+    assert "completion by the median answer of earlier runs of the model" in again.stdout
+    live, batch, live_max, batch_max = _plan_costs(plan.stdout)
     assert batch == pytest.approx(live / 2, abs=0.01)
+    assert batch_max == pytest.approx(live_max / 2, abs=0.01)
     cost = (billed["prompt_tokens"] * 25 + billed["completion_tokens"] * 100) / 1e6 * 0.5
     assert billed["requests"] == 480 and _live_calls(server) == 0
-    print(f"sweep plan at the batch price: ${batch}; billed at the batch price: ${cost:.4f}")
+    print(f"sweep plan: expected ${batch}, at most ${batch_max} at the batch price; billed "
+          f"${cost:.4f} at the batch price")
     assert abs(batch - cost) <= 0.10 * cost, (batch, cost)
+    assert batch_max >= cost and batch_max > 2 * cost  # the ceiling holds, far above
+    _, again_batch, _, _ = _plan_costs(again.stdout)
+    assert abs(again_batch - cost) <= 0.10 * cost, (again_batch, cost)
+    summary = json.loads((tmp_path / "results" / "s" / "summary.json").read_text())
+    assert summary["calls"]["cost_usd"] == pytest.approx(cost, abs=1e-6)

@@ -161,6 +161,7 @@ def plan_shards(config: BimatrixRunConfig, run_id: str = "") -> list[BimatrixSha
 
 def plan_bimatrix(config: BimatrixRunConfig, run_id: str) -> RunPlan:
     """The :class:`RunPlan` of a configuration."""
+    from distbench.games.bimatrix.estimate import plan_fields  # single-turn: batchable
     from distbench.games.bimatrix.summary import summarize
 
     shards = plan_shards(config, run_id)
@@ -174,7 +175,7 @@ def plan_bimatrix(config: BimatrixRunConfig, run_id: str) -> RunPlan:
         seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
         summarize=summarize, unit="trials", summary_tables=("bimatrix_trials",),
         extra_styles=("completion",) if "logprob" in config.modes else (),
-        expected_calls=None if free else calls)
+        expected_calls=None if free else calls, **plan_fields(shards))
 
 
 # -- distbench sweep: the [bimatrix] table --------------------------------------------------

@@ -8,12 +8,15 @@ the shards it has already committed.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from distbench.games.answers.lengths import answer_tokens, approx_tokens
 from distbench.games.answers.presentation import parse_perturb
 from distbench.games.base import Family, RunPlan, check_config, check_plan_size, stable_hash
 from distbench.games.matrix.buckets import get_bucket
@@ -326,7 +329,7 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
 
     shards = plan_matrix(config, run_id=run_id)
     free = _free(config.llm)
-    estimate = call_estimate(shards)
+    estimate = call_estimate(shards, tokens=not free)
     tokens = (estimate.prompt_tokens, estimate.completion_tokens)
     return RunPlan(
         family="matrix",
@@ -343,6 +346,7 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
         expected_cost=None if free else cost_usd(config.llm, *tokens),
         expected_requests=None if free else estimate.requests,
         shard_estimate=shard_estimate,
+        shard_expected=expected_estimate,
         batchable=True,  # single-turn: a shard's requests are all known before any answer
     )
 
@@ -390,6 +394,51 @@ def requests_per_game(trials: int, max_n: int) -> int:
     return -(-trials // max_n)
 
 
+SAMPLE_GAMES = 32
+"""Games of a (bucket, seed) whose prompts are rendered to estimate the prompt tokens of its
+requests (their mean; a prompt's length varies only with its payoffs' digits)."""
+
+
+@functools.lru_cache(maxsize=4096)
+def prompt_tokens(bucket: str, seed: int, mode: str, style: str, reasoning: str,
+                  presentation: str | None, cue: str | None) -> float:
+    """Mean prompt tokens (:func:`approx_tokens`) of a request of ``mode`` on the games of
+    (``bucket``, ``seed``): the prompts of its first :data:`SAMPLE_GAMES` games rendered as the
+    runner renders them (``presentation``: a ``--perturb`` name; logprob mode: the completion
+    prompt ending with ``cue``)."""
+    from distbench.games.answers.presentation import make_presentation
+    from distbench.games.matrix.generate import game_ids, generate_games
+    from distbench.games.matrix.prompts import (
+        mixed_prompt,
+        presented_prompt,
+        pure_prompt,
+        with_cue,
+    )
+
+    payoffs = generate_games(bucket, seed, 0, SAMPLE_GAMES)
+    ids = game_ids(bucket, seed, 0, SAMPLE_GAMES)
+    kind = "pure" if mode == "logprob" else mode
+    if mode == "logprob":
+        style, reasoning = "completion", "direct"
+    total = 0
+    for g, payoff in enumerate(payoffs):
+        if presentation is not None:
+            shown = make_presentation(ids[g], presentation, *payoff.shape)
+            text = presented_prompt(payoff, shown, kind, style=style, reasoning=reasoning)
+        else:
+            text = (pure_prompt if kind == "pure" else mixed_prompt)(payoff, style=style,
+                                                                      reasoning=reasoning)
+        if mode == "logprob":
+            text = with_cue(text, cue or "I choose Action")
+        total += approx_tokens(text)
+    return total / len(payoffs)
+
+
+Observed = Mapping[tuple[str, str, str], float]
+"""(provider, model, mode) -> median completion tokens per answer in earlier runs' ``calls``
+(see ``distbench.engine.estimate.observed_completion``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class CallEstimate:
     """What a set of shards asks the model, counted as it will be sent.
@@ -399,41 +448,80 @@ class CallEstimate:
             (``--max-n``), one per logprob reading (its follow-up calls, when the tokenizer
             needs them, come on top).
         samples: Answers asked for (the ``samples`` of those rows summed): one per trial.
-        prompt_tokens: Prompt tokens, about: a request of several samples bills its prompt
-            once.
+        prompt_tokens: Prompt tokens, about (the prompts rendered, :func:`prompt_tokens`): a
+            request of several samples bills its prompt once.
         completion_tokens: Completion tokens, at most: every sample's budget.
+        completion_expected: Completion tokens expected: per answer the median of earlier
+            runs of the model in that mode when known (``observed``), else the shortest valid
+            answer (:func:`answer_tokens`), else (``--reasoning cot``) the budget.
+        sources: Where ``completion_expected`` came from: ``calls`` (earlier runs),
+            ``format`` (the answer format), ``budget``.
     """
 
     requests: int
     samples: int
     prompt_tokens: int
     completion_tokens: int
+    completion_expected: int = 0
+    sources: tuple[str, ...] = ()
 
 
-def call_estimate(shards: list[Shard]) -> CallEstimate:
+def call_estimate(shards: list[Shard], observed: Observed | None = None,
+                  tokens: bool = True) -> CallEstimate:
     """The :class:`CallEstimate` of ``shards`` (the model calls of a free, in-process model
-    such as the dummy are counted the same way: the caller tells them apart)."""
-    requests = samples = prompt_tokens = completion_tokens = 0
+    such as the dummy are counted the same way: the caller tells them apart); ``tokens``
+    False: the counts only, no prompt rendered (prompt tokens 0)."""
+    from distbench.games.answers.reasoning import reasoning_budget, reasoning_mode
+
+    requests = samples = completion_tokens = 0
+    prompt = expected = 0.0
+    sources: dict[str, None] = {}
     for shard in shards:
         b = get_bucket(shard.bucket)
-        # prompt: ~110 words of rules plus the table (about 5 tokens a cell)
-        per_prompt = 160 + 5 * b.rows * b.cols + 4 * (b.rows + b.cols)
         lo, hi = shard.trials
+        reasoning = reasoning_mode(shard.llm)
         for mode in shard.modes:
             if mode == "logprob":
                 asked = sent = 1
-                budget = 1
+                budget = likely = 1
+                source = "format"
             else:
                 asked = hi - lo
                 sent = requests_per_game(asked, shard.llm.max_samples())
-                budget = shard.max_tokens or default_max_tokens(shard.llm.style, mode)
+                default = (reasoning_budget(shard.llm) if reasoning == "cot"
+                           else default_max_tokens(shard.llm.style, mode))
+                budget = shard.max_tokens or default
+                seen = (observed or {}).get((shard.llm.provider, shard.llm.model, mode))
+                if seen is not None:
+                    likely, source = min(budget, seen), "calls"
+                elif reasoning == "cot":
+                    likely, source = budget, "budget"
+                else:
+                    likely = min(budget, answer_tokens(mode, shard.llm.style, b.rows))
+                    source = "format"
+            sources.setdefault(source, None)
             # every presentation of a game (--perturb) is asked as the game itself is
             games = shard.num_games * (1 + len(shard.perturb))
             requests += sent * games
             samples += asked * games
-            prompt_tokens += per_prompt * sent * games
+            for shown in (None, *shard.perturb) if tokens else ():
+                per_prompt = prompt_tokens(shard.bucket, shard.seed, mode, shard.llm.style,
+                                           reasoning, shown, shard.logprob_cue)
+                prompt += per_prompt * sent * shard.num_games
             completion_tokens += budget * asked * games
-    return CallEstimate(requests, samples, prompt_tokens, completion_tokens)
+            expected += likely * asked * games
+    return CallEstimate(requests, samples, round(prompt), completion_tokens, round(expected),
+                        tuple(sources))
+
+
+def expected_estimate(shard: Shard, observed: Observed | None = None
+                      ) -> tuple[int, int, float | None, str]:
+    """(prompt tokens, completion tokens expected, cost expected at the live price or None,
+    source) of one shard's calls (:class:`CallEstimate`)."""
+    one = call_estimate([shard], observed)
+    return (one.prompt_tokens, one.completion_expected,
+            cost_usd(shard.llm, one.prompt_tokens, one.completion_expected),
+            "+".join(one.sources))
 
 
 def describe_shards(spec: Any, shards: list[Shard]) -> dict[str, Any]:
@@ -446,13 +534,14 @@ def describe_shards(spec: Any, shards: list[Shard]) -> dict[str, Any]:
     by_model: dict[str, dict[str, Any]] = {}
     for shard in shards:
         key = f"{shard.tier}:{shard.llm.provider}:{shard.llm.model}"
-        one = call_estimate([shard])
+        one = call_estimate([shard], tokens=False)
         entry = by_model.setdefault(key, {"requests": 0, "samples": 0,
                                           "free": _free(shard.llm)})
         entry["requests"] += one.requests
         entry["samples"] += one.samples
     return {"cells": cells, "requests": total.requests, "samples": total.samples,
-            "free_answers": call_estimate([s for s in shards if _free(s.llm)]).samples,
+            "free_answers": call_estimate([s for s in shards if _free(s.llm)],
+                                          tokens=False).samples,
             "prompt_tokens_est": total.prompt_tokens,
             "completion_tokens_max": total.completion_tokens, "by_model": by_model}
 
