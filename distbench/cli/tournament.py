@@ -30,7 +30,8 @@ def _play(plan: Any, run_dir: Path, **kwargs: Any) -> Any:
 
 def run_tournament(tournament: Any, run_dir: Path, *, parallel: bool | None,
                    num_workers: int | None = None, address: str | None = None,
-                   max_cost: float | None = None, max_tokens_total: int | None = None) -> Any:
+                   max_cost: float | None = None, max_tokens_total: int | None = None,
+                   retry_failed: bool = False) -> Any:
     """Plays (or resumes) a tournament into ``run_dir``, then commits its ratings (of the games
     committed: all of them, or those played before the budget stopped the run).
 
@@ -46,7 +47,8 @@ def run_tournament(tournament: Any, run_dir: Path, *, parallel: bool | None,
     except ValueError as exc:
         raise UserError(str(exc)) from None
     outcome = _play(plan, run_dir, parallel=parallel, num_workers=num_workers, address=address,
-                    max_cost=max_cost, max_tokens_total=max_tokens_total)
+                    max_cost=max_cost, max_tokens_total=max_tokens_total,
+                    retry_failed=retry_failed)
     result = rate(tournament, run_dir, run_id)
     if result.ratings:
         write_ratings(run_dir, result)
@@ -68,7 +70,8 @@ def budget_line(figures: dict[str, Any]) -> str:
 
 def run_adaptive(tournament: Any, run_dir: Path, *, max_matches: int, parallel: bool | None,
                  num_workers: int | None = None, address: str | None = None,
-                 max_cost: float | None = None, max_tokens_total: int | None = None) -> Any:
+                 max_cost: float | None = None, max_tokens_total: int | None = None,
+                 retry_failed: bool = False) -> Any:
     """Plays an adaptive tournament: round 0 every pair, then rounds whose blocks go to the
     adjacent ranks not separated yet, more to those further from it
     (:func:`~distbench.engine.tournament.allocate_round`), until the adjacent ranks are
@@ -102,7 +105,8 @@ def run_adaptive(tournament: Any, run_dir: Path, *, max_matches: int, parallel: 
     while True:
         plan = plan_schedule(tournament, schedule, run_id, adaptive)
         outcome = _play(plan, run_dir, parallel=parallel, num_workers=num_workers,
-                        address=address, max_cost=max_cost, max_tokens_total=max_tokens_total)
+                        address=address, max_cost=max_cost, max_tokens_total=max_tokens_total,
+                        retry_failed=retry_failed)
         executed += outcome.executed
         a, b, result, margin = read_matches(tournament, run_dir,
                                             {shard.shard_id for shard in plan.shards})
@@ -212,6 +216,13 @@ def _family_options(items: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--base-url", default=None,
               help="Base URL of the OpenAI-compatible server answering every model player "
                    "(e.g. a llamacpp: or vllm: player; default: the provider's).")
+@click.option("--retry-failed", is_flag=True,
+              help="Resuming a tournament: also play again the shards whose model calls "
+                   "failed (their games are not rated until then).")
+@click.option("--allow-failed-calls", is_flag=True,
+              help="Exit 0 even when some model calls failed (their games are left out of "
+                   "the ratings either way).  [default: exit status 3 with the command that "
+                   "plays them again]")
 @click.option("--run-id", default=None,
               help="Run folder name (re-running it resumes).  [default: "
                    "tournament-<family>-<timestamp>]")
@@ -226,7 +237,7 @@ def tournament(family: str, players: str, family_options: tuple[str, ...], num_i
                temperature: float, max_tokens: int | None, resamples: int, confidence: float,
                adaptive: bool, max_matches: int, max_cost: float | None,
                max_tokens_total: int | None, price: str | None, base_url: str | None,
-               run_id: str | None, output_dir: Path, parallel: bool | None,
+               retry_failed: bool, allow_failed_calls: bool, run_id: str | None, output_dir: Path, parallel: bool | None,
                num_workers: int | None, address: str | None) -> None:
     """Every pair of PLAYERS plays both seats of FAMILY on the same instances; prints the
     ranking by Bradley–Terry strength with its intervals, the Elo display and Nash averaging,
@@ -251,7 +262,8 @@ def tournament(family: str, players: str, family_options: tuple[str, ...], num_i
         raise UserError(str(exc)) from None
     run_id = check_run_id(run_id or f"tournament-{family}-{time.strftime('%Y%m%d-%H%M%S')}")
     run_dir = make_output_dir(output_dir) / run_id
-    budget = {"max_cost": max_cost, "max_tokens_total": max_tokens_total}
+    budget = {"max_cost": max_cost, "max_tokens_total": max_tokens_total,
+              "retry_failed": retry_failed}
     if adaptive:
         executed, _, result, reason, rounds, reached = run_adaptive(
             tour, run_dir, max_matches=max_matches, parallel=parallel,
@@ -262,6 +274,7 @@ def tournament(family: str, players: str, family_options: tuple[str, ...], num_i
         click.echo(f"{executed} shard(s) run. Results: {run_dir}", err=True)
         if reached is not None:
             raise _budget_stop(reached, executed, run_dir)
+        _check_calls(run_dir, allow_failed_calls)
         return
     outcome, result = run_tournament(tour, run_dir, parallel=parallel,
                                      num_workers=num_workers, address=address, **budget)
@@ -270,6 +283,24 @@ def tournament(family: str, players: str, family_options: tuple[str, ...], num_i
                f"{outcome.elapsed_s:.1f} s. Results: {outcome.run_dir}", err=True)
     if outcome.budget_reached is not None:
         raise _budget_stop(outcome.budget_reached, outcome.executed, run_dir)
+    _check_calls(run_dir, allow_failed_calls)
+
+
+def _check_calls(run_dir: Path, allow_failed: bool) -> None:
+    """Failed model calls of the whole tournament (every round): their games are not rated;
+    exit status 3 with the command that plays them again, as ``distbench run``."""
+    from distbench.cli.run import check_calls, resume_command
+    from distbench.engine.driver import call_health
+    from distbench.store.catalog import open_run
+
+    con = open_run(run_dir, threads=1, tables=["calls"])
+    try:
+        health = call_health(con)
+    finally:
+        con.close()
+    retry = resume_command(sys.argv[1:], run_dir.name)
+    check_calls(health, allow_failed=allow_failed,
+                retry=retry if "--retry-failed" in retry else [*retry, "--retry-failed"])
 
 
 def _price(text: str | None) -> dict[str, float]:

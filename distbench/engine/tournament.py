@@ -237,10 +237,22 @@ def rate_matches(labels: tuple[str, ...], family: str, run_id: str, a: np.ndarra
     n = len(labels)
     bt = bootstrap_bradley_terry(n, a, b, outcome, seed=seed, alpha=DEFAULT_ALPHA,
                                  resamples=resamples, level=confidence)
-    nash = nash_average(meta_game(n, a, b, margin))
+    # A player without games (a budget stop, or every game lost to failed calls) has no
+    # rating to speak of: it is ranked after the rated players, and the meta-game is that of
+    # the players who played (its mass 0, its Nash rating NULL).
+    played = np.zeros(n, dtype=bool)
+    played[a] = True
+    played[b] = True
+    idx = np.flatnonzero(played)
+    nash_mass, nash_rating = np.zeros(n), np.full(n, np.nan)
+    if idx.size:
+        remap = np.full(n, -1, dtype=np.int64)
+        remap[idx] = np.arange(idx.size)
+        nash = nash_average(meta_game(idx.size, remap[a], remap[b], margin))
+        nash_mass[idx], nash_rating[idx] = nash.mass, nash.rating
     pairs = pair_stats(n, a, b, outcome, margin, seed=seed, resamples=resamples,
                        level=confidence)
-    order = np.lexsort((np.arange(n), -bt.theta))
+    order = np.lexsort((np.arange(n), -bt.theta, ~played))
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.arange(1, n + 1)
     elos, lows, highs = elo(bt.theta), elo(bt.low), elo(bt.high)
@@ -251,18 +263,20 @@ def rate_matches(labels: tuple[str, ...], family: str, run_id: str, a: np.ndarra
     ratings = []
     for k in order:
         mine = (a == k) | (b == k)
-        played = bool(mine.any())  # a budget stop can leave a player without games: no interval
+        has_games = bool(played[k])
         wins = float(np.where(a == k, outcome, 1.0 - outcome)[mine].sum())
         margins = np.where(a == k, margin, -margin)[mine]
         ratings.append({
             "run_id": run_id, "family": family, "player": labels[k], "rank": int(rank[k]),
             "matches": int(mine.sum()), "wins": wins,
             "mean_margin": float(margins.mean()) if margins.size else 0.0,
-            "bt_strength": float(bt.theta[k]), "bt_low": opt(bt.low[k]) if played else None,
-            "bt_high": opt(bt.high[k]) if played else None, "elo": float(elos[k]),
-            "elo_low": opt(lows[k]) if played else None,
-            "elo_high": opt(highs[k]) if played else None, "nash_mass": float(nash.mass[k]),
-            "nash_rating": float(nash.rating[k]), "confidence": confidence,
+            "bt_strength": float(bt.theta[k]),
+            "bt_low": opt(bt.low[k]) if has_games else None,
+            "bt_high": opt(bt.high[k]) if has_games else None, "elo": float(elos[k]),
+            "elo_low": opt(lows[k]) if has_games else None,
+            "elo_high": opt(highs[k]) if has_games else None,
+            "nash_mass": float(nash_mass[k]), "nash_rating": opt(nash_rating[k]),
+            "confidence": confidence,
         })
     pairings = [{
         "run_id": run_id, "family": family, "player_i": labels[int(i)],
@@ -323,7 +337,9 @@ def format_ranking(ratings: list[dict[str, Any]]) -> str:
               if r["bt_low"] is not None else "" if r["matches"] else "no games")
         lines.append(f"{r['rank']:>4}  {r['player']:<{width}} {r['matches']:>6} "
                      f"{r['wins']:>7.1f} {r['bt_strength']:>+7.2f} {ci:>18} {r['elo']:>6.0f} "
-                     f"{r['nash_mass']:>9.3f} {r['nash_rating']:>+11.3f}")
+                     f"{r['nash_mass']:>9.3f} "
+                     + (f"{r['nash_rating']:>+11.3f}" if r["nash_rating"] is not None
+                        else f"{'':>11}"))
     if any(r["bt_low"] is not None for r in ratings):
         lines.append(f"BT intervals: simultaneous at {level}% (all players' intervals hold at "
                      "once; a bootstrap max-|t| band over games)")

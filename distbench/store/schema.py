@@ -88,7 +88,7 @@ RATINGS = pa.schema(
         _f("elo_low", _F64, "Elo display of bt_low (the simultaneous band)."),
         _f("elo_high", _F64, "Elo display of bt_high."),
         _f("nash_mass", _F64, "The player's probability in the maximum-entropy Nash equilibrium of the meta-game (mean margins).", False),
-        _f("nash_rating", _F64, "Nash averaging rating: the player's mean margin against the equilibrium mixture (<= 0; 0 on its support).", False),
+        _f("nash_rating", _F64, "Nash averaging rating: the player's mean margin against the equilibrium mixture (<= 0; 0 on its support); NULL for a player without games (not in the meta-game)."),
         _f("confidence", _F64, "Confidence level of the intervals.", False),
     ]
 )

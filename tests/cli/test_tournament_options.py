@@ -15,7 +15,9 @@ import pytest
 def _cli(cwd, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "distbench", "tournament", "--no-parallel",
                            "--resamples", "50", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+                          text=True, timeout=300,
+                          env={**os.environ, "RAY_AUTH_MODE": "disabled",
+                               "DISTBENCH_CACHE_DIR": str(cwd / "cache")})
 
 
 def test_openspiel_game_option_plays_tic_tac_toe(tmp_path):
@@ -61,3 +63,35 @@ def test_bad_options_are_one_line(tmp_path, args, needle):
     assert out.returncode == 2, out.stderr
     assert "Traceback" not in out.stderr
     assert needle in out.stderr.strip().splitlines()[-1]
+
+
+def test_failed_calls_are_not_rated_and_exit_3_with_the_retry_command(tmp_path):
+    """A model whose calls fail (a body over the size limit: one failed call, no retry) leaves those
+    games out of the ratings; the tournament exits 3 naming --retry-failed, and
+    --allow-failed-calls exits 0 on the same result."""
+    from distbench.mockserver import ServerConfig, start_server
+    from distbench.store.catalog import open_run
+
+    with start_server(ServerConfig(seed=2, hostile=0.05, hostile_body="huge")) as server:
+        args = ["--family", "fog", "--players", "llamacpp:mock,tier1,tier3", "--base-url",
+                server.url, "--num-instances", "3", "--max-tokens", "200", "--run-id", "f"]
+        out = _cli(tmp_path, *args)
+        assert out.returncode == 3, out.stderr
+        last = out.stderr.strip().splitlines()[-1]
+        assert last.startswith("error: ") and "model calls failed" in last
+        assert "--retry-failed" in last and "--run-id f" in last
+        allowed = _cli(tmp_path, *args, "--allow-failed-calls")
+        assert allowed.returncode == 0, allowed.stderr
+    con = open_run(tmp_path / "results" / "f")
+    try:
+        failed_games = con.execute(
+            "select count(distinct game_id) from fog_reports where report_status = 'call_failed'"
+        ).fetchone()[0]
+        model_games = con.execute("select count(*) from fog_games where 'llamacpp:mock' in "
+                                  "(agent_a, agent_b)").fetchone()[0]
+        rated = con.execute("select matches from ratings where player = 'llamacpp:mock'"
+                            ).fetchone()[0]
+    finally:
+        con.close()
+    assert 0 < failed_games < model_games
+    assert rated == model_games - failed_games

@@ -262,33 +262,72 @@ def test_plan_schedule_gives_each_block_of_a_round_its_own_instances():
     assert round_seed(0, 1, 1) != round_seed(0, 1) != round_seed(0, 2)
 
 
-def test_adaptive_tournament_stops_at_its_token_budget_and_a_larger_one_continues(tmp_path):
+def _mock_tournament(url: str, players: str, **settings):
+    """The tournament the CLI builds for ``--players`` on the mock server at 170,170."""
+    from distbench.cli.run import _price
+
+    tour = Tournament.build(get_family("negotiation"), players.split(","),
+                            PairingSettings(**settings), resamples=100)
+    return tour.with_model_options(**_price("170,170"), base_url=url)
+
+
+def _spent_by_shard(run_dir) -> dict[str, int]:
+    con = open_run(run_dir)
+    try:
+        return dict(con.execute("select shard_id, sum(prompt_tokens + completion_tokens)::BIGINT "
+                                "from calls group by shard_id").fetchall())
+    finally:
+        con.close()
+
+
+def test_adaptive_tournament_stops_at_its_token_budget_and_a_larger_one_continues(
+        tmp_path, monkeypatch):
     """Two mock-server models that tie every game (both break the protocol) never separate, so
     only the budget stops the adaptive rounds: it says which limit and exits as ``run`` does
     (4); the same command with a larger budget continues the schedule, no game played twice.
-    Negotiation has no token estimate, so the shard that crosses the budget finishes and the
-    next one is refused."""
+    A shard is admitted while the spend so far plus its ceiling (every answer at its full
+    budget: ``shard_estimate``) stays within the budget, so the budget is never crossed. The
+    budgets are set from a probe run's per-round spend (the mock server is deterministic) and
+    the rounds' ceilings."""
     from distbench.cli.run import BudgetReached
+    from distbench.engine.tournament import plan_schedule
     from distbench.mockserver import ServerConfig, start_server
 
     with start_server(ServerConfig(seed=5)) as server:
-        args = ["--family", "negotiation", "--players", "llamacpp:mock,llamacpp:other",
-                "--base-url", server.url, "--price", "170,170", "--num-instances", "1",
-                "--adaptive", "--max-matches", "40", "--resamples", "100", "--run-id", "b"]
-        first = _invoke(tmp_path, *args, "--max-tokens-total", "9000")
-        usage = server.stats()["usage"]
-        spent = usage["prompt_tokens"] + usage["completion_tokens"]
+        common = ["--family", "negotiation", "--players", "llamacpp:mock,llamacpp:other",
+                  "--base-url", server.url, "--price", "170,170", "--num-instances", "1",
+                  "--adaptive", "--resamples", "100"]
+        monkeypatch.setenv("DISTBENCH_CACHE_DIR", str(tmp_path / "probe-cache"))
+        probe = _invoke(tmp_path, *common, "--max-matches", "8", "--run-id", "probe")
+        assert probe.exit_code == 0, probe.output
+        spent = _spent_by_shard(tmp_path / "probe")
+        tour = _mock_tournament(server.url, "llamacpp:mock,llamacpp:other", num_instances=1)
+        plan = plan_schedule(tour, [[(0, 1)]] * 4, "probe", {})
+        rounds = [s.shard_id for s in plan.shards]
+        assert set(spent) == set(rounds), "the probe's shards are the schedule's"
+        s = [spent[r] for r in rounds]
+        c = [sum(plan.shard_estimate(shard)[:2]) for shard in plan.shards]
+        assert all(s[r] < c[r] for r in range(4))  # every round within its ceiling
+        budget = max(c[0], s[0] + c[1])  # admits rounds 0 and 1
+        assert s[0] + s[1] + c[2] > budget, "round 2 must not fit (ceilings too uneven)"
+        args = [*common, "--max-matches", "40", "--run-id", "b"]
+        monkeypatch.setenv("DISTBENCH_CACHE_DIR", str(tmp_path / "cache"))  # no probe answers
+        before = server.stats()["usage"]
+        first = _invoke(tmp_path, *args, "--max-tokens-total", str(budget))
+        after = server.stats()["usage"]
+        used = sum(after[k] - before[k] for k in ("prompt_tokens", "completion_tokens"))
         assert isinstance(first.exception, BudgetReached), first.output
         assert first.exception.exit_code == 4
         assert "budget: --max-tokens-total: spent" in first.output
-        assert f"spent {spent:,} of 9,000 tokens" in first.output  # the server's own count
-        assert spent > 9000 and "in round 2 (1 shard(s) of it not sent)" in first.output
+        assert f"spent {used:,} of {budget:,} tokens" in first.output  # the server's own count
+        assert used == s[0] + s[1] <= budget
+        assert "in round 2 (1 shard(s) of it not sent)" in first.output
         assert "--max-tokens-total" in str(first.exception)
         con = open_run(tmp_path / "b")
         assert con.execute("select count(*) from episodes").fetchone() == (4,)  # rounds 0, 1
         assert con.execute("select sum(matches) from ratings").fetchone() == (8,)
         con.close()
-        more = _invoke(tmp_path, *args, "--max-tokens-total", "16000")
+        more = _invoke(tmp_path, *args, "--max-tokens-total", str(s[0] + s[1] + c[2]))
         assert isinstance(more.exception, BudgetReached), more.output
         assert "in round 3" in more.output
     con = open_run(tmp_path / "b")
@@ -309,25 +348,31 @@ def test_max_cost_of_a_tournament_needs_the_models_prices(tmp_path):
 
 
 def test_a_tournament_stopped_by_its_budget_rates_the_games_it_played(tmp_path):
-    """Not adaptive: the first shard (no estimate for negotiation) crosses the budget, the two
-    others are refused; the games played are rated, the player who played none has no
-    interval, exit status 4 with the command that continues."""
+    """Not adaptive: the budget is the first shard's ceiling (one model seat), so the first
+    shard plays and the two others (whose ceilings, with the spend so far, exceed it) are
+    refused; the games played are rated, the player who played none has no interval and no
+    rank among the rated, exit status 4 with the command that continues."""
     from distbench.cli.run import BudgetReached
     from distbench.mockserver import ServerConfig, start_server
 
+    players = "llamacpp:mock,scripted:fair,llamacpp:other"
     with start_server(ServerConfig(seed=5)) as server:
-        result = _invoke(tmp_path, "--family", "negotiation", "--players",
-                         "llamacpp:mock,llamacpp:other,scripted:fair", "--base-url",
-                         server.url, "--num-instances", "1", "--resamples", "50",
-                         "--max-tokens-total", "1000", "--run-id", "nb")
+        plan = plan_tournament(_mock_tournament(server.url, players, num_instances=1), "nb")
+        budget = sum(plan.shard_estimate(plan.shards[0])[:2])
+        result = _invoke(tmp_path, "--family", "negotiation", "--players", players,
+                         "--base-url", server.url, "--num-instances", "1", "--resamples", "50",
+                         "--max-tokens-total", str(budget), "--run-id", "nb")
+        usage = server.stats()["usage"]
+    assert 0 < usage["prompt_tokens"] + usage["completion_tokens"] <= budget
     assert isinstance(result.exception, BudgetReached), result.output
     assert "1 shard(s) committed now, 2 left" in str(result.exception)
     assert "--run-id nb" in str(result.exception) and "--max-tokens-total" in str(result.exception)
     con = open_run(tmp_path / "nb")
     rows = dict(con.execute("select player, matches from ratings").fetchall())
-    assert rows == {"llamacpp:mock": 2, "llamacpp:other": 2, "scripted:fair": 0}
-    assert con.execute("select bt_low from ratings where player = 'scripted:fair'"
-                       ).fetchone() == (None,)
+    assert rows == {"llamacpp:mock": 2, "scripted:fair": 2, "llamacpp:other": 0}
+    assert con.execute("select bt_low, rank, nash_mass, nash_rating from ratings "
+                       "where player = 'llamacpp:other'").fetchone() == (None, 3, 0.0, None)
+    assert con.execute("select sum(nash_mass) from ratings").fetchone() == (1.0,)
     con.close()
     assert "no games" in result.output
 
