@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 
+from distbench.llm import anthropic
 from distbench.llm.base import (
     Backend,
     BackendSpec,
@@ -95,8 +96,11 @@ def build_payload(spec: BackendSpec, req: Request) -> tuple[str, dict[str, Any]]
 
     Chat style sends the prompt as one user message; completion style sends it as the raw
     prompt, for base models. Every body declares the whole sampling configuration
-    (:func:`sampling_fields`).
+    (:func:`sampling_fields`). A provider whose ``wire`` option is ``"anthropic"`` gets the
+    Messages API's path and body instead (:func:`~distbench.llm.anthropic.messages_payload`).
     """
+    if spec.option("wire") == anthropic.WIRE:
+        return anthropic.messages_payload(spec, req)
     body: dict[str, Any] = {
         "model": spec.model,
         "max_tokens": req.max_tokens,
@@ -156,16 +160,22 @@ class Parsed(NamedTuple):
     reasoning_tokens: int | None = None
 
 
-def parse_body(style: str, data: Any, n: int = 1) -> Parsed:
+def parse_body(style: str, data: Any, n: int = 1, wire: str | None = None) -> Parsed:
     """The answer in a response body, each field read as untrusted data: the choices in
     ``index`` order (:func:`ordered_choices`), texts made valid UTF-8, token counts kept only
     when plausible (:func:`~distbench.llm.base.token_count`), the first token's logprobs.
-    ``n`` > 1 also reads every choice's text (``texts``).
+    ``n`` > 1 also reads every choice's text (``texts``). ``wire`` ``"anthropic"`` reads a
+    Messages answer instead (:func:`~distbench.llm.anthropic.message_fields`; one text, no
+    logprobs).
 
     Raises:
         BadBody: the body is not an OpenAI-shaped answer; the message names the field.
+        BadMessage: (``wire="anthropic"``) the body is not a Messages answer.
     """
     notes: list[str] = []
+    if wire == anthropic.WIRE:
+        text, p_tok, c_tok = anthropic.message_fields(data, notes)
+        return Parsed(text, p_tok, c_tok, None, (text,) if n > 1 else None, tuple(notes))
     choices = ordered_choices(data)
     text = _note(notes, valid_text(_choice_text(style, choices[0], 0), "text"))
     texts = None
@@ -442,6 +452,8 @@ class OpenAICompatibleBackend(Backend):
         return redact_url(text)
 
     def _headers(self) -> dict[str, str]:
+        if self.spec.option("wire") == anthropic.WIRE:
+            return anthropic.headers(self._key)
         return {"Authorization": f"Bearer {self._key}"} if self._key else {}
 
     def _ensure(self) -> tuple[httpx.AsyncClient, RateLimiter]:
@@ -587,7 +599,8 @@ class OpenAICompatibleBackend(Backend):
                     verdict = classify_status(status)
                     if verdict == "ok":
                         try:
-                            parsed = parse_body(style, asked_for(req, _json(content)), req.n)
+                            parsed = parse_body(style, asked_for(req, _json(content)), req.n,
+                                                self.spec.option("wire"))
                         except (ValueError, RecursionError) as exc:
                             error = self._scrub(f"bad response body: {str(exc)[:200]}")
                             verdict = "retry"
@@ -670,6 +683,10 @@ async def check_endpoint(spec: BackendSpec, styles: Sequence[str] = (),
     """
     backend = OpenAICompatibleBackend(spec)
     where = f"{spec.provider} at {redact_url(backend.base_url)}"
+    if spec.option("wire") == anthropic.WIRE and "completion" in (spec.style, *styles):
+        raise EndpointUnavailable(
+            f"{where} speaks the Anthropic Messages API, which gives no completions and no "
+            "log-probabilities: logprob mode cannot use it (use pure or mixed mode)")
     try:
         async with httpx.AsyncClient(base_url=backend.base_url, timeout=timeout,
                                      params=backend._params) as client:

@@ -117,6 +117,14 @@ register(Provider(
      ("max_concurrency", 16), ("sampling", "openai"), ("max_n", 128)),
 ))
 register(Provider(
+    "anthropic", _HTTP, "claude-3-5-haiku-latest", "chat",
+    "Anthropic Messages API (chat only, no logprobs; Message Batches for --execution batch)",
+    # The same HTTP backend, speaking the Messages wire format (distbench.llm.anthropic): no
+    # seed, no n, temperature only (the API's top_p / top_k left at their defaults).
+    (("base_url", "https://api.anthropic.com"), ("key_env", "ANTHROPIC_API_KEY"), ("rpm", 50.0),
+     ("max_concurrency", 8), ("sampling", "none"), ("wire", "anthropic"), ("max_n", 1)),
+))
+register(Provider(
     "ollama", _HTTP, "llama3.2", "chat", "a local Ollama server (no key)",
     # Ollama's OpenAI-compatible routes take top_p and the penalties but not top_k or
     # repeat_penalty: its server defaults for those still apply (see the README).

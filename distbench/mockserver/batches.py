@@ -23,6 +23,17 @@ default), so a client's second batch of the same requests can succeed:
   rest in the error file, code ``batch_expired`` (as OpenAI reports unfinished requests).
 A cancelled batch (before it finished) ends ``cancelled`` with nothing answered.
 
+Anthropic Message Batches, beside them (the same store, numbering and faults):
+``POST /v1/messages/batches`` with ``{"requests": [{"custom_id", "params"}]}`` (no upload; at
+most :data:`MESSAGES_MAX_REQUESTS` requests, the body at most :data:`MAX_UPLOAD` bytes; each
+``custom_id`` 1 to 64 of ``[A-Za-z0-9_-]``, distinct), ``GET /v1/messages/batches/{id}``
+(``processing_status`` ``in_progress`` / ``canceling`` / ``ended``, ``request_counts``,
+``results_url`` once ended), ``GET /v1/messages/batches/{id}/results`` (JSONL, one line per
+request in input order: ``{"custom_id", "result": {"type": "succeeded", "message"}}``, or
+``errored`` with an ``error`` (the failed fraction, ``api_error``), ``expired`` (the second half
+of an expiring batch), ``canceled``), ``POST /v1/messages/batches/{id}/cancel`` (before it
+ended: ``canceling``, then ``ended`` with every request ``canceled``).
+
 State: ``<state_dir>/files/<id>`` (content) and ``<id>.json`` (metadata), and
 ``<state_dir>/batches/<id>.json``, each written to a temporary file and renamed. A server
 started again on the same folder serves the same files and batches, and finishes pending
@@ -47,11 +58,15 @@ import numpy as np
 
 from distbench.mockserver.wire import BadRequest
 
-__all__ = ["BatchStore", "ENDPOINTS", "NotFound", "parse_upload"]
+__all__ = ["BatchStore", "ENDPOINTS", "MESSAGES_MAX_REQUESTS", "NotFound", "parse_upload"]
 
 ENDPOINTS = ("/v1/chat/completions", "/v1/completions")
 MAX_UPLOAD = 256 * 1024 * 1024
-"""Largest upload the mock takes (OpenAI's batch input limit is 200 MB)."""
+"""Largest upload the mock takes (OpenAI's batch input limit is 200 MB; Anthropic's Message
+Batches body limit is 256 MB)."""
+MESSAGES_MAX_REQUESTS = 100_000
+"""Most requests of one Message Batch (Anthropic's limit)."""
+MESSAGES_PATH = "/v1/messages"
 
 
 class NotFound(Exception):
@@ -172,14 +187,14 @@ class BatchStore:
 
     def retrieve(self, batch_id: str) -> dict[str, Any]:
         with self._lock:
-            batch = self._load(batch_id)
+            batch = self._load_openai(batch_id)
             if batch["status"] == "in_progress" and time.time() >= batch["created"] + self.delay:
                 batch = self._finish(batch)
             return _public(batch)
 
     def cancel(self, batch_id: str) -> dict[str, Any]:
         with self._lock:
-            batch = self._load(batch_id)
+            batch = self._load_openai(batch_id)
             if batch["status"] == "in_progress":
                 if time.time() >= batch["created"] + self.delay:
                     return _public(self._finish(batch))
@@ -213,20 +228,19 @@ class BatchStore:
             raise NotFound(f"no batch {batch_id!r}")
         return json.loads(path.read_bytes())
 
+    def _load_openai(self, batch_id: str) -> dict[str, Any]:
+        batch = self._load(batch_id)
+        if batch.get("kind") == "messages":
+            raise NotFound(f"no batch {batch_id!r}")
+        return batch
+
     def _save(self, batch: dict[str, Any]) -> None:
         _write(self.root / "batches" / f"{batch['id']}.json", json.dumps(batch).encode())
 
     def _finish(self, batch: dict[str, Any]) -> dict[str, Any]:
         lines = _requests(self.content(batch["input_file_id"]), batch["endpoint"])
         n = len(lines)
-        faulty = self.faulty is None or batch["number"] < self.faulty
-        failed: set[int] = set()
-        expired: set[int] = set()
-        if faulty and self.fail > 0:
-            order = np.random.default_rng([self.seed, batch["number"]]).permutation(n)
-            failed = {int(i) for i in order[: round(self.fail * n)]}
-        if faulty and self.expire:
-            expired = set(range(n // 2, n))
+        failed, expired = self._faults(batch["number"], n)
         out, err = [], []
         usage = {"prompt_tokens": 0, "completion_tokens": 0}
         for i, line in enumerate(lines):
@@ -264,6 +278,130 @@ class BatchStore:
         self._save(batch)
         return batch
 
+    def _faults(self, number: int, n: int) -> tuple[set[int], set[int]]:
+        """(failed lines, expired lines) of batch ``number`` of ``n`` lines."""
+        faulty = self.faulty is None or number < self.faulty
+        failed: set[int] = set()
+        expired: set[int] = set()
+        if faulty and self.fail > 0:
+            order = np.random.default_rng([self.seed, number]).permutation(n)
+            failed = {int(i) for i in order[: round(self.fail * n)]}
+        if faulty and self.expire:
+            expired = set(range(n // 2, n))
+        return failed, expired
+
+    # --- Anthropic Message Batches ----------------------------------------------------
+
+    def create_messages(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A Message Batch of ``body["requests"]`` (checked whole: BadRequest naming the
+        first bad request)."""
+        requests = body.get("requests")
+        if not isinstance(requests, list) or not requests:
+            raise BadRequest("requests: must be a non-empty list")
+        if len(requests) > MESSAGES_MAX_REQUESTS:
+            raise BadRequest(f"requests: at most {MESSAGES_MAX_REQUESTS:,} per batch, "
+                             f"got {len(requests):,}")
+        seen: set[str] = set()
+        for i, item in enumerate(requests):
+            cid = item.get("custom_id") if isinstance(item, dict) else None
+            if not isinstance(cid, str) or not 1 <= len(cid) <= 64 \
+                    or not all(c.isascii() and (c.isalnum() or c in "-_") for c in cid):
+                raise BadRequest(f"requests.{i}.custom_id: 1 to 64 of [A-Za-z0-9_-]")
+            if not isinstance(item.get("params"), dict):
+                raise BadRequest(f"requests.{i}.params: must be an object")
+            if cid in seen:
+                raise BadRequest(f"requests.{i}.custom_id: {cid!r} is repeated")
+            seen.add(cid)
+        data = "".join(json.dumps({"custom_id": r["custom_id"], "params": r["params"]}) + "\n"
+                       for r in requests).encode()
+        with self._lock:
+            file_id = self._new_file("message_batch", "requests.jsonl", data)["id"]
+            number = len(list((self.root / "batches").glob("*.json")))
+            batch_id = f"msgbatch_{number:06d}_" + hashlib.sha256(file_id.encode()).hexdigest()[:12]
+            now = time.time()
+            batch = {"id": batch_id, "kind": "messages", "input_file_id": file_id,
+                     "status": "in_progress", "created": now, "number": number,
+                     "ended": None, "cancel_initiated": None, "results_file_id": None,
+                     "request_counts": {"total": len(requests), "completed": 0, "failed": 0},
+                     "results": {"succeeded": 0, "errored": 0, "canceled": 0, "expired": 0},
+                     "usage": None}
+            self._save(batch)
+            return _public_messages(batch)
+
+    def retrieve_messages(self, batch_id: str) -> dict[str, Any]:
+        with self._lock:
+            batch = self._load_messages(batch_id)
+            due = time.time() >= batch["created"] + self.delay
+            if batch["status"] == "canceling" or (batch["status"] == "in_progress" and due):
+                batch = self._finish_messages(batch)
+            return _public_messages(batch)
+
+    def cancel_messages(self, batch_id: str) -> dict[str, Any]:
+        with self._lock:
+            batch = self._load_messages(batch_id)
+            if batch["status"] == "in_progress":
+                if time.time() >= batch["created"] + self.delay:
+                    return _public_messages(self._finish_messages(batch))
+                batch.update(status="canceling", cancel_initiated=time.time())
+                self._save(batch)
+            return _public_messages(batch)
+
+    def messages_results(self, batch_id: str) -> bytes:
+        """The JSONL results of an ended batch (BadRequest before it ended)."""
+        with self._lock:
+            batch = self._load_messages(batch_id)
+            if batch["status"] != "ended":
+                raise BadRequest(f"batch {batch_id} has not ended; its results are not ready")
+            return self.content(batch["results_file_id"])
+
+    def _load_messages(self, batch_id: str) -> dict[str, Any]:
+        batch = self._load(batch_id)
+        if batch.get("kind") != "messages":
+            raise NotFound(f"no message batch {batch_id!r}")
+        return batch
+
+    def _finish_messages(self, batch: dict[str, Any]) -> dict[str, Any]:
+        items = [json.loads(raw) for raw in self.content(batch["input_file_id"]).splitlines()
+                 if raw.strip()]
+        canceled = batch["status"] == "canceling"
+        failed, expired = self._faults(batch["number"], len(items))
+        rows = []
+        tally = {"succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        usage = {"prompt_tokens": 0, "completion_tokens": 0}
+        for i, item in enumerate(items):
+            if canceled:
+                result: dict[str, Any] = {"type": "canceled"}
+            elif i in expired:
+                result = {"type": "expired"}
+            elif i in failed:
+                result = {"type": "errored", "error": {"type": "error", "error": {
+                    "type": "api_error", "message": "Internal server error (injected)."}}}
+            else:
+                status, body = self.answer(MESSAGES_PATH, item["params"])
+                if status == 200:
+                    result = {"type": "succeeded", "message": body}
+                    for key, name in (("prompt_tokens", "input_tokens"),
+                                      ("completion_tokens", "output_tokens")):
+                        value = (body.get("usage") or {}).get(name)
+                        usage[key] += value if isinstance(value, int) else 0
+                else:
+                    message = (body.get("error") or {}).get("message", f"HTTP {status}")
+                    kind = "invalid_request_error" if status == 400 else "api_error"
+                    result = {"type": "errored", "error": {"type": "error", "error": {
+                        "type": kind, "message": message}}}
+            tally[result["type"]] += 1
+            rows.append({"custom_id": item["custom_id"], "result": result})
+        data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+        batch["results_file_id"] = self._new_file(
+            "message_batch_results", f"{batch['id']}_results.jsonl", data)["id"]
+        batch["results"] = tally
+        batch["request_counts"] = {"total": len(items), "completed": tally["succeeded"],
+                                   "failed": len(items) - tally["succeeded"]}
+        batch["usage"] = usage
+        batch.update(status="ended", ended=time.time())
+        self._save(batch)
+        return batch
+
     def _jsonl_file(self, rows: list[dict[str, Any]], batch: dict[str, Any], what: str) -> str:
         data = "".join(json.dumps(r) + "\n" for r in rows).encode()
         return self._new_file("batch_output", f"{batch['id']}_{what}.jsonl", data)["id"]
@@ -278,6 +416,25 @@ def _safe(name: str) -> str:
 
 def _public(batch: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in batch.items() if k not in ("created", "number")}
+
+
+def _iso(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def _public_messages(batch: dict[str, Any]) -> dict[str, Any]:
+    """A Message Batch as Anthropic shows it (``results_url`` a path: the server makes it
+    absolute)."""
+    ended = batch["status"] == "ended"
+    processing = 0 if ended else batch["request_counts"]["total"]
+    return {"id": batch["id"], "type": "message_batch", "processing_status": batch["status"],
+            "request_counts": {"processing": processing, **batch["results"]},
+            "created_at": _iso(batch["created"]), "expires_at": _iso(batch["created"] + 86400),
+            "ended_at": _iso(batch["ended"]), "cancel_initiated_at": _iso(
+                batch["cancel_initiated"]), "archived_at": None,
+            "results_url": f"/v1/messages/batches/{batch['id']}/results" if ended else None}
 
 
 def _requests(content: bytes, endpoint: str) -> list[dict[str, Any]]:

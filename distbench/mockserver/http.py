@@ -1,6 +1,8 @@
 """The mock server's HTTP side: a stdlib server on loopback that routes, counts and faults.
 
-Endpoints: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``GET /v1/models``,
+Endpoints: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``POST /v1/messages``
+(Anthropic's Messages API: the chat answer in its shape, the key in ``x-api-key`` or as a
+bearer token; and its Message Batches, :mod:`distbench.mockserver.batches`), ``GET /v1/models``,
 ``GET /health``, ``GET /stats`` (JSON counters of every other request: total, by path, by
 returned status, by fault kind including ``rate_limit``, and ``usage``: the prompt and
 completion tokens of the answers sent whole, what a provider would bill) and ``POST /stats/reset`` (zeroes
@@ -47,6 +49,8 @@ from distbench.mockserver.wire import (
     completion_args,
     completion_response,
     error_body,
+    message_response,
+    messages_args,
 )
 
 logger = logging.getLogger(__name__)
@@ -137,7 +141,8 @@ class _Server(ThreadingHTTPServer):
         """(status, body) of a ``/v1`` call's answer, as a live call gets it without faults
         (the Batch API answers its lines with it)."""
         try:
-            return 200, self.answer_payload(path, body)
+            payload = self.answer_payload(path, body)
+            return 200, message_response(payload) if path == _MESSAGES else payload
         except BadRequest as exc:
             return 400, error_body(str(exc), "invalid_request_error")
         except Exception as exc:  # noqa: BLE001 - the model failed: 500, keep serving
@@ -145,6 +150,11 @@ class _Server(ThreadingHTTPServer):
             return 500, error_body(f"the model failed: {type(exc).__name__}", "server_error")
 
     def answer_payload(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """The OpenAI-shaped answer of a ``/v1`` call (a ``/v1/messages`` call is answered as
+        a chat call, its body converted by the caller: :func:`message_response`)."""
+        if path == _MESSAGES:
+            messages, args = messages_args(body)
+            return self.answerer.chat(messages, **self._with_n(args))
         if path == "/v1/chat/completions":
             messages, args = chat_args(body)
             return self.answerer.chat(messages, **self._with_n(args))
@@ -291,8 +301,11 @@ class _Handler(BaseHTTPRequestHandler):
                 model = {"id": self.server.answerer.model_name, "object": "model",
                          "created": 0, "owned_by": "distbench"}
                 self._json(200, {"object": "list", "data": [model]})
-        elif path in ("/v1/chat/completions", "/v1/completions", "/stats/reset"):
+        elif path in (*_LIVE, "/stats/reset"):
             self._error(405, f"use POST for {path}", "invalid_request_error")
+        elif path.startswith("/v1/messages/batches/"):
+            if self._authorised():
+                self._messages_batch_get(path)
         elif path.startswith(("/v1/files/", "/v1/batches/")):
             if self._authorised():
                 self._batch_get(path)
@@ -302,7 +315,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
         path = self._path()
         try:
-            raw = self._read_body(MAX_UPLOAD if path == "/v1/files" else _MAX_BODY)
+            raw = self._read_body(MAX_UPLOAD if path in ("/v1/files", "/v1/messages/batches")
+                                  else _MAX_BODY)
         except BadRequest as exc:
             self.server.stats.request(path)
             self._error(400, str(exc), "invalid_request_error")
@@ -312,11 +326,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, json.dumps(self.server.stats.snapshot()).encode())
             return
         self.server.stats.request(path)
+        if path.startswith("/v1/messages/batches"):
+            if self._authorised():
+                self._messages_batch_post(path, raw)
+            return
         if path == "/v1/files" or path.startswith("/v1/batches"):
             if self._authorised():
                 self._batch_post(path, raw)
             return
-        if path not in ("/v1/chat/completions", "/v1/completions"):
+        if path not in _LIVE:
             self._error(404, f"no route {path}", "invalid_request_error", "not_found")
             return
         if not self._authorised() or not self._within_rate():
@@ -353,6 +371,8 @@ class _Handler(BaseHTTPRequestHandler):
             payload = _odd_answer(hostile, payload)
         elif kind is None:  # an answer sent whole: billed
             self.server.stats.billed(payload.get("usage"))
+        if path == _MESSAGES:
+            payload = message_response(payload)
         data = json.dumps(payload).encode()
         if kind == "truncate":
             data = data[: max(1, len(data) // 2)]
@@ -377,6 +397,48 @@ class _Handler(BaseHTTPRequestHandler):
                 self._error(404, f"no route {path}", "invalid_request_error", "not_found")
         except NotFound as exc:
             self._error(404, str(exc), "invalid_request_error", "not_found")
+
+    def _messages_batch_get(self, path: str) -> None:
+        store = self.server.batches
+        parts = path.strip("/").split("/")  # v1 messages batches ID [results]
+        try:
+            if len(parts) == 4:
+                self._json(200, self._absolute(store.retrieve_messages(parts[3])))
+            elif len(parts) == 5 and parts[4] == "results":
+                self._send(200, store.messages_results(parts[3]), "application/x-jsonl")
+            else:
+                self._error(404, f"no route {path}", "invalid_request_error", "not_found")
+        except BadRequest as exc:
+            self._error(400, str(exc), "invalid_request_error")
+        except NotFound as exc:
+            self._error(404, str(exc), "invalid_request_error", "not_found")
+
+    def _messages_batch_post(self, path: str, raw: bytes) -> None:
+        store = self.server.batches
+        parts = path.strip("/").split("/")
+        try:
+            if path == "/v1/messages/batches":
+                body = json.loads(raw or b"null")
+                if not isinstance(body, dict):
+                    raise BadRequest("the body must be a JSON object")
+                self._json(200, self._absolute(store.create_messages(body)))
+            elif len(parts) == 5 and parts[4] == "cancel":
+                self._json(200, self._absolute(store.cancel_messages(parts[3])))
+            else:
+                self._error(404, f"no route {path}", "invalid_request_error", "not_found")
+        except json.JSONDecodeError as exc:
+            self._error(400, f"the body is not valid JSON: {exc.msg}", "invalid_request_error")
+        except BadRequest as exc:
+            self._error(400, str(exc), "invalid_request_error")
+        except NotFound as exc:
+            self._error(404, str(exc), "invalid_request_error", "not_found")
+
+    def _absolute(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """A Message Batch with its ``results_url`` on this server (as Anthropic gives one)."""
+        if batch.get("results_url"):
+            host, port = self.server.server_address[:2]
+            batch = {**batch, "results_url": f"http://{host}:{port}{batch['results_url']}"}
+        return batch
 
     def _batch_post(self, path: str, raw: bytes) -> None:
         store = self.server.batches
@@ -409,6 +471,10 @@ class _Handler(BaseHTTPRequestHandler):
         scheme, _, token = header.partition(" ")
         if scheme.lower() == "bearer" and _same(token.strip(), key):
             return True
+        anthropic_key = self.headers.get("x-api-key")
+        if anthropic_key is not None and _same(anthropic_key.strip(), key):
+            return True
+        header = header or anthropic_key or ""
         message = (
             "Incorrect API key provided." if header else "You didn't provide an API key."
         )
@@ -458,7 +524,9 @@ class _Handler(BaseHTTPRequestHandler):
             text = _GARBAGE[number % len(_GARBAGE)]
             model = self.server.answerer.model_name
             texts = [text] * self._choices(raw)
-            if path == "/v1/chat/completions":
+            if path == _MESSAGES:
+                payload = message_response(chat_response(model, texts, 1))
+            elif path == "/v1/chat/completions":
                 payload = chat_response(model, texts, 1)
             else:
                 payload = completion_response(model, [" " + t for t in texts], 1)
@@ -516,6 +584,9 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception:  # noqa: BLE001 - a drip of an error is a drip all the same
             return {}
 
+
+_MESSAGES = "/v1/messages"
+_LIVE = ("/v1/chat/completions", "/v1/completions", _MESSAGES)
 
 _RETRY_AFTERS = {"retry_after_huge": "999999999", "retry_after_inf": "inf",
                  "retry_after_2099": "Thu, 01 Jan 2099 00:00:00 GMT"}

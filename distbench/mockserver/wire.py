@@ -23,6 +23,8 @@ __all__ = [
     "completion_args",
     "completion_response",
     "error_body",
+    "message_response",
+    "messages_args",
     "skill_of",
 ]
 
@@ -225,3 +227,86 @@ def completion_args(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         "stop": stop,
         "n": _n_field(body),
     })
+
+
+# --- the Anthropic Messages API ----------------------------------------------------------
+
+MESSAGES_FIELDS = frozenset({"model", "max_tokens", "messages", "system", "temperature",
+                             "stop_sequences", "top_p", "top_k", "metadata", "stream"})
+"""The request fields ``/v1/messages`` takes (another one is refused, as Anthropic does)."""
+
+
+def _block_text(content: Any, name: str) -> str:
+    """A Messages ``content``/``system``: a string, or a list of ``text`` blocks (joined)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+            isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+            for b in content):
+        return "".join(b["text"] for b in content)
+    raise BadRequest(f"'{name}' must be a string or a list of text blocks")
+
+
+def messages_args(body: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(OpenAI-style messages, keyword arguments of ``Answerer.chat``) from a Messages request
+    body: the ``system`` field becomes the first message; ``max_tokens`` is required,
+    ``temperature`` within [0, 1], unknown fields refused.
+
+    Raises:
+        BadRequest: A field is missing, unknown, or of the wrong type or range.
+    """
+    extra = sorted(set(body) - MESSAGES_FIELDS)
+    if extra:
+        raise BadRequest(f"{extra[0]}: Extra inputs are not permitted")
+    if body.get("stream"):
+        raise BadRequest("'stream' is not served by this mock")
+    if "max_tokens" not in body:
+        raise BadRequest("max_tokens: Field required")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest("'messages' must be a non-empty list")
+    out: list[dict[str, Any]] = []
+    if body.get("system") is not None:
+        out.append({"role": "system", "content": _block_text(body["system"], "system")})
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            raise BadRequest(f"messages.{i}.role: must be 'user' or 'assistant'")
+        out.append({"role": message["role"],
+                    "content": _block_text(message.get("content"), f"messages.{i}.content")})
+    temperature = _float_field(body, "temperature", 1.0)
+    if temperature > 1.0:
+        raise BadRequest("temperature: must be between 0 and 1")
+    stop = body.get("stop_sequences")
+    if stop is not None and not (isinstance(stop, list) and all(isinstance(x, str) for x in stop)):
+        raise BadRequest("'stop_sequences' must be a list of strings")
+    return out, _with_skill(body, {
+        "max_tokens": _int_field(body, "max_tokens", None, low=1),
+        "temperature": temperature,
+        "seed": None,
+        "logprobs": False,
+        "top_logprobs": None,
+        "n": 1,
+    })
+
+
+def message_response(chat: dict[str, Any]) -> dict[str, Any]:
+    """The Messages answer carrying what the OpenAI ``chat.completion`` body ``chat`` says:
+    its first choice's text as one ``text`` block, its usage under Anthropic's names (a usage
+    that is not an object is passed on as it is: the hostile bodies)."""
+    choices = chat.get("choices") or [{}]
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    text = message.get("content") if isinstance(message, dict) else None
+    usage = chat.get("usage")
+    if isinstance(usage, dict):
+        usage = {"input_tokens": usage.get("prompt_tokens"),
+                 "output_tokens": usage.get("completion_tokens")}
+    return {
+        "id": "msg_" + str(chat.get("id", "")).removeprefix("chatcmpl-"),
+        "type": "message",
+        "role": "assistant",
+        "model": chat.get("model"),
+        "content": [{"type": "text", "text": text if isinstance(text, str) else ""}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": usage,
+    }
