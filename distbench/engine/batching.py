@@ -245,10 +245,10 @@ class BatchRun:
         return [s for s in left if s.shard_id in wave]
 
     def _client(self, spec: BackendSpec) -> Any:
-        from distbench.llm.batch import BatchClient
+        from distbench.llm.batch import client_for
 
         if spec not in self.clients:
-            self.clients[spec] = (self.make_client or BatchClient)(spec)
+            self.clients[spec] = (self.make_client or client_for)(spec)
         return self.clients[spec]
 
     def _submit(self, ids: list[str], round_: int) -> None:
@@ -261,9 +261,9 @@ class BatchRun:
         for skey, group in by_spec.items():
             spec = self.specs[skey]
             for chunk in _chunks(group, self.limits):
-                file_id = self._client(spec).upload([line for _, _, line in chunk])
-                batch = self._client(spec).create(
-                    file_id, chunk[0][1], metadata={"distbench_run": self.run_dir.name})
+                file_id, batch = self._client(spec).submit(
+                    [line for _, _, line in chunk], chunk[0][1],
+                    metadata={"distbench_run": self.run_dir.name})
                 record = {"number": len(self.records), "batch_id": batch["id"],
                           "input_file_id": file_id, "spec": skey, "round": round_,
                           "endpoint": chunk[0][1], "ids": [k for k, _, _ in chunk],
@@ -289,8 +289,7 @@ class BatchRun:
                 status = batch.get("status")
                 if status not in TERMINAL:
                     continue
-                lines = (client.lines(batch.get("output_file_id"))
-                         + client.lines(batch.get("error_file_id")))
+                lines = client.results(batch)
                 data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
                 path = folder / f"{record['number']:06d}.out.jsonl"
                 tmp = path.with_suffix(".tmp")
@@ -349,8 +348,9 @@ def _spec_key(spec: BackendSpec) -> str:
 
 
 def _ok(line: dict[str, Any] | None) -> bool:
-    answer = (line or {}).get("response")
-    return isinstance(answer, dict) and answer.get("status_code") == 200
+    from distbench.llm.batch import line_ok  # OpenAI output lines and Anthropic results
+
+    return line_ok(line)
 
 
 def _answers(run_dir: Path, records: list[dict[str, Any]]) -> dict[str, tuple[str, dict]]:

@@ -8,6 +8,14 @@ capped (:data:`MAX_FILE_BYTES`) and has a whole-attempt deadline (the spec's ``t
 least :data:`MIN_FILE_TIMEOUT` seconds): a server that drips or floods is abandoned. Keys come
 from the environment as for live calls and never reach an error message.
 
+Anthropic Message Batches (a provider whose ``wire`` option is ``"anthropic"``) have their own
+client with the same interface, :class:`AnthropicBatchClient` (:func:`client_for` picks it):
+the requests go in the create call itself (no upload), a batch is done when its
+``processing_status`` is ``ended``, and its results are JSONL lines ``{"custom_id", "result":
+{"type": "succeeded" | "errored" | "canceled" | "expired", ...}}``, read from the batch's
+results path on the provider's own base URL (the ``results_url`` of the answer must be there,
+but is never followed: the key is sent to the configured host only).
+
 Knows no game and no run folder: the engine (:mod:`distbench.engine.batching`) decides what
 goes into which batch and records it.
 """
@@ -21,19 +29,20 @@ from typing import Any
 
 import httpx
 
+from distbench.llm import anthropic
 from distbench.llm.base import BackendSpec, Request, Response, redact_url
 from distbench.llm.cache import cache_key
 from distbench.llm.http import asked_for, build_payload, parse_body
 
-__all__ = ["BatchClient", "BatchError", "MAX_FILE_BYTES", "TERMINAL", "batch_line",
-           "response_from"]
+__all__ = ["AnthropicBatchClient", "BatchClient", "BatchError", "MAX_FILE_BYTES", "TERMINAL",
+           "batch_line", "client_for", "response_from"]
 
 MAX_FILE_BYTES = 1 << 30
 """Largest output or error file read (1 GiB); a longer one is abandoned as it streams in."""
 MIN_FILE_TIMEOUT = 300.0
 """Seconds a file transfer may take at least, whatever the spec's per-call ``timeout``."""
-TERMINAL = ("completed", "expired", "cancelled", "failed")
-"""Batch states that do not change any more."""
+TERMINAL = ("completed", "expired", "cancelled", "failed", "ended")
+"""Batch states that do not change any more (``ended``: an Anthropic Message Batch)."""
 
 
 class BatchError(RuntimeError):
@@ -45,6 +54,8 @@ def batch_line(spec: BackendSpec, req: Request) -> tuple[str, str, dict[str, Any
     key (:func:`~distbench.llm.cache.cache_key`), the body the live call's."""
     path, body = build_payload(spec, req)
     key = cache_key(spec, req)
+    if spec.option("wire") == anthropic.WIRE:  # a Message Batches request
+        return key, path, {"custom_id": key, "params": body}
     return key, path, {"custom_id": key, "method": "POST", "url": path, "body": body}
 
 
@@ -55,6 +66,8 @@ def response_from(spec: BackendSpec, req: Request, result: dict[str, Any] | None
     if result is None:
         return Response(text=None, status="failed", error=f"no answer in batch {batch_id}",
                         batch_id=batch_id)
+    if spec.option("wire") == anthropic.WIRE:
+        return _message_response(spec, req, result, batch_id)
     error = result.get("error") if isinstance(result, dict) else None
     answer = result.get("response") if isinstance(result, dict) else None
     if error or not isinstance(answer, dict):
@@ -79,6 +92,46 @@ def response_from(spec: BackendSpec, req: Request, result: dict[str, Any] | None
                     completion_tokens=parsed.completion_tokens, logprobs=parsed.logprobs,
                     texts=parsed.texts, notes="; ".join(dict.fromkeys(parsed.notes)),
                     batch_id=batch_id)
+
+
+def _message_response(spec: BackendSpec, req: Request, line: dict[str, Any],
+                      batch_id: str) -> Response:
+    """The :class:`Response` of a Message Batches result line (see :func:`response_from`)."""
+    result = line.get("result") if isinstance(line, dict) else None
+    kind = result.get("type") if isinstance(result, dict) else None
+    if kind != "succeeded":
+        error = result.get("error") if isinstance(result, dict) else None
+        inner = error.get("error") if isinstance(error, dict) else None
+        message = inner.get("message") if isinstance(inner, dict) else None
+        kind_text = str(kind)[:40] if kind is not None else "no result"
+        text = f"batch {batch_id}: {kind_text}" + (f": {str(message)[:200]}" if message else "")
+        return Response(text=None, status="failed", error=redact_url(text), batch_id=batch_id)
+    try:
+        parsed = parse_body("chat", result.get("message"), req.n, anthropic.WIRE)
+    except (ValueError, RecursionError) as exc:
+        return Response(text=None, status="failed", http_status=200, batch_id=batch_id,
+                        error=redact_url(f"bad response body: {str(exc)[:200]}"))
+    return Response(text=parsed.text, status="ok", http_status=200, attempts=1,
+                    prompt_tokens=parsed.prompt_tokens,
+                    completion_tokens=parsed.completion_tokens, texts=parsed.texts,
+                    notes="; ".join(dict.fromkeys(parsed.notes)), batch_id=batch_id)
+
+
+def line_ok(line: dict[str, Any] | None) -> bool:
+    """Whether a batch's line answers its request (an OpenAI output line with status 200, an
+    Anthropic result ``succeeded``); any other is sent again, once."""
+    answer = (line or {}).get("response")
+    if isinstance(answer, dict):
+        return answer.get("status_code") == 200
+    result = (line or {}).get("result")
+    return isinstance(result, dict) and result.get("type") == "succeeded"
+
+
+def client_for(spec: BackendSpec) -> BatchClient:
+    """The batch client of ``spec``'s wire format."""
+    if spec.option("wire") == anthropic.WIRE:
+        return AnthropicBatchClient(spec)
+    return BatchClient(spec)
 
 
 class BatchClient:
@@ -159,6 +212,16 @@ class BatchClient:
     def retrieve(self, batch_id: str) -> dict[str, Any]:
         return self._json("GET", f"/v1/batches/{batch_id}")
 
+    def submit(self, lines: Sequence[dict[str, Any]], endpoint: str,
+               metadata: dict[str, str] | None = None) -> tuple[str | None, dict[str, Any]]:
+        """(input file id, batch) of a new batch of ``lines`` (:meth:`upload`, :meth:`create`)."""
+        file_id = self.upload(lines)
+        return file_id, self.create(file_id, endpoint, metadata=metadata)
+
+    def results(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
+        """The lines of a finished batch: its output file's, then its error file's."""
+        return self.lines(batch.get("output_file_id")) + self.lines(batch.get("error_file_id"))
+
     def lines(self, file_id: str | None) -> list[dict[str, Any]]:
         """The JSON lines of an output or error file (none for None); a line that is not a
         JSON object is skipped (its request then has no answer: a failed row)."""
@@ -173,3 +236,63 @@ class BatchClient:
             if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
                 out.append(line)
         return out
+
+
+class AnthropicBatchClient(BatchClient):
+    """Message Batches of one Anthropic endpoint (the same interface as :class:`BatchClient`:
+    :meth:`submit`, :meth:`retrieve`, :meth:`results`). A batch it returns carries ``status``:
+    its ``processing_status`` (``ended`` is terminal)."""
+
+    MAX_REQUESTS = 100_000
+    MAX_BYTES = 256 * 1000 * 1000
+
+    def submit(self, lines: Sequence[dict[str, Any]], endpoint: str,
+               metadata: dict[str, str] | None = None) -> tuple[str | None, dict[str, Any]]:
+        """(None: no file, batch) of a new Message Batch of ``lines`` (``custom_id``,
+        ``params``); ``metadata`` has no place in the API and is not sent."""
+        if len(lines) > self.MAX_REQUESTS:
+            raise BatchError(f"a Message Batch holds at most {self.MAX_REQUESTS:,} requests, "
+                             f"not {len(lines):,}")
+        got = self._json("POST", "/v1/messages/batches", json={"requests": list(lines)})
+        return None, self._checked(got, "POST /v1/messages/batches")
+
+    def retrieve(self, batch_id: str) -> dict[str, Any]:
+        return self._checked(self._json("GET", f"/v1/messages/batches/{_plain(batch_id)}"),
+                             "GET /v1/messages/batches")
+
+    def results(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
+        """The result lines of an ended batch (none before; a line that is not a JSON object
+        with a ``custom_id`` is skipped: its request has no answer, a failed row)."""
+        if batch.get("processing_status") != "ended":
+            return []
+        if not batch.get("results_url"):
+            raise BatchError(f"batch {batch['id']} ended without a results_url")
+        out = []
+        path = f"/v1/messages/batches/{_plain(batch['id'])}/results"
+        for raw in self._request("GET", path).splitlines():
+            try:
+                line = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
+                out.append(line)
+        return out
+
+    @staticmethod
+    def _checked(batch: dict[str, Any], what: str) -> dict[str, Any]:
+        if not isinstance(batch.get("id"), str):
+            raise BatchError(f"{what}: no batch id in the answer")
+        _plain(batch["id"])
+        status = batch.get("processing_status")
+        if status not in ("in_progress", "canceling", "ended"):
+            raise BatchError(f"{what}: unknown processing_status {str(status)[:40]!r}")
+        return {**batch, "status": status}
+
+
+def _plain(batch_id: str) -> str:
+    """``batch_id`` when it is a plain id (letters, digits, ``_``, ``-``), else BatchError:
+    an id from an answer never becomes another path."""
+    if not (0 < len(batch_id) <= 200
+            and all(c.isascii() and (c.isalnum() or c in "_-") for c in batch_id)):
+        raise BatchError(f"the server gave an unusable batch id {batch_id[:40]!r}")
+    return batch_id
