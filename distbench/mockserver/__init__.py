@@ -2,7 +2,8 @@
 
 A tool for testing clients, retry logic and whole runs without a hosted model (``distbench
 serve mock``), and the way to put the bundled small model behind HTTP (``distbench serve
-local``). It speaks ``/v1/chat/completions``, ``/v1/completions`` and ``/v1/models``, and
+local``). It speaks ``/v1/chat/completions``, ``/v1/completions`` and ``/v1/models``
+(Anthropic's ``/v1/messages`` too), the OpenAI Batch API and Anthropic Message Batches, and
 counts what it served at ``/stats``.
 
 - :mod:`~distbench.mockserver.faults`: :class:`ServerConfig` (address, latency, rate limit,
