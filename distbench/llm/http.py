@@ -685,8 +685,9 @@ async def check_endpoint(spec: BackendSpec, styles: Sequence[str] = (),
     where = f"{spec.provider} at {redact_url(backend.base_url)}"
     if spec.option("wire") == anthropic.WIRE and "completion" in (spec.style, *styles):
         raise EndpointUnavailable(
-            f"{where} speaks the Anthropic Messages API, which gives no completions and no "
-            "log-probabilities: logprob mode cannot use it (use pure or mixed mode)")
+            f"{where} speaks the Anthropic Messages API, chat only: no completions "
+            "(--style completion) and no log-probabilities (logprob mode); use chat style "
+            "with pure or mixed mode")
     try:
         async with httpx.AsyncClient(base_url=backend.base_url, timeout=timeout,
                                      params=backend._params) as client:

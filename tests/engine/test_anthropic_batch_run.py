@@ -129,3 +129,13 @@ def test_a_driver_whose_server_went_away_resumes_by_polling_its_recorded_batches
     assert stats["batches"]["created"] == 2  # none submitted again
     assert "/v1/messages/batches" not in stats["by_path"] and _live_calls(server) == 0
     assert _trials(tmp_path / "results" / "r") == (100, 100, 0)
+
+
+def test_logprob_mode_and_completion_style_are_refused_in_one_line_before_any_call(tmp_path):
+    with start_server(ServerConfig(api_key=KEY)) as server:
+        for extra in (("--mode", "logprob"), ("--style", "completion")):
+            out = _run(server.url, tmp_path, "lp", *extra, games=2)
+            assert out.returncode != 0 and "Traceback" not in out.stderr
+            [line] = out.stderr.strip().splitlines()
+            assert line.startswith("error: ") and "chat only" in line
+        assert not any(path.startswith("/v1/messages") for path in server.stats()["by_path"])
