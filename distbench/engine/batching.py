@@ -6,7 +6,9 @@ driver, before it plays any shard:
 1. **records** the requests: it plays each shard to be run with a backend that only notes the
    requests (:class:`RecordingBackend`), in this process;
 2. **submits** the requests not yet covered by a batch of the run, split to the limits
-   (``max_requests``, ``max_bytes`` per batch), one JSONL upload and one batch each, and
+   (``max_requests``, ``max_bytes`` per batch), one JSONL upload and one batch each (Anthropic
+   Message Batches: the requests in the create call; the client is the spec's,
+   :func:`~distbench.llm.batch.client_for`), and
    writes each batch's record ``<run_dir>/batches/<n>.json`` (batch id, input file, the
    requests' ids; temp file + rename) as soon as the batch exists, before anything is waited
    on;

@@ -1,4 +1,6 @@
-"""OpenAI-compatible backends over async httpx: ``/v1/chat/completions`` and ``/v1/completions``.
+"""OpenAI-compatible backends over async httpx: ``/v1/chat/completions`` and ``/v1/completions``
+(and Anthropic's ``/v1/messages`` for a provider whose ``wire`` option is ``"anthropic"``: the
+same backend, its payload, headers and answer reading from :mod:`distbench.llm.anthropic`).
 
 Payload building and response parsing are pure functions (tested without a network). One retry
 loop per call lives in :meth:`OpenAICompatibleBackend._call`; httpx's own retries are off.
