@@ -93,7 +93,8 @@ def serve() -> None:
 def mock(host: str, port: int, **faults: Any) -> None:
     """Serve seeded dummy answers to matrix prompts, with injected faults.
 
-    Set DISTBENCH_MOCK_API_KEY to require "Authorization: Bearer <key>".
+    Set DISTBENCH_MOCK_API_KEY to require "Authorization: Bearer <key>" (or "x-api-key:
+    <key>", as the anthropic provider sends it to /v1/messages).
     """
     from distbench.mockserver import MockAnswerer, ServerConfig
 
