@@ -3,15 +3,18 @@ subprocess, real HTTP over loopback, the key in ``ANTHROPIC_API_KEY``): a matrix
 over ``/v1/messages`` and the same run through Message Batches give the same rows, with 0
 live calls in the batch run; an expired batch has its unanswered half only sent again; a
 driver whose server went away while it waited resumes by polling the batches it recorded,
-submitting none again."""
+submitting none again; ``--max-cost`` stops a batched run under the cap."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
+
+import pytest
 
 from distbench.mockserver import ServerConfig, start_server
 from distbench.store.catalog import open_run
@@ -139,3 +142,23 @@ def test_logprob_mode_and_completion_style_are_refused_in_one_line_before_any_ca
             [line] = out.stderr.strip().splitlines()
             assert line.startswith("error: ") and "chat only" in line
         assert not any(path.startswith("/v1/messages") for path in server.stats()["by_path"])
+
+
+def test_max_cost_stops_a_message_batches_run_under_the_cap_by_the_servers_counts(tmp_path):
+    price = 155.0  # USD per million tokens, in and out: 10 shards, ~$4 at most batched
+    argv = _argv("URL", "b", "--execution", "batch", "--shard-trials", "20", "--max-tokens", "16",
+                 "--price", f"{price},{price}", "--max-cost", "0.50")
+    with start_server(ServerConfig(seed=6, api_key=KEY)) as server:
+        argv[argv.index("URL")] = server.url
+        first = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                               env=ENV)
+        batches = server.stats()["batches"]
+    assert first.returncode == 4, first.stderr
+    billed = (batches["prompt_tokens"] + batches["completion_tokens"]) * price / 1e6 * 0.5
+    assert 0 < billed <= 0.50
+    manifest = json.loads((tmp_path / "results" / "b" / "manifest.json").read_text())
+    committed = manifest["shards"]["committed"]
+    assert manifest["state"] == "budget_reached" and 0 < committed < 10
+    assert manifest["budget"]["spent_usd"] == pytest.approx(billed, abs=1e-6)
+    assert batches["requests"] == 20 * committed  # nothing of a shard not admitted was sent
+    assert _trials(tmp_path / "results" / "b") == (20 * committed, 20 * committed, 0)
