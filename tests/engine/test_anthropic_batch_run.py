@@ -108,7 +108,7 @@ def _free_port() -> int:
 
 def test_a_driver_whose_server_went_away_resumes_by_polling_its_recorded_batches(tmp_path):
     port = _free_port()
-    config = ServerConfig(seed=4, api_key=KEY, port=port, batch_delay=3.0,
+    config = ServerConfig(seed=4, api_key=KEY, port=port, batch_delay=6.0,
                           batch_dir=str(tmp_path / "server"))
     folder = tmp_path / "results" / "r" / "batches"
     with start_server(config) as server:
