@@ -419,7 +419,12 @@ class LocalModel:
             :func:`bundled_models`; default SmolLM2).
         name: Model name reported in responses (default: ``model``'s canonical name, else
             ``smollm2-135m-instruct``).
-        n_ctx: Context length in tokens.
+        n_ctx: Context length in tokens of plain calls (8192: a negotiation's conversation
+            outgrows 2048; the KV cache costs about 23 KB a token for SmolLM2, 18 KB for
+            Gemma 3 270M, within both models' trained context).
+        score_ctx: Context length of the scoring instance (``logits_all``), whose score
+            buffer is ``score_ctx x vocab`` floats: kept at 2048 (a logprob reading is one
+            short prompt).
         n_threads: CPU threads (default: the CPUs this process may use, less the load of
             other processes: :func:`_default_threads`).
         seed: Sampling seed of calls that give none.
@@ -441,7 +446,8 @@ class LocalModel:
         *,
         model: str | None = None,
         name: str | None = None,
-        n_ctx: int = 2048,
+        n_ctx: int = 8192,
+        score_ctx: int = 2048,
         n_threads: int | None = None,
         seed: int = 0,
         logprobs: bool = False,
@@ -452,6 +458,7 @@ class LocalModel:
         self.path = find_model_path(model_path, model)
         self.name = name or (canonical_model(model) if model else DEFAULT_MODEL_NAME)
         self.n_ctx = n_ctx
+        self.score_ctx = min(score_ctx, n_ctx)
         self.n_threads = n_threads or _default_threads()
         self.warm = False  # whether a call was answered (the first one is slow)
         self.seed = seed
@@ -476,7 +483,7 @@ class LocalModel:
             with _llama_defaults(self._extra_buffers):
                 llm = Llama(
                     model_path=str(self.path),
-                    n_ctx=self.n_ctx,
+                    n_ctx=self.score_ctx if logits_all else self.n_ctx,
                     n_threads=self.n_threads,
                     logits_all=logits_all,
                     seed=self.seed % _SEED_MODULUS,
@@ -522,7 +529,7 @@ class LocalModel:
         llama-cpp-python finds the whole prompt cached and samples from the current logits.
         """
         n = len(tokens)
-        if n == 0 or n > self.n_ctx:
+        if n == 0 or n > llm.n_ctx():
             return  # llama reports the error
         limit = min(self._batched[id(llm)], llm.n_tokens, n - _MIN_CHUNK)
         reuse = _common_prefix(llm.input_ids[: max(limit, 0)].tolist(), tokens)
