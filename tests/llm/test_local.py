@@ -158,7 +158,7 @@ def test_backend_answers_in_order_with_token_counts_and_fails_softly(model):
     requests = [
         Request(pure_prompt(game), seed=5, max_tokens=12, temperature=1.0),
         Request("Say hello.", seed=6, max_tokens=8, temperature=1.0, logprobs=3),
-        Request("word " * 5000, seed=7, max_tokens=8),  # longer than the context window
+        Request("word " * 9000, seed=7, max_tokens=8),  # longer than the 8192-token context
         Request(pure_prompt(game), seed=5, max_tokens=12, temperature=1.0),
     ]
     responses = asyncio.run(backend.generate(requests))
