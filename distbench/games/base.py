@@ -26,7 +26,7 @@ import hashlib
 import importlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -330,6 +330,52 @@ class PairingSettings:
     temperature: float = 1.0
     max_tokens: int | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def seat_label(player: BackendSpec | str) -> str:
+    """A seated player as the tables write it: a scripted player's name, or
+    ``<provider>:<model>``."""
+    return player if isinstance(player, str) else f"{player.provider}:{player.model}"
+
+
+def seat_identity(player: BackendSpec | str) -> Any:
+    """What decides a seated player's answers: a scripted player's name, or the model's
+    identity (as JSON)."""
+    return (player if isinstance(player, str)
+            else json.loads(json.dumps(player.identity(), default=str)))
+
+
+class PairConfig:
+    """What the configuration of one tournament pairing shares whatever the family (a mixin of
+    a frozen dataclass with the fields ``player_a`` and ``player_b``, each a scripted player's
+    name or a model, and ``shard_games``, an execution-only setting)."""
+
+    player_a: BackendSpec | str
+    player_b: BackendSpec | str
+    shard_games: int
+
+    def check_players(self) -> None:
+        """Refuses a pairing of a player with itself (ValueError)."""
+        if seat_label(self.player_a) == seat_label(self.player_b):
+            raise ValueError(f"a pairing needs two players, got {seat_label(self.player_a)} "
+                             "twice")
+
+    def specs(self) -> tuple[BackendSpec, ...]:
+        """The models the pairing calls."""
+        return tuple(p for p in (self.player_a, self.player_b) if isinstance(p, BackendSpec))
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the rows (compared on resume): every field but ``shard_games``, the
+        players by :func:`seat_identity`."""
+        out = json.loads(json.dumps(asdict(self), default=str))  # type: ignore[call-overload]
+        out["player_a"] = seat_identity(self.player_a)
+        out["player_b"] = seat_identity(self.player_b)
+        del out["shard_games"]
+        return out
+
+    def pairing_id(self) -> str:
+        """Short stable id of the (player_a, player_b) pairing."""
+        return stable_hash([seat_identity(self.player_a), seat_identity(self.player_b)], 4)
 
 
 @dataclass(frozen=True)

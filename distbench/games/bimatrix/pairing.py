@@ -27,16 +27,17 @@ family leaves it out of its headline).
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from distbench.games.base import (
+    PairConfig,
     PairingSettings,
     RunPlan,
     SeatOutcome,
     check_config,
     check_plan_size,
+    seat_label,
     stable_hash,
 )
 from distbench.games.bimatrix.instances import CLASSES, get_set
@@ -54,18 +55,11 @@ DEFAULT_SETS: tuple[str, ...] = tuple(f"class:{c}" for c in CLASSES)
 Player = BackendSpec | str
 
 
-def player_label(p: Player) -> str:
-    """A scripted player's name, or ``<provider>:<model>``."""
-    return p if isinstance(p, str) else f"{p.provider}:{p.model}"
-
-
-def player_identity(p: Player) -> Any:
-    """What decides a player's answers: its name, or the model's identity."""
-    return p if isinstance(p, str) else json.loads(json.dumps(p.identity(), default=str))
+player_label = seat_label
 
 
 @dataclass(frozen=True)
-class BimatrixPairConfig:
+class BimatrixPairConfig(PairConfig):
     """One pairing of a tournament: ``player_a`` against ``player_b`` in both seat orders.
 
     Attributes:
@@ -110,27 +104,9 @@ class BimatrixPairConfig:
                 if plain:
                     raise ValueError(f"the class rule player needs class games; {plain[0]} "
                                      "has no class")
-        if player_label(self.player_a) == player_label(self.player_b):
-            raise ValueError(f"a pairing needs two players, got {player_label(self.player_a)} "
-                             "twice")
+        self.check_players()
         chunks = -(-self.num_games // self.shard_games)
         check_plan_size(chunks, f"{chunks} chunk(s) of {self.shard_games} games")
-
-    def specs(self) -> tuple[BackendSpec, ...]:
-        """The models the pairing calls."""
-        return tuple(p for p in (self.player_a, self.player_b) if isinstance(p, BackendSpec))
-
-    def identity(self) -> dict[str, Any]:
-        """What decides the rows (compared on resume)."""
-        out = json.loads(json.dumps(asdict(self), default=str))
-        out["player_a"] = player_identity(self.player_a)
-        out["player_b"] = player_identity(self.player_b)
-        del out["shard_games"]
-        return out
-
-    def pairing_id(self) -> str:
-        """Short stable id of the (player_a, player_b) pairing."""
-        return stable_hash([player_identity(self.player_a), player_identity(self.player_b)], 4)
 
     def plan(self, run_id: str) -> RunPlan:
         return plan_pairs(self, run_id)

@@ -26,17 +26,18 @@ headline).
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from distbench.games.answers.classes import CLASSES
 from distbench.games.base import (
+    PairConfig,
     PairingSettings,
     RunPlan,
     SeatOutcome,
     check_config,
     check_plan_size,
+    seat_label,
     stable_hash,
 )
 from distbench.games.repeated.plan import MAX_ROUNDS, NAME
@@ -48,18 +49,11 @@ AXELROD_PREFIX = "axelrod:"
 Player = BackendSpec | str
 
 
-def player_label(p: Player) -> str:
-    """A strategy's name, or ``<provider>:<model>``."""
-    return p if isinstance(p, str) else f"{p.provider}:{p.model}"
-
-
-def player_identity(p: Player) -> Any:
-    """What decides a player's moves: the strategy's name, or the model's identity."""
-    return p if isinstance(p, str) else json.loads(json.dumps(p.identity(), default=str))
+player_label = seat_label
 
 
 @dataclass(frozen=True)
-class RepeatedPairConfig:
+class RepeatedPairConfig(PairConfig):
     """One pairing of a tournament: ``player_a`` against ``player_b`` in both seat orders.
 
     Attributes:
@@ -100,9 +94,7 @@ class RepeatedPairConfig:
                 get_machine(p)
             elif not isinstance(p, BackendSpec):
                 raise ValueError(f"a player is a strategy name or a model, got {p!r}")
-        if player_label(self.player_a) == player_label(self.player_b):
-            raise ValueError(f"a pairing needs two players, got {player_label(self.player_a)} "
-                             "twice")
+        self.check_players()
         if (self.rounds is None) == (self.continuation is None):
             raise ValueError("give either rounds (a known horizon) or a continuation "
                              "probability, not both")
@@ -113,22 +105,6 @@ class RepeatedPairConfig:
         chunks = -(-self.num_games // self.shard_games)
         check_plan_size(len(self.seeds) * chunks, f"{len(self.seeds)} seed(s) x {chunks} "
                         "chunk(s)")
-
-    def specs(self) -> tuple[BackendSpec, ...]:
-        """The models the pairing calls."""
-        return tuple(p for p in (self.player_a, self.player_b) if isinstance(p, BackendSpec))
-
-    def identity(self) -> dict[str, Any]:
-        """What decides the rows (compared on resume)."""
-        out = json.loads(json.dumps(asdict(self), default=str))
-        out["player_a"] = player_identity(self.player_a)
-        out["player_b"] = player_identity(self.player_b)
-        del out["shard_games"]
-        return out
-
-    def pairing_id(self) -> str:
-        """Short stable id of the (player_a, player_b) pairing."""
-        return stable_hash([player_identity(self.player_a), player_identity(self.player_b)], 4)
 
     def plan(self, run_id: str) -> RunPlan:
         return plan_pairs(self, run_id)
