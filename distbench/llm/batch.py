@@ -227,15 +227,21 @@ class BatchClient:
         JSON object is skipped (its request then has no answer: a failed row)."""
         if not file_id:
             return []
-        out = []
-        for raw in self._request("GET", f"/v1/files/{file_id}/content").splitlines():
-            try:
-                line = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                continue
-            if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
-                out.append(line)
-        return out
+        return _result_lines(self._request("GET", f"/v1/files/{file_id}/content"))
+
+
+def _result_lines(text: str) -> list[dict[str, Any]]:
+    """The lines of a results file that are JSON objects with a ``custom_id`` (any other line
+    is skipped: its request has no answer, a failed row)."""
+    out = []
+    for raw in text.splitlines():
+        try:
+            line = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
+            out.append(line)
+    return out
 
 
 class AnthropicBatchClient(BatchClient):
@@ -267,16 +273,8 @@ class AnthropicBatchClient(BatchClient):
             return []
         if not batch.get("results_url"):
             raise BatchError(f"batch {batch['id']} ended without a results_url")
-        out = []
         path = f"/v1/messages/batches/{_plain(batch['id'])}/results"
-        for raw in self._request("GET", path).splitlines():
-            try:
-                line = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                continue
-            if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
-                out.append(line)
-        return out
+        return _result_lines(self._request("GET", path))
 
     @staticmethod
     def _checked(batch: dict[str, Any], what: str) -> dict[str, Any]:
