@@ -8,11 +8,11 @@ room for what grows during a game: the six fights shown and a scout report per f
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
+from distbench.games.answers.lengths import approx_tokens
 from distbench.games.fog.rules import Game, random_deployment
 from distbench.games.fog.text import SYSTEM, render_observation
 from distbench.llm.base import cost_usd
@@ -30,7 +30,7 @@ def turn_prompt_ceiling(shard: Any) -> int:
     rng = np.random.default_rng([shard.seed, shard.start])
     deps = tuple(random_deployment(rules.board_size, rules.num_forces, rng) for _ in (0, 1))
     game = Game(rules, deps, rng)  # type: ignore[arg-type]
-    base = math.ceil((len(render_observation(game.observation(0))) + len(SYSTEM)) / 4)
+    base = approx_tokens(render_observation(game.observation(0)) + SYSTEM)
     growth = 6 * FIGHT_TOKENS + rules.max_turns * rules.num_forces * REVEAL_TOKENS
     return base + growth + WRAP_TOKENS
 

@@ -11,9 +11,9 @@ server counts them; real tokenizers count a little differently, which the budget
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from distbench.games.answers.lengths import approx_tokens
 from distbench.games.negotiation.instances import generate_instances
 from distbench.games.negotiation.prompts import intro
 from distbench.llm.base import BackendSpec, cost_usd
@@ -22,10 +22,6 @@ __all__ = ["shard_estimate"]
 
 WRAP_TOKENS = 24
 """Tokens of wrapping per relayed message and per chat message (template, relay phrase)."""
-
-
-def _tokens(text: str) -> int:
-    return math.ceil(len(text) / 4)
 
 
 def _seat_ceiling(intro_tokens: int, max_messages: int, max_tokens: int) -> tuple[int, int]:
@@ -54,7 +50,7 @@ def shard_estimate(shard: Any) -> tuple[int, int, float | None]:
                     continue
                 first = (intro(instance, seat, mode, lang, max_messages) if prompts is None
                          else prompts.first(instance, seat, lang, max_messages))
-                p, c = _seat_ceiling(_tokens(first), max_messages, shard.max_tokens)
+                p, c = _seat_ceiling(approx_tokens(first), max_messages, shard.max_tokens)
                 acc = by_spec.setdefault(player, [0, 0])
                 acc[0] += p
                 acc[1] += c
