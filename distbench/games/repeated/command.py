@@ -10,7 +10,7 @@ import click
 from distbench.games.answers.classes import CLASSES
 from distbench.games.base import CommandRun, parse_player
 from distbench.games.repeated.plan import RepeatedRunConfig, plan_repeated
-from distbench.games.repeated.strategies import NAMES, get_machine
+from distbench.games.repeated.strategies import STRATEGIES, get_machine
 from distbench.games.repeated.summary import format_summary
 from distbench.llm.base import BackendSpec
 
@@ -36,7 +36,7 @@ def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
     text = options.get("opponent") or "TitForTat"
     opponents: list[str | BackendSpec] = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
-        if part == "self" or part in NAMES:
+        if part == "self" or part in STRATEGIES:
             opponents.append(part)
             continue
         try:

@@ -41,7 +41,7 @@ from distbench.games.base import (
     stable_hash,
 )
 from distbench.games.repeated.plan import MAX_ROUNDS, NAME
-from distbench.games.repeated.strategies import NAMES, get_machine
+from distbench.games.repeated.strategies import STRATEGIES, get_machine
 from distbench.llm.base import BackendSpec
 
 SEATS = ("row", "col")
@@ -192,16 +192,16 @@ def player(text: str) -> tuple[Any, str]:
     from distbench.llm.registry import UnknownProviderError, make_spec
 
     name = text[len(AXELROD_PREFIX):] if text.startswith(AXELROD_PREFIX) else text
-    if name in NAMES:
+    if name in STRATEGIES:
         return name, name
     if text.startswith(AXELROD_PREFIX):
-        raise ValueError(f"{text!r}: unknown strategy; use one of {', '.join(NAMES)}."
-                         f"{did_you_mean(name, list(NAMES))}")
+        raise ValueError(f"{text!r}: unknown strategy; use one of {', '.join(STRATEGIES)}."
+                         f"{did_you_mean(name, list(STRATEGIES))}")
     try:
         spec = make_spec(text)
     except (UnknownProviderError, ValueError) as exc:
-        raise ValueError(f"{text!r}: not an axelrod strategy ({', '.join(NAMES)}) nor a model "
-                         f"({exc}){did_you_mean(text, list(NAMES))}") from None
+        raise ValueError(f"{text!r}: not an axelrod strategy ({', '.join(STRATEGIES)}) nor a model "
+                         f"({exc}){did_you_mean(text, list(STRATEGIES))}") from None
     return spec, player_label(spec)
 
 

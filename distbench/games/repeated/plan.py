@@ -18,7 +18,7 @@ from distbench.games.answers.classes import CLASSES
 from distbench.games.base import Family, RunPlan, check_config, check_plan_size, stable_hash
 from distbench.games.registry import register
 from distbench.games.repeated.schema import FAMILY_TABLES
-from distbench.games.repeated.strategies import NAMES, get_machine
+from distbench.games.repeated.strategies import STRATEGIES, get_machine
 from distbench.games.section import Section
 from distbench.llm.base import BackendSpec
 
@@ -33,7 +33,7 @@ class RepeatedRunConfig:
     Attributes:
         llm: The model.
         stage: The stage game's class.
-        opponents: axelrod strategy names (:data:`.strategies.NAMES`), ``self``, or other
+        opponents: axelrod strategy names (:data:`.strategies.NAMES`) or our variants (``GTFTPayoff``), ``self``, or other
             models (the column seat, asked as the model is).
         seeds: Match-stream seeds.
         num_games: Matches per (opponent, seed).
@@ -177,7 +177,7 @@ def section(table: Any) -> dict[str, Any]:
     stage = s.table.get("stage", "prisoners_dilemma")
     if stage not in CLASSES:
         raise SectionError("stage", f"unknown {stage!r}; use {', '.join(CLASSES)}")
-    out = {"stage": stage, "opponents": s.names("opponents", ["TitForTat"], (*NAMES, "self")),
+    out = {"stage": stage, "opponents": s.names("opponents", ["TitForTat"], (*STRATEGIES, "self")),
            "games": s.int("games", 10), "predict": s.bool("predict", False),
            "max_tokens": s.int("max_tokens", 256)}
     if "continuation" in s.table:

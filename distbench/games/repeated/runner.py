@@ -188,9 +188,10 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
     other_spec = spec if shard.opponent == "self" else (
         shard.opponent if isinstance(shard.opponent, BackendSpec) else None)
     self_play = other_spec is not None
+    # the machine's own (R, S, T, P): the column seat's payoffs, its move as the column
     machines = [None if self_play else
-                get_machine(shard.opponent, (a[0, 0], a[0, 1], a[1, 0], a[1, 1]))
-                for a, _ in games]
+                get_machine(shard.opponent, (b[0, 0], b[1, 0], b[0, 1], b[1, 1]))
+                for _, b in games]
     rngs = [np.random.default_rng(derive_seed("repeated-opponent", c.stage, opponent,
                                               shard.seed, i)) for i in indices]
     states = [m.start if m is not None else 0 for m in machines]

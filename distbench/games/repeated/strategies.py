@@ -20,10 +20,25 @@ WinStayLoseShift       C first; C after (C,C) or (D,D), else D                  
 Alternator             C, D, C, D, ...                                             2
 TitFor2Tats            D only after two D of the opponent in a row                 3
 TwoTitsForTat          D if the opponent defected in either of the last two rounds 3
-GTFT                   C after C; after D, C with prob. min(1 - (T-R)/(R-S),        2
-                       (R-P)/(T-P)) (axelrod's generous tit for tat)
+GTFT                   C after C; after D, C with prob. 1/3 in every stage game     2
+                       (axelrod's generous tit for tat, see below)
 Random                 C with probability 1/2                                      1
+GTFTPayoff             C after C; after D, C with prob. p(R, S, T, P) of the        2
+                       stage game (ours: the payoff-derived generous tit for tat)
 =====================  ==========================================================  ======
+
+**GTFT and GTFTPayoff.** axelrod's ``GTFT`` computes its forgiveness
+``p = min(1 - (T - R) / (R - S), (R - P) / (T - P))`` once, from its default game
+(R, S, T, P) = (3, 0, 5, 1), when it is created; a ``Match`` with another game does not
+change it (4.13.0), so axelrod's GTFT forgives with p = 1/3 in every stage game, and so does
+ours (checked move for move over 200 rounds in every named stage game). ``GTFTPayoff`` takes
+``p`` from the stage game itself, which is what the formula means. It is clamped to [0, 1]:
+the formula gives p > 1 in a stag hunt (R > T: GTFTPayoff becomes a Cooperator after its
+first move) and p < 0 in chicken (S > P: it becomes TitForTat); when the stage game is not
+prisoner's-dilemma-shaped (R <= S or T <= P) the formula does not apply and p = 1/3. The
+dynamic-programming optimum (:mod:`.optimum`) uses the machine, so the same p.
+
+``NAMES`` are axelrod's strategies; ``VARIANTS`` are ours (not in axelrod); both are opponents.
 """
 
 from __future__ import annotations
@@ -34,7 +49,8 @@ import numpy as np
 
 from distbench.errors import did_you_mean
 
-__all__ = ["DETERMINISTIC", "NAMES", "Machine", "get_machine", "play"]
+__all__ = ["AXELROD_GTFT_P", "DETERMINISTIC", "NAMES", "STRATEGIES", "VARIANTS", "Machine", "get_machine",
+           "gtft_probability", "play"]
 
 C, D = 0, 1
 
@@ -86,9 +102,23 @@ def _tft_rule(s, own, opp):
     return opp  # state = the move to play = the opponent's last move
 
 
+def gtft_probability(payoffs: tuple[float, float, float, float]) -> float:
+    """Generous tit for tat's forgiveness ``min(1 - (T - R) / (R - S), (R - P) / (T - P))``
+    for stage payoffs ``(R, S, T, P)``, clamped to [0, 1] (stag hunt: > 1; chicken: < 0);
+    1/3 when the game is not prisoner's-dilemma-shaped (``R <= S`` or ``T <= P``)."""
+    r, s_, t, p = (float(x) for x in payoffs)
+    if not (r > s_ and t > p):
+        return 1 / 3
+    return float(min(1.0, max(0.0, min(1 - (t - r) / (r - s_), (r - p) / (t - p)))))
+
+
+#: axelrod's GTFT forgiveness in every game: the formula on its default game (3, 0, 5, 1).
+AXELROD_GTFT_P = gtft_probability((3, 0, 5, 1))
+
+
 def get_machine(name: str, payoffs: tuple[float, float, float, float] = (3, 0, 5, 1)) -> Machine:
     """The machine of strategy ``name``; ``payoffs`` ``(R, S, T, P)`` of the stage game (only
-    GTFT's probability depends on them; axelrod's default game is (3, 0, 5, 1)).
+    GTFTPayoff's probability depends on them; GTFT keeps axelrod's 1/3 in every game).
 
     Raises:
         ValueError: an unknown name, with a hint.
@@ -118,19 +148,21 @@ def get_machine(name: str, payoffs: tuple[float, float, float, float] = (3, 0, 5
         return _machine(name, 0, [1.0, 0.0, 0.0],
                         lambda s, own, opp: 1 if opp == D else (2 if s == 1 else 0))
     if name == "GTFT":
-        if r > s_ and t > p:
-            prob = min(1 - (t - r) / (r - s_), (r - p) / (t - p))
-        else:  # not a prisoner's dilemma: axelrod's formula does not apply; be generous
-            prob = 1 / 3
-        prob = float(min(1.0, max(0.0, prob)))
-        return _machine(name, 0, [1.0, prob], _tft_rule)
-    raise ValueError(f"unknown strategy {name!r}; use one of {', '.join(NAMES)}."
-                     f"{did_you_mean(name, list(NAMES))}")
+        return _machine(name, 0, [1.0, AXELROD_GTFT_P], _tft_rule)
+    if name == "GTFTPayoff":
+        return _machine(name, 0, [1.0, gtft_probability((r, s_, t, p))], _tft_rule)
+    raise ValueError(f"unknown strategy {name!r}; use one of {', '.join(STRATEGIES)}."
+                     f"{did_you_mean(name, list(STRATEGIES))}")
 
 
+#: axelrod's strategies, by its class names.
 NAMES: tuple[str, ...] = ("Cooperator", "Defector", "TitForTat", "SuspiciousTitForTat",
                           "Grudger", "WinStayLoseShift", "Alternator", "TitFor2Tats",
                           "TwoTitsForTat", "GTFT", "Random")
+#: Our variants, not in axelrod (see the module docstring).
+VARIANTS: tuple[str, ...] = ("GTFTPayoff",)
+#: Every scripted opponent: axelrod's and ours.
+STRATEGIES: tuple[str, ...] = (*NAMES, *VARIANTS)
 DETERMINISTIC: tuple[str, ...] = tuple(n for n in NAMES if n not in ("GTFT", "Random"))
 
 
