@@ -32,10 +32,16 @@ nondegenerate games (no mixed strategy with ``k`` actions in its support has mor
 pure best responses). ``degenerate[g]`` is set when the kernel sees degeneracy or cannot rule
 it out: a pure strategy with tied best responses; an equilibrium where a player has more
 pure best responses than the other player's support size; an indifference system that is
-singular yet solvable (a continuum of candidates); an even number of equilibria. Such a game
-is never an error: its listed equilibria are the isolated ones equal-size supports find, which
-may not be all (a degenerate game can have a continuum). Games drawn from continuous
-distributions are nondegenerate with probability 1; integer payoffs with ties often are not.
+singular yet solvable (a continuum of candidates); an even number of equilibria. The
+equilibria of such a game are then listed by **vertex enumeration** instead
+(:func:`extreme_equilibria`, the algorithm of ``nashpy.vertex_enumeration`` and gambit's
+``enummixed``): every vertex of the two best-response polytopes, and every completely
+labelled pair of them, so the list is every *extreme* equilibrium (a continuum of equilibria
+is listed by its extreme points; every equilibrium is a convex combination of listed ones
+within a component, and an action is in some equilibrium's support exactly when it is in
+some listed one's). They are ordered by the sum of the support sizes (pure ones first), row
+support, column support, then strategy. Games drawn from continuous distributions are nondegenerate with probability 1;
+integer payoffs with ties often are not.
 
 Numerics. Each player's matrix is mapped to ``(M - min M) / (max M - min M)`` (an affine
 map, which leaves equilibria unchanged) before solving, so the tolerances below are in units
@@ -60,8 +66,8 @@ from distbench.kernels.zero_sum import solve_zero_sum
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["BR_TOL", "MAX_ACTIONS", "POSITIVE_TOL", "BimatrixSolution", "solve_bimatrix",
-           "support_pairs"]
+__all__ = ["BR_TOL", "MAX_ACTIONS", "POSITIVE_TOL", "BimatrixSolution", "extreme_equilibria",
+           "solve_bimatrix", "support_pairs"]
 
 #: Largest number of actions of either player.
 MAX_ACTIONS = 5
@@ -200,6 +206,8 @@ def solve_bimatrix(row_payoffs: np.ndarray, col_payoffs: np.ndarray, *,
             _solve_parallel(min(n_games, 8 * numba.get_num_threads()), *args)
         else:
             _solve_range(0, n_games, *args)
+    for g in np.flatnonzero(out["degenerate"]):
+        _list_extreme(int(g), a, b, out)
     zs_row = solve_zero_sum(a, parallel=parallel)
     zs_col = solve_zero_sum(np.ascontiguousarray(b.transpose(0, 2, 1)), parallel=parallel)
     n_deg = int(out["degenerate"].sum())
@@ -208,6 +216,93 @@ def solve_bimatrix(row_payoffs: np.ndarray, col_payoffs: np.ndarray, *,
     return BimatrixSolution(maximin_row=zs_row.value, maximin_col=zs_col.value,
                             maximin_row_strategy=zs_row.row, maximin_col_strategy=zs_col.row,
                             **out)
+
+
+# Feasibility and tight-constraint tolerance of a polytope vertex (normalised units: payoffs
+# mapped to [1, 2]); and the smallest |determinant| of a basis counted as regular.
+_VERTEX_TOL = 1e-9
+_DET_TOL = 1e-12
+
+
+@cache
+def _bases(d: int, k: int) -> np.ndarray:
+    out = np.array(list(itertools.combinations(range(d), k)), dtype=np.int64)
+    out.setflags(write=False)
+    return out
+
+
+def _vertices(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The vertices other than 0 of ``{z >= 0, g z <= 1}`` (``g``: (r, k), positive) and their
+    labels: (V, k) points and (V, k + r) bool, label ``i < k`` for a tight ``z_i >= 0`` and
+    ``k + j`` for a tight row ``j``. Every basis (``k`` constraints taken as equalities) is
+    solved at once; a degenerate vertex, reached from several bases, is kept once."""
+    r, k = g.shape
+    rows = np.vstack([-np.eye(k), g])
+    rhs = np.concatenate([np.zeros(k), np.ones(r)])
+    bases = _bases(k + r, k)
+    mats = rows[bases]
+    regular = np.abs(np.linalg.det(mats)) > _DET_TOL
+    z = np.linalg.solve(mats[regular], rhs[bases[regular]][..., None])[..., 0]
+    slack = rhs[None, :] - z @ rows.T
+    keep = (slack >= -_VERTEX_TOL).all(axis=1) & (z.sum(axis=1) > _VERTEX_TOL)
+    z, tight = z[keep], slack[keep] <= _VERTEX_TOL
+    _, first = np.unique(np.round(z, 8), axis=0, return_index=True)
+    first = np.sort(first)
+    return np.clip(z[first], 0.0, None), tight[first]
+
+
+def extreme_equilibria(row_payoffs: np.ndarray, col_payoffs: np.ndarray
+                       ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Every extreme Nash equilibrium of one bimatrix game, by vertex enumeration.
+
+    With ``A`` and ``B`` mapped to [1, 2] (a positive affine map per player, which keeps the
+    equilibria), the best-response polytopes are ``P = {x >= 0, B^T x <= 1}`` and
+    ``Q = {A y <= 1, y >= 0}``; a pair of vertices ``(x, y)`` other than 0 whose labels (tight
+    constraints: action ``i`` for ``x_i = 0`` or ``(A y)_i = 1``, action ``m + j`` for
+    ``(B^T x)_j = 1`` or ``y_j = 0``) cover all ``m + n`` actions is, normalised, an extreme
+    equilibrium, and every extreme equilibrium is one (as ``nashpy.vertex_enumeration`` and
+    gambit's ``enummixed``). Listed by the sum of the support sizes (pure ones first), row
+    support, column support, then strategy. Cost: ``C(m + n, m)`` small systems per polytope (5x5: 252 each, about 1 ms).
+
+    Args:
+        row_payoffs: (m, n) ``A``.
+        col_payoffs: (m, n) ``B``.
+    """
+    a = np.asarray(row_payoffs, dtype=np.float64)
+    b = np.asarray(col_payoffs, dtype=np.float64)
+    m, n = a.shape
+
+    def unit(x: np.ndarray) -> np.ndarray:
+        span = float(x.max() - x.min())
+        return (x - x.min()) / (span if span > 0 else 1.0) + 1.0
+
+    xs, x_tight = _vertices(unit(b).T)  # labels: x_i = 0 (i), (B^T x)_j = 1 (m + j)
+    ys, y_tight = _vertices(unit(a))  # labels: y_j = 0 (j), (A y)_i = 1 (n + i)
+    y_labels = np.concatenate([y_tight[:, n:], y_tight[:, :n]], axis=1)
+    ii, jj = np.nonzero((x_tight[:, None, :] | y_labels[None, :, :]).all(axis=2))
+    found = []
+    for i, j in zip(ii.tolist(), jj.tolist(), strict=True):
+        x = xs[i] / xs[i].sum() + 0.0  # no -0.0
+        y = ys[j] / ys[j].sum() + 0.0
+        sx, sy = np.flatnonzero(x > POSITIVE_TOL), np.flatnonzero(y > POSITIVE_TOL)
+        found.append(((len(sx) + len(sy), tuple(sx), tuple(sy), tuple(x), tuple(y)), x, y))
+    found.sort(key=lambda t: t[0])
+    return [(x, y) for _, x, y in found]
+
+
+def _list_extreme(g: int, a: np.ndarray, b: np.ndarray, out: dict[str, np.ndarray]) -> None:
+    """Replaces game ``g``'s listed equilibria by its extreme equilibria (a degenerate game)."""
+    eqs = extreme_equilibria(a[g], b[g])
+    cap = out["eq_row"].shape[1]
+    for key in ("eq_row", "eq_col", "eq_row_value", "eq_col_value"):
+        out[key][g] = np.nan
+    for e, (x, y) in enumerate(eqs[:cap]):
+        out["eq_row"][g, e] = x
+        out["eq_col"][g, e] = y
+        out["eq_row_value"][g, e] = x @ a[g] @ y
+        out["eq_col_value"][g, e] = x @ b[g] @ y
+    out["num_eq"][g] = min(len(eqs), cap)
+    out["truncated"][g] = len(eqs) > cap
 
 
 def _as_batch(payoffs: np.ndarray, name: str) -> np.ndarray:
