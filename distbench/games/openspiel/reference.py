@@ -18,7 +18,28 @@
   information states; or not zero-sum): no reference; regrets are NULL.
 
 The **regret** of a move is ``max_b q[key][b] - q[key][a]`` over the legal actions (0 for a
-best move), in the game's utility units. The reference is cached in memory and on disk under
+best move), in the game's utility units.
+
+**Which equilibrium.** An imperfect-information game can have many equilibria, and a move's
+regret depends on which one is the reference (Kuhn poker's first player has a one-parameter
+family; another exact equilibrium changes about a third of the moves' regrets, by up to one
+chip). :attr:`Reference.name` says which one is used, and the ``matches`` table carries it
+(``reference_name``): the CFR+ average policy, purified, with its NashConv; for Kuhn poker also
+its parameter ``alpha`` (the first player bets a jack with probability ``alpha``, a king with
+``3 alpha``, and calls a bet with a queen with ``alpha + 1/3``; the second player's strategy is
+unique). Minimax values are unique, so perfect-information references need no such name.
+
+**Regret against the set of equilibria** (Kuhn poker, two players): :attr:`Reference.set_regret`
+is, for each information state and action, the least regret over *every* equilibrium of the
+game, which the ``moves`` table stores as ``set_regret``. Kuhn poker's equilibria are
+``alpha in [0, 1/3]`` for the first player times the second player's unique strategy (Kuhn
+1950); every action value is an affine function of ``alpha`` over a positive affine weight
+(the counterfactual reach), so each regret ``max(0, (N_b - N_a) / w)`` is monotone in
+``alpha`` on ``(0, 1/3]`` and its least value over the set is the least of its values at
+``alpha = 0`` (where the second player's information states after a bet are unreached and the
+fallback weights of chance apply), just above 0 (``alpha = 1e-9``: the limit, to 1e-8) and
+``1/3``. ``tests/games/openspiel/test_set_regret.py`` checks it against a fine grid of the
+family. Other games keep ``set_regret`` NULL (a sequence-form LP per move would be needed). The reference is cached in memory and on disk under
 ``<user cache>/openspiel/`` (:func:`distbench.cache_dir`), one JSON file per game string and
 format version, written through a temporary file and an atomic rename.
 """
@@ -29,7 +50,7 @@ import json
 import logging
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from distbench.games.base import stable_hash
@@ -37,7 +58,7 @@ from distbench.games.openspiel.spiel import load_game, perfect_information, pysp
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 """Version of the cache files' format (a new version ignores older files)."""
 MAX_POSITIONS = 200_000
 """Positions minimax solves at most."""
@@ -75,6 +96,9 @@ class Reference:
             tables and logprob mode's questions are over these).
         nash_conv: NashConv of ``policy`` (None without one).
         detail: Why there is no reference, or how it was made.
+        name: Which reference exactly (see "Which equilibrium" in the module docstring).
+        set_regret: key -> {action: least regret over every equilibrium}, where computed
+            (Kuhn poker); empty elsewhere.
     """
 
     game: str
@@ -84,6 +108,8 @@ class Reference:
     infostates: dict[str, tuple[int, tuple[int, ...], tuple[str, ...]]]
     nash_conv: float | None
     detail: str
+    name: str = ""
+    set_regret: dict[str, dict[int, float]] = field(default_factory=dict)
 
     def key(self, state: Any) -> str:
         """The key of ``state`` in :attr:`q` (its position, or the mover's information state)."""
@@ -95,6 +121,12 @@ class Reference:
         if not values or action not in values:
             return None
         return max(0.0, max(values.values()) - values[action])
+
+    def least_regret(self, state: Any, action: int) -> float | None:
+        """The least regret of ``action`` at ``state`` over every equilibrium, or None where
+        it is not computed."""
+        values = self.set_regret.get(self.key(state))
+        return None if not values else values.get(action)
 
     def values(self, state: Any) -> dict[int, float] | None:
         """The action values at ``state``, or None."""
@@ -146,14 +178,17 @@ def _read(path: str, game: str) -> Reference | None:
         q={k: {int(a): float(v) for a, v in d.items()} for k, d in data["q"].items()},
         policy={k: {int(a): float(p) for a, p in d.items()} for k, d in data["policy"].items()},
         infostates={k: (int(p), tuple(a), tuple(n)) for k, (p, a, n) in data["infostates"].items()},
-        nash_conv=data["nash_conv"], detail=data["detail"])
+        nash_conv=data["nash_conv"], detail=data["detail"], name=data["name"],
+        set_regret={k: {int(a): float(v) for a, v in d.items()}
+                    for k, d in data["set_regret"].items()})
 
 
 def _write(path: str, ref: Reference) -> None:
     data = {"format": FORMAT, "game": ref.game, "kind": ref.kind, "q": ref.q,
             "policy": ref.policy,
             "infostates": {k: [p, list(a), list(n)] for k, (p, a, n) in ref.infostates.items()},
-            "nash_conv": ref.nash_conv, "detail": ref.detail}
+            "nash_conv": ref.nash_conv, "detail": ref.detail, "name": ref.name,
+            "set_regret": ref.set_regret}
     folder = os.path.dirname(path)
     try:
         os.makedirs(folder, exist_ok=True)
@@ -166,7 +201,66 @@ def _write(path: str, ref: Reference) -> None:
 
 
 def compute(game_string: str) -> Reference:
-    """Computes the reference of ``game_string`` (no cache)."""
+    """Computes the reference of ``game_string`` (no cache), named."""
+    ref = _compute(game_string)
+    name = {"none": f"none ({ref.detail})", "minimax": "minimax values (unique)"}.get(ref.kind)
+    set_regret: dict[str, dict[int, float]] = {}
+    if name is None:
+        name = f"equilibrium: {ref.detail}, NashConv {ref.nash_conv:.2g}"
+        if _is_kuhn(ref):
+            alpha = ref.policy["0"].get(1, 0.0)
+            name += (f"; Kuhn alpha = {alpha:.4f} (the first player bets a jack with alpha, "
+                     "a king with 3 alpha)")
+            set_regret = kuhn_set_regret(load_game(game_string), ref.infostates)
+    return Reference(ref.game, ref.kind, ref.q, ref.policy, ref.infostates, ref.nash_conv,
+                     ref.detail, name, set_regret)
+
+
+def _is_kuhn(ref: Reference) -> bool:
+    """Two-player Kuhn poker (its 12 information states, cards 0..2, actions pass/bet)."""
+    return (ref.game.split("(")[0] == "kuhn_poker" and len(ref.infostates) == 12
+            and "0" in ref.infostates and "2pb" in ref.infostates)
+
+
+#: Kuhn poker's first-player parameters at which its least regrets are attained (see the
+#: module docstring): the end 0, the limit just above it, and the other end 1/3.
+KUHN_ALPHAS = (0.0, 1e-9, 1.0 / 3.0)
+
+
+def kuhn_policy(alpha: float) -> dict[str, dict[int, float]]:
+    """Kuhn poker's equilibrium of parameter ``alpha`` in [0, 1/3] (Kuhn 1950), by
+    information state (card 0 = jack, 1 = queen, 2 = king; action 0 = pass, 1 = bet). The
+    first player bets a jack with ``alpha``, never a queen, a king with ``3 alpha``; after
+    passing and facing a bet it calls with a queen with ``alpha + 1/3``, a king always, a jack
+    never. The second player bets after a pass with a king, and with a jack with 1/3; facing a
+    bet it calls with a king, with a queen with 1/3, never with a jack."""
+    def mix(bet: float) -> dict[int, float]:
+        return {0: 1.0 - bet, 1: bet}
+
+    return {"0": mix(alpha), "1": mix(0.0), "2": mix(3 * alpha),
+            "0pb": mix(0.0), "1pb": mix(alpha + 1 / 3), "2pb": mix(1.0),
+            "0p": mix(1 / 3), "1p": mix(0.0), "2p": mix(1.0),
+            "0b": mix(0.0), "1b": mix(1 / 3), "2b": mix(1.0)}
+
+
+def _regrets(q: dict[str, dict[int, float]]) -> dict[str, dict[int, float]]:
+    return {k: {a: max(0.0, max(v.values()) - x) for a, x in v.items()} for k, v in q.items()}
+
+
+def kuhn_set_regret(game: Any, infostates: dict[str, Any]) -> dict[str, dict[int, float]]:
+    """The least regret of each action over Kuhn poker's equilibrium set (module docstring)."""
+    best: dict[str, dict[int, float]] = {}
+    for alpha in KUHN_ALPHAS:
+        policy = kuhn_policy(alpha)
+        for key, values in _regrets(_action_values(game, policy)).items():
+            if key in infostates:
+                row = best.setdefault(key, dict(values))
+                for a, r in values.items():
+                    row[a] = min(row[a], r)
+    return best
+
+
+def _compute(game_string: str) -> Reference:
     game = load_game(game_string)
     if not zero_sum(game):
         return Reference(game_string, "none", {}, {}, {}, None, "not zero-sum")

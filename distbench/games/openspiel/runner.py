@@ -96,6 +96,7 @@ def _move_row(match: Match, seat: int, info: str, legal, names, ref: Reference, 
         "raw_text": raw, "parse_status": status, "parse_detail": detail, "action": action,
         "action_name": names[legal.index(action)] if action is not None else None,
         "regret": None if value is None else max(0.0, best - value),
+        "set_regret": None if action is None else ref.least_regret(state, action),
         "best_value": best, "action_value": value, "call_id": call_id, "latency_ms": latency,
     }
 
@@ -243,6 +244,7 @@ def run_shard(shard: OpenSpielShard, backends: Mapping[BackendSpec, Backend]) ->
             "quality_a": quality, "num_moves": len(m.moves),
             "moves_a": sum(r["is_a"] for r in m.moves),
             "regret_a": float(np.mean(regrets)) if regrets else None, "reference": ref.kind,
+            "reference_name": ref.name,
             "chance_outcomes": m.chance,
             "num_calls": sum(r["call_id"] is not None for r in m.moves),
         })

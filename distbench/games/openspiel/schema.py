@@ -33,6 +33,7 @@ MATCHES = pa.schema([
     _f("moves_a", pa.int32(), "Moves of player_a (its forfeiting answer included).", False),
     _f("regret_a", _F64, "Mean regret of player_a's legal moves against the reference (game utility units); NULL without a reference or a move."),
     _f("reference", pa.string(), "Reference of the regrets: 'minimax', 'equilibrium' or 'none'.", False),
+    _f("reference_name", pa.string(), "Which reference exactly: 'minimax values (unique)', or the equilibrium (how it was computed, its NashConv; for Kuhn poker its alpha, the first player's probability of betting a jack), or why there is none. Regrets under another equilibrium differ.", False),
     _f("chance_outcomes", _LIST_I, "Chance actions drawn, in order (from the seeded generator).", False),
     _f("num_calls", pa.int32(), "Model calls made.", False),
 ])
@@ -54,6 +55,7 @@ MOVES = pa.schema([
     _f("action", pa.int64(), "OpenSpiel id of the action played; NULL when the answer was not a legal move."),
     _f("action_name", pa.string(), "Name of the action played; NULL when none."),
     _f("regret", _F64, "Best action value minus the played action's value under the reference (0 for a best move); NULL without a reference value or a move."),
+    _f("set_regret", _F64, "The least regret of the played action over every equilibrium of the game (<= regret); computed for two-player Kuhn poker, NULL elsewhere and without a move."),
     _f("best_value", _F64, "The best legal action's value for the mover under the reference; NULL without one."),
     _f("action_value", _F64, "The played action's value under the reference; NULL without one or a move."),
     _f("call_id", pa.string(), "Row of the calls table; NULL for scripted players."),
