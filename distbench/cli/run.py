@@ -319,7 +319,10 @@ def budget_stop(outcome: object, command: list[str]) -> BudgetReached:
         spent.append(f"{figures['spent_tokens']:,} of {figures['max_tokens_total']:,} tokens")
         new += ["--max-tokens-total", str(figures["spent_tokens"] + figures["rest_tokens"])]
     return BudgetReached(
-        f"budget reached: spent {' and '.join(spent)} (the endpoints' token counts); "
+        f"budget reached: spent {' and '.join(spent)} (the endpoints' token counts"
+        + (f"; partly estimated: {figures['estimated_calls']:,} answer(s) without usable "
+           "counts at their request's ceiling" if figures.get("estimated_calls") else "")
+        + "); "
         f"{outcome.executed} shard(s) committed now, {figures['shards_left']} left; "  # type: ignore[attr-defined]
         f"continue with a new budget: {shlex.join(new)}")
 
@@ -365,7 +368,10 @@ def check_calls(health: dict | None, *, allow_failed: bool = False,
         click.echo(f"tokens (as the endpoints reported them, cache hits not counted): "
                    f"{health['prompt_tokens']:,} prompt, {health['completion_tokens']:,} "
                    f"completion; cost: "
-                   + (f"${cost:,.4f}" if cost is not None else "unknown (no --price given)"),
+                   + (f"${cost:,.4f}" if cost is not None else "unknown (no --price given)")
+                   + (f" (partly estimated: {health['usage_estimated_calls']:,} answer(s) "
+                      "without usable token counts counted at their request's ceiling)"
+                      if health.get("usage_estimated_calls") else ""),
                    err=True)
     if not health or not health.get("failed"):
         return

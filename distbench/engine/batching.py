@@ -28,9 +28,19 @@ submitted), waits for them, plays and commits its shards; the next wave admits o
 spend; the run stops, ``budget_reached``, when a wave admits nothing.
 
 A driver killed at any moment resumes from the records: a batch recorded is polled, never
-submitted again; only requests no record covers are submitted. (A kill in the instant between
-the provider creating a batch and the record's rename loses that batch's id: its requests are
-submitted again, once.)
+submitted again; only requests no record covers are submitted. A create whose answer was lost
+(a 502 from a gateway, a kill before the record's rename) is not paid twice: a
+``pending-<tag>.json`` note is written before each create and the batch carries the tag in its
+``metadata``, so the provider's list of batches is searched for it before creating again
+(OpenAI; a Message Batch has no metadata, so there its requests are submitted again, once).
+
+A batch the provider no longer knows (404) is closed with no answer and its requests are sent
+again, once; a batch still running past its ``expires_at`` (at most
+``BatchLimits.max_wait_s`` after submission) is cancelled and, if it still does not end, closed
+``expiry_grace_s`` later; status lines say what is waited for. Every result line is read as
+untrusted as a live body (:func:`~distbench.llm.batch.one_line_per_request`); the lines are
+kept as ASCII JSON. ``--retry-failed`` sends the requests no batch answered once more; the
+batch answers go into the response cache so a live resume does not ask them again.
 
 Multi-turn families ask a turn's requests only after the previous turn's answers, so the
 recording pass cannot see them: a plan says whether its shards can be batched
@@ -39,6 +49,7 @@ recording pass cannot see them: a plan says whether its shards can be batched
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -49,7 +60,7 @@ from typing import Any
 from distbench.engine.worker import execute_shard, in_process, shard_backend, shard_specs
 from distbench.errors import UserError
 from distbench.games.registry import get_family
-from distbench.llm.base import Backend, BackendSpec, Request, Response
+from distbench.llm.base import Backend, BackendSpec, Request, Response, redact, redact_url
 from distbench.llm.cache import cache_key
 from distbench.store.writer import write_json
 
@@ -93,7 +104,27 @@ class ReplayBackend(Backend):
         for req in requests:
             batch_id, line = self.answers.get(cache_key(self.spec, req), (None, None))
             out.append(response_from(self.spec, req, line, batch_id or "none"))
+        self._remember(requests, out)
         return out
+
+    def _remember(self, requests: Sequence[Request], responses: list[Response]) -> None:
+        """Puts the batch's answers in the response cache (unless the model's ``cache`` is
+        off), so a live resume (``--retry-failed --execution live``) asks only the requests
+        no batch answered."""
+        from distbench.llm.cache import ResponseCache
+        from distbench.llm.endpoint import default_cache_path
+
+        if not self.spec.option("cache", True):
+            return
+        items = [(cache_key(self.spec, q), r) for q, r in zip(requests, responses, strict=True)
+                 if r.status == "ok"]
+        if not items:
+            return
+        cache = ResponseCache(self.spec.option("cache_path") or default_cache_path())
+        try:
+            cache.put_many(items)
+        finally:
+            cache.close()
 
 
 class BatchLimits:
@@ -104,24 +135,48 @@ class BatchLimits:
         max_bytes: Bytes of the JSONL file per batch at most (OpenAI: 200 MB).
         poll_s: First wait between polls, doubling to ``poll_max_s``.
         poll_max_s: Longest wait between polls.
+        max_wait_s: Seconds a batch is waited for at most from its submission when the
+            provider states no ``expires_at`` (25 hours: OpenAI's window is 24).
+        expiry_grace_s: Seconds past a batch's end (``expires_at``, else ``max_wait_s``)
+            before a batch still not finished is cancelled and its requests counted
+            unanswered (sent again once, as for an expired batch).
+        status_s: Seconds between the status lines while batches are waited for.
     """
 
     def __init__(self, max_requests: int = 50_000, max_bytes: int = 200 * 1024 * 1024,
-                 poll_s: float = 0.2, poll_max_s: float = 30.0) -> None:
+                 poll_s: float = 0.2, poll_max_s: float = 30.0,
+                 max_wait_s: float = 25 * 3600.0, expiry_grace_s: float = 600.0,
+                 status_s: float = 60.0) -> None:
         self.max_requests, self.max_bytes = max_requests, max_bytes
         self.poll_s, self.poll_max_s = poll_s, poll_max_s
+        self.max_wait_s, self.expiry_grace_s = max_wait_s, expiry_grace_s
+        self.status_s = status_s
 
 
 def _records(run_dir: Path) -> list[dict[str, Any]]:
+    """The run's batch records; one written before the spec was redacted is rewritten
+    redacted."""
     folder = run_dir / FOLDER
     if not folder.is_dir():
         return []
-    out = [json.loads(p.read_text("utf-8")) for p in folder.glob("[0-9]*.json")]
+    out = []
+    for path in folder.glob("[0-9]*.json"):
+        record = json.loads(path.read_text("utf-8"))
+        if redact(record) != record:
+            record = redact(record)
+            _save(run_dir, record)
+        out.append(record)
     return sorted(out, key=lambda r: r["number"])
 
 
 def _save(run_dir: Path, record: dict[str, Any]) -> None:
     write_json(run_dir / FOLDER / f"{record['number']:06d}.json", record)
+
+
+def _chunk_tag(ids: Sequence[str]) -> str:
+    """The tag of a batch's requests in the metadata it is created with: how a batch whose
+    create answer was lost is found again (:meth:`BatchRun._submit`)."""
+    return hashlib.sha256("\n".join(ids).encode()).hexdigest()[:32]
 
 
 def _chunks(items: list[tuple[str, str, dict[str, Any]]], limits: BatchLimits
@@ -174,13 +229,17 @@ class BatchRun:
         on_stage: Called with a line for each batch submitted or finished.
         client_factory: ``BackendSpec -> BatchClient`` (tests).
         budget: A :class:`~distbench.engine.budget.Budget`, or None.
+        retry_failed: Requests whose batches failed them (their once-more included) are
+            sent once more in this run (``--retry-failed``).
     """
 
     def __init__(self, shards: Sequence[Any], run_dir: Path, limits: BatchLimits,
                  on_stage: Callable[[str], None] | None = None,
                  client_factory: Callable[[BackendSpec], Any] | None = None,
-                 budget: Any = None) -> None:
+                 budget: Any = None, retry_failed: bool = False) -> None:
         self.run_dir, self.limits, self.budget = run_dir, limits, budget
+        self.retry_failed = retry_failed
+        self._retried: set[str] = set()
         self.say = on_stage or (lambda message: log.info("%s", message))
         self.make_client = client_factory
         self.wanted: dict[str, tuple[BackendSpec, Request]] = {}
@@ -263,51 +322,151 @@ class BatchRun:
         for skey, group in by_spec.items():
             spec = self.specs[skey]
             for chunk in _chunks(group, self.limits):
-                file_id, batch = self._client(spec).submit(
-                    [line for _, _, line in chunk], chunk[0][1],
-                    metadata={"distbench_run": self.run_dir.name})
+                chunk_ids = [k for k, _, _ in chunk]
+                file_id, batch = self._create(spec, chunk_ids, [line for _, _, line in chunk],
+                                              chunk[0][1])
                 record = {"number": len(self.records), "batch_id": batch["id"],
                           "input_file_id": file_id, "spec": skey, "round": round_,
-                          "endpoint": chunk[0][1], "ids": [k for k, _, _ in chunk],
+                          "endpoint": chunk[0][1], "ids": chunk_ids,
                           "status": batch.get("status"), "submitted_at": time.time()}
                 _save(self.run_dir, record)  # before anything is waited on
+                (self.run_dir / FOLDER / f"pending-{_chunk_tag(chunk_ids)}.json").unlink(
+                    missing_ok=True)
                 self.records.append(record)
                 self.say(f"submitted batch {batch['id']} ({len(chunk):,} requests, round "
                          f"{round_})")
 
+    def _create(self, spec: BackendSpec, ids: list[str], lines: list[dict[str, Any]],
+                endpoint: str) -> tuple[str | None, dict[str, Any]]:
+        """(input file id, batch) of a new batch of ``lines``, or of the batch an earlier
+        attempt created although its answer was lost: a ``pending-<tag>.json`` note is
+        written before each create, and while it stands the provider's list of batches is
+        searched for the batch tagged so (its ``metadata``) before creating one, so a
+        resume never pays twice for one batch."""
+        from distbench.llm.batch import BatchError
+
+        client = self._client(spec)
+        tag = _chunk_tag(ids)
+        metadata = {"distbench_run": self.run_dir.name[:500], "distbench_batch": tag}
+        pending = self.run_dir / FOLDER / f"pending-{tag}.json"
+        if pending.exists():
+            found = self._find(client, metadata)
+            if found is not None:
+                return found.get("input_file_id"), found
+        write_json(pending, {"tag": tag, "requests": len(ids)})
+        try:
+            return client.submit(lines, endpoint, metadata=metadata)
+        except BatchError:
+            found = self._find(client, metadata)  # created, its answer lost?
+            if found is None:
+                raise
+            return found.get("input_file_id"), found
+
+    def _find(self, client: Any, metadata: dict[str, str]) -> dict[str, Any] | None:
+        from distbench.llm.batch import BatchError
+
+        try:
+            found = client.find(metadata)
+        except BatchError as exc:
+            self.say(f"could not look up a batch whose creation was not confirmed ({exc}): "
+                     "creating it")
+            return None
+        if found is not None:
+            self.say(f"batch {found['id']} was created although its answer was lost: it is "
+                     "polled, not created again")
+        return found
+
     def _wait(self) -> None:  # 3. poll every batch not read yet
-        from distbench.llm.batch import TERMINAL
+        from distbench.llm.batch import TERMINAL, BatchError, one_line_per_request
 
         folder = self.run_dir / FOLDER
         delay = self.limits.poll_s
+        shown = time.monotonic()
         while True:
             open_ = [r for r in self.records
                      if not (folder / f"{r['number']:06d}.out.jsonl").exists()]
             if not open_:
                 return
+            waiting = []
             for record in open_:
                 client = self._client(self.specs[record["spec"]])
-                batch = client.retrieve(record["batch_id"])
+                try:
+                    batch = client.retrieve(record["batch_id"])
+                except BatchError as exc:
+                    if exc.status != 404:
+                        raise
+                    self._close(record, [], "not_found",
+                                f"batch {record['batch_id']} is unknown to the provider "
+                                "(HTTP 404)")
+                    continue
                 status = batch.get("status")
                 if status not in TERMINAL:
+                    if not self._overdue(record, batch, client):
+                        waiting.append(_state(record, batch))
                     continue
-                lines = client.results(batch)
-                data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-                path = folder / f"{record['number']:06d}.out.jsonl"
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(data, "utf-8")
-                tmp.replace(path)
-                record["status"] = status
-                _save(self.run_dir, record)
-                self.say(f"batch {record['batch_id']} {status}: "
-                         f"{sum(1 for line in lines if _ok(line)):,} of "
-                         f"{len(record['ids']):,} answered")
+                lines = one_line_per_request(client.results(batch), record["ids"],
+                                             record["batch_id"])
+                error = record.get("error") or (
+                    _batch_errors(batch) if status in ("failed", "expired") else None)
+                self._close(record, lines, status, error)
+            if waiting and time.monotonic() - shown >= self.limits.status_s:
+                shown = time.monotonic()
+                more = f" and {len(waiting) - 3} more" if len(waiting) > 3 else ""
+                self.say(f"waiting for {len(waiting)} batch(es): {'; '.join(waiting[:3])}{more}")
+            if not waiting:
+                continue
             time.sleep(delay)
             delay = min(self.limits.poll_max_s, delay * 2)
 
+    def _close(self, record: dict[str, Any], lines: list[dict[str, Any]], status: str,
+               error: str | None) -> None:
+        """Keeps a finished batch's lines beside its record (``error``: why requests it gave
+        no line for failed, for their rows)."""
+        path = self.run_dir / FOLDER / f"{record['number']:06d}.out.jsonl"
+        data = "".join(json.dumps(line) + "\n" for line in lines)  # ASCII: lone surrogates too
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(data, "utf-8")
+        tmp.replace(path)
+        record["status"] = status
+        if error:
+            record["error"] = redact_url(error)[:500]
+        _save(self.run_dir, record)
+        self.say(f"batch {record['batch_id']} {status}: "
+                 f"{sum(1 for line in lines if _ok(line)):,} of "
+                 f"{len(record['ids']):,} answered" + (f" ({record['error']})" if error else ""))
+
+    def _overdue(self, record: dict[str, Any], batch: dict[str, Any], client: Any) -> bool:
+        """Whether a batch not finished is past its end (its ``expires_at``, at most
+        ``max_wait_s`` after its submission): it is cancelled then, and once
+        ``expiry_grace_s`` more have passed it is closed with no answer (True)."""
+        from distbench.llm.batch import BatchError
+
+        end = record["submitted_at"] + self.limits.max_wait_s
+        expires = _seconds(batch.get("expires_at"))
+        if expires is not None:
+            end = min(end, expires)
+        now = time.time()
+        if now < end:
+            return False
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(end))
+        error = f"batch {record['batch_id']} not finished by the end of its window ({when})"
+        if not record.get("cancel_sent"):
+            record["cancel_sent"], record["error"] = True, error
+            _save(self.run_dir, record)
+            self.say(f"{error}: cancelled; its unanswered requests count as failed")
+            try:
+                client.cancel(record["batch_id"])
+            except BatchError as exc:
+                self.say(f"cancelling batch {record['batch_id']} failed: {exc}")
+        if now < end + self.limits.expiry_grace_s:
+            return False
+        self._close(record, [], "overdue", error)
+        return True
+
     def _fetch(self, wave: list[Any]) -> dict[BackendSpec, Backend]:
         """Submits the wave's requests no batch covers, waits, sends the unanswered ones
-        again once; returns the backends that play the wave from the answers."""
+        again once (with ``retry_failed``, once more those that failed before this run);
+        returns the backends that play the wave from the answers."""
         wanted = [key for s in wave for key in self.keys[s.shard_id]]
         covered = {key for r in self.records for key in r["ids"]}
         todo = [key for key in wanted if key not in covered]  # 2. submit what none covers
@@ -319,11 +478,14 @@ class BatchRun:
         for record in self.records:
             for key in record["ids"]:
                 rounds[key] = max(rounds.get(key, 0), record["round"])
-        again = [key for key in wanted
-                 if not _ok(answers.get(key, (None, {}))[1]) and rounds.get(key, 0) == 0]
+        again = [key for key in dict.fromkeys(wanted)
+                 if not _ok(answers.get(key, (None, {}))[1])
+                 and (rounds.get(key, 0) == 0
+                      or (self.retry_failed and key not in self._retried))]
         if again:  # 4. once
+            self._retried.update(again)
             self.say(f"{len(again):,} request(s) unanswered by their batch: sent again, once")
-            self._submit(again, 1)
+            self._submit(again, 1 + max(rounds.get(key, 0) for key in again))
             self._wait()
             answers = _answers(self.run_dir, self.records)
         return {spec: (backend if in_process(spec) else ReplayBackend(spec, answers))
@@ -346,7 +508,55 @@ def run_batches(shards: Sequence[Any], run_dir: Path, limits: BatchLimits,
 
 
 def _spec_key(spec: BackendSpec) -> str:
-    return json.dumps(spec.identity(), sort_keys=True, default=str)
+    """The model of a batch record, redacted as every file is (a base URL's password and
+    query values are ``***``)."""
+    return json.dumps(redact(spec.identity()), sort_keys=True, default=str)
+
+
+def _state(record: dict[str, Any], batch: dict[str, Any]) -> str:
+    """``batch_1 in_progress, 40 of 100 done, 12 min``: a batch waited for, for the status
+    line."""
+    counts = batch.get("request_counts")
+    done = ""
+    if isinstance(counts, dict):
+        total = counts.get("total", len(record["ids"]))
+        finished = counts.get("completed", 0)
+        if isinstance(finished, int) and isinstance(total, int):
+            done = f", {finished:,} of {total:,} done"
+    minutes = (time.time() - record["submitted_at"]) / 60
+    return f"{record['batch_id']} {str(batch.get('status'))[:20]}{done}, {minutes:.0f} min"
+
+
+def _seconds(value: Any) -> float | None:
+    """A batch's ``expires_at`` as Unix seconds (OpenAI: seconds; Anthropic: an ISO time);
+    None when absent or not readable."""
+    import math
+    from datetime import datetime
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _batch_errors(batch: dict[str, Any]) -> str | None:
+    """The errors a failed batch states (OpenAI's ``errors.data``: code, message, line),
+    short, for the rows of its requests."""
+    errors = batch.get("errors")
+    data = errors.get("data") if isinstance(errors, dict) else None
+    if not isinstance(data, list) or not data:
+        return f"batch {batch.get('id')} {str(batch.get('status'))[:20]}"
+    parts = []
+    for item in data[:3]:
+        if isinstance(item, dict):
+            line = f" (line {item['line']})" if isinstance(item.get("line"), int) else ""
+            parts.append(f"{str(item.get('code') or 'error')[:40]}: "
+                         f"{str(item.get('message') or '')[:150]}{line}")
+    return f"batch {batch.get('id')} {str(batch.get('status'))[:20]}: " + "; ".join(parts)
 
 
 def _ok(line: dict[str, Any] | None) -> bool:
@@ -368,7 +578,11 @@ def _answers(run_dir: Path, records: list[dict[str, Any]]) -> dict[str, tuple[st
             if key in out and _ok(out[key][1]):
                 continue
             out[key] = (record["batch_id"], line)
+    from distbench.llm.batch import unusable_line
+
     for record in records:  # a request its batch gave no line for: that batch's failure
         for key in record["ids"]:
+            if key not in out and record.get("error"):
+                out[key] = (record["batch_id"], unusable_line(key, record["error"]))
             out.setdefault(key, (record["batch_id"], None))  # type: ignore[arg-type]
     return out

@@ -16,7 +16,9 @@ estimates of the shards that returned (never down): the budget holds also when t
 underestimates.
 
 Cache hits cost nothing and are not counted; the cost of a call is its model's price
-(``--price``) applied to the tokens its endpoint reported, times ``batch_price`` for a call
+(``--price``) applied to the tokens its endpoint reported (a call whose counts were missing or
+implausible at its request's ceiling: ``calls.usage_estimated``, see
+:mod:`distbench.llm.calls`; the spend is then said to be partly estimated), times ``batch_price`` for a call
 answered by a batch (``calls.batch_id``). With ``--execution batch`` the estimates are at the
 batch price too, and :mod:`distbench.engine.batching` asks :meth:`Budget.admit` shard by shard
 before it submits a shard's requests: a wave of batches holds only admitted shards, is waited
@@ -90,6 +92,7 @@ class Budget:
     _est_done: list[float] = field(default_factory=lambda: [0.0, 0.0])
     _real_done: list[float] = field(default_factory=lambda: [0.0, 0.0])
     refused: int = 0
+    estimated_calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -177,8 +180,12 @@ class Budget:
         import pyarrow.parquet as pq
 
         table = pq.read_table(io.BytesIO(calls_parquet), columns=[
-            "provider", "model", "prompt_tokens", "completion_tokens", "cache_hit", "batch_id"])
+            "provider", "model", "prompt_tokens", "completion_tokens", "cache_hit", "batch_id",
+            "usage_estimated"])
         table = table.filter(pc.invert(pc.fill_null(table["cache_hit"], False)))
+        estimated = pc.sum(pc.cast(pc.fill_null(table["usage_estimated"], False), "int64"))
+        with self._lock:
+            self.estimated_calls += estimated.as_py() or 0
         table = table.append_column("batched", pc.is_valid(table["batch_id"]))
         rows = table.group_by(["provider", "model", "batched"]).aggregate(
             [("prompt_tokens", "sum"), ("completion_tokens", "sum")]).to_pylist()
@@ -204,8 +211,11 @@ class Budget:
                 "select provider, model, coalesce(sum(prompt_tokens), 0), "
                 "coalesce(sum(completion_tokens), 0), batch_id is not null from calls "
                 "where not cache_hit group by all order by all").fetchall()
+            estimated = con.execute("select count(*) from calls where not cache_hit and "
+                                    "coalesce(usage_estimated, false)").fetchone()[0]
         except Exception:  # noqa: BLE001 - no calls table yet: nothing spent
             return
+        self.estimated_calls += int(estimated)
         self.spent.add(self._priced([tuple(r) for r in rows]))
 
     # --- reporting -----------------------------------------------------------------------
@@ -216,7 +226,8 @@ class Budget:
                 "spent_usd": None if self.spent.cost is None else round(self.spent.cost, 6),
                 "spent_tokens": self.spent.tokens,
                 "prompt_tokens": self.spent.prompt_tokens,
-                "completion_tokens": self.spent.completion_tokens}
+                "completion_tokens": self.spent.completion_tokens,
+                "estimated_calls": self.estimated_calls}
 
     def line(self) -> str:
         """The spend against the budget, for the progress line."""
@@ -225,6 +236,8 @@ class Budget:
             parts.append(f"${self.spent.cost or 0.0:,.4f}/${self.max_cost:,.2f}")
         if self.max_tokens is not None:
             parts.append(f"tokens {self.spent.tokens:,}/{self.max_tokens:,}")
+        if parts and self.estimated_calls:
+            parts.append("(partly estimated)")
         return "  spent " + " ".join(parts) if parts else ""
 
     def rest(self, shards: list[Any]) -> tuple[float, float]:

@@ -125,6 +125,10 @@ def call_health(con: Any, specs: list[BackendSpec] | None = None,
         kinds[(p, m)] = None if before is None or cost is None else before + cost
     by_model = [(p, m, None, None) for p, m in kinds]
     costs = list(kinds.values())
+    estimated = con.execute("select count(*) from calls where not cache_hit and "
+                            "coalesce(usage_estimated, false)").fetchone()[0]
+    if estimated:  # counted at their requests' ceilings (distbench.llm.calls)
+        out["usage_estimated_calls"] = int(estimated)
     batched_calls = con.execute("select count(*) from calls where batch_id is not null"
                                 ).fetchone()[0]
     if batched_calls:
@@ -511,7 +515,7 @@ def _run_plan(
             from distbench.engine.batching import BatchLimits, BatchRun
 
             queue = BatchRun(todo, run_dir, batch_limits or BatchLimits(), on_stage,
-                             budget=budget)
+                             budget=budget, retry_failed=retry_failed)
             results = queue.results()
         else:
             results = _local_results(queue)

@@ -23,6 +23,7 @@ goes into which batch and records it.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -30,12 +31,13 @@ from typing import Any
 import httpx
 
 from distbench.llm import anthropic
-from distbench.llm.base import BackendSpec, Request, Response, redact_url
+from distbench.llm.base import BackendSpec, Request, Response, redact_url, valid_text
 from distbench.llm.cache import cache_key
-from distbench.llm.http import asked_for, build_payload, parse_body
+from distbench.llm.http import MAX_BODY_BYTES, asked_for, build_payload, parse_body
 
 __all__ = ["AnthropicBatchClient", "BatchClient", "BatchError", "MAX_FILE_BYTES", "TERMINAL",
-           "batch_line", "client_for", "response_from"]
+           "UNUSABLE", "batch_line", "client_for", "one_line_per_request", "response_from",
+           "unusable_line"]
 
 MAX_FILE_BYTES = 1 << 30
 """Largest output or error file read (1 GiB); a longer one is abandoned as it streams in."""
@@ -43,10 +45,52 @@ MIN_FILE_TIMEOUT = 300.0
 """Seconds a file transfer may take at least, whatever the spec's per-call ``timeout``."""
 TERMINAL = ("completed", "expired", "cancelled", "failed", "ended")
 """Batch states that do not change any more (``ended``: an Anthropic Message Batch)."""
+UNUSABLE = "distbench_error"
+"""The key of a line distbench writes itself for a request whose batch gave no usable line
+(an unreadable, oversized or conflicting line, a batch the provider lost or that failed): its
+value is the failed call's error text (:func:`unusable_line`)."""
+GET_RETRIES = 4
+"""Attempts after the first for a GET (a poll, a download) that met a 5xx, a 429 or a
+connection error; never for a POST that creates (it could be paid twice)."""
 
 
 class BatchError(RuntimeError):
-    """The batch API refused or failed a request (the message names it; never a key)."""
+    """The batch API refused or failed a request (the message names it; never a key);
+    ``status`` is the HTTP status when the server answered one."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def unusable_line(custom_id: str, error: str) -> dict[str, Any]:
+    """The line that stands for a request without a usable answer: one failed call whose
+    error is ``error`` (made valid UTF-8, no secret)."""
+    return {"custom_id": custom_id, UNUSABLE: redact_url(valid_text(error, "error")[0])[:500]}
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def one_line_per_request(lines: Sequence[dict[str, Any]], ids: Sequence[str],
+                         batch_id: str) -> list[dict[str, Any]]:
+    """The lines of a batch's results, one per request of ``ids`` at most, in first-seen
+    order: a line for an id the batch was not given is dropped; repeated identical lines are
+    one; lines that disagree for one id are one failed call (:func:`unusable_line`) — which of
+    them was billed is not knowable, so none is trusted."""
+    wanted = set(ids)
+    out: dict[str, dict[str, Any]] = {}
+    for line in lines:
+        key = line["custom_id"]
+        if key not in wanted:
+            continue
+        if key not in out:
+            out[key] = line
+        elif UNUSABLE not in out[key] and not _same(out[key], line):
+            out[key] = unusable_line(key, f"batch {batch_id}: the results hold different "
+                                          "lines for this request; none is used")
+    return list(out.values())
 
 
 def batch_line(spec: BackendSpec, req: Request) -> tuple[str, str, dict[str, Any]]:
@@ -66,6 +110,9 @@ def response_from(spec: BackendSpec, req: Request, result: dict[str, Any] | None
     if result is None:
         return Response(text=None, status="failed", error=f"no answer in batch {batch_id}",
                         batch_id=batch_id)
+    if isinstance(result, dict) and UNUSABLE in result:
+        return Response(text=None, status="failed", error=str(result[UNUSABLE]),
+                        batch_id=batch_id)
     if spec.option("wire") == anthropic.WIRE:
         return _message_response(spec, req, result, batch_id)
     error = result.get("error") if isinstance(result, dict) else None
@@ -74,7 +121,7 @@ def response_from(spec: BackendSpec, req: Request, result: dict[str, Any] | None
         code = error.get("code") if isinstance(error, dict) else None
         message = error.get("message") if isinstance(error, dict) else None
         text = f"batch {batch_id}: {code or 'error'}: {str(message or '')[:200]}"
-        return Response(text=None, status="failed", error=redact_url(text), batch_id=batch_id)
+        return Response(text=None, status="failed", error=_clean(text), batch_id=batch_id)
     status = answer.get("status_code")
     body = answer.get("body")
     if status != 200:
@@ -105,7 +152,7 @@ def _message_response(spec: BackendSpec, req: Request, line: dict[str, Any],
         message = inner.get("message") if isinstance(inner, dict) else None
         kind_text = str(kind)[:40] if kind is not None else "no result"
         text = f"batch {batch_id}: {kind_text}" + (f": {str(message)[:200]}" if message else "")
-        return Response(text=None, status="failed", error=redact_url(text), batch_id=batch_id)
+        return Response(text=None, status="failed", error=_clean(text), batch_id=batch_id)
     try:
         parsed = parse_body("chat", result.get("message"), req.n, anthropic.WIRE)
     except (ValueError, RecursionError) as exc:
@@ -115,6 +162,11 @@ def _message_response(spec: BackendSpec, req: Request, line: dict[str, Any],
                     prompt_tokens=parsed.prompt_tokens,
                     completion_tokens=parsed.completion_tokens, texts=parsed.texts,
                     notes="; ".join(dict.fromkeys(parsed.notes)), batch_id=batch_id)
+
+
+def _clean(text: str) -> str:
+    """An error text from a server's line: valid UTF-8, no secret."""
+    return redact_url(valid_text(text, "error")[0])
 
 
 def line_ok(line: dict[str, Any] | None) -> bool:
@@ -148,6 +200,7 @@ class BatchClient:
         live = OpenAICompatibleBackend(spec)  # the base URL, the key, the query: as live
         self._scrub = live._scrub
         self.timeout = max(MIN_FILE_TIMEOUT, live.limits.timeout)
+        self.retry_delay = 0.5  # seconds before the first retry of a GET, doubling
         self._client = httpx.Client(
             base_url=live.base_url, params=live._params, timeout=self.timeout,
             headers={**live._headers(), "Accept-Encoding": "identity"},
@@ -157,6 +210,21 @@ class BatchClient:
         self._client.close()
 
     def _request(self, method: str, path: str, **kwargs: Any) -> bytes:
+        """The body of one request; a GET that met a transient failure (5xx, 429, a
+        connection error) is tried again, :data:`GET_RETRIES` times at most."""
+        attempt = 0
+        while True:
+            try:
+                return self._request_once(method, path, **kwargs)
+            except BatchError as exc:
+                transient = exc.status is None or exc.status == 429 or exc.status >= 500
+                if method != "GET" or not transient or attempt >= GET_RETRIES \
+                        or getattr(exc, "final", False):
+                    raise
+            time.sleep(min(8.0, self.retry_delay * 2 ** attempt))
+            attempt += 1
+
+    def _request_once(self, method: str, path: str, **kwargs: Any) -> bytes:
         deadline = time.monotonic() + self.timeout
         try:
             with self._client.stream(method, path, **kwargs) as resp:
@@ -165,17 +233,17 @@ class BatchClient:
                 for chunk in resp.iter_bytes():
                     size += len(chunk)
                     if size > MAX_FILE_BYTES:
-                        raise BatchError(f"{method} {path}: body over {MAX_FILE_BYTES:,} "
-                                         "bytes, abandoned")
+                        raise _final(f"{method} {path}: body over {MAX_FILE_BYTES:,} "
+                                     "bytes, abandoned")
                     if time.monotonic() > deadline:
-                        raise BatchError(f"{method} {path}: not read whole in "
-                                         f"{self.timeout:g} s, abandoned")
+                        raise _final(f"{method} {path}: not read whole in "
+                                     f"{self.timeout:g} s, abandoned")
                     chunks.append(chunk)
                 content = b"".join(chunks)
                 if resp.status_code != 200:
                     shown = content[:300].decode("utf-8", errors="replace")
                     raise BatchError(self._scrub(f"{method} {path}: HTTP {resp.status_code}: "
-                                                 f"{shown!r}"))
+                                                 f"{shown!r}"), resp.status_code)
                 return content
         except httpx.HTTPError as exc:
             raise BatchError(self._scrub(f"{method} {path}: {type(exc).__name__}")) from None
@@ -210,7 +278,33 @@ class BatchClient:
         return got
 
     def retrieve(self, batch_id: str) -> dict[str, Any]:
-        return self._json("GET", f"/v1/batches/{batch_id}")
+        return self._json("GET", f"/v1/batches/{_plain(batch_id)}")
+
+    def cancel(self, batch_id: str) -> dict[str, Any]:
+        """Asks the provider to cancel a batch (one that outlived its window)."""
+        return self._json("POST", f"/v1/batches/{_plain(batch_id)}/cancel")
+
+    def find(self, metadata: dict[str, str], pages: int = 10) -> dict[str, Any] | None:
+        """The newest batch whose ``metadata`` holds all of ``metadata`` and that is not
+        failed, cancelled or expired, from the provider's list of batches (newest first,
+        ``pages`` pages of 100 at most); None when there is none."""
+        after = None
+        for _ in range(pages):
+            params = {"limit": 100, **({"after": after} if after else {})}
+            got = self._json("GET", "/v1/batches", params=params)
+            data = got.get("data")
+            if not isinstance(data, list):
+                return None
+            for batch in data:
+                meta = batch.get("metadata") if isinstance(batch, dict) else None
+                if isinstance(meta, dict) and all(meta.get(k) == v for k, v in metadata.items()) \
+                        and isinstance(batch.get("id"), str) \
+                        and batch.get("status") not in ("failed", "cancelled", "expired"):
+                    return batch
+            if not got.get("has_more") or not data or not isinstance(data[-1], dict):
+                return None
+            after = data[-1].get("id")
+        return None
 
     def submit(self, lines: Sequence[dict[str, Any]], endpoint: str,
                metadata: dict[str, str] | None = None) -> tuple[str | None, dict[str, Any]]:
@@ -230,17 +324,41 @@ class BatchClient:
         return _result_lines(self._request("GET", f"/v1/files/{file_id}/content"))
 
 
-def _result_lines(text: str) -> list[dict[str, Any]]:
-    """The lines of a results file that are JSON objects with a ``custom_id`` (any other line
-    is skipped: its request has no answer, a failed row)."""
+def _final(message: str) -> BatchError:
+    """A BatchError that is not tried again (a body over the cap or too slow)."""
+    exc = BatchError(message)
+    exc.final = True  # type: ignore[attr-defined]
+    return exc
+
+
+_CUSTOM_ID = re.compile(rb'"custom_id"\s*:\s*"([A-Za-z0-9_-]{1,200})"')
+
+
+def _result_lines(content: bytes) -> list[dict[str, Any]]:
+    """The lines of a results file, read as untrusted as a live body: a JSON object with a
+    ``custom_id`` is kept; a line over :data:`~distbench.llm.http.MAX_BODY_BYTES` (the live
+    cap), or not readable (not JSON, not UTF-8, nested too deep) but naming a plain
+    ``custom_id`` becomes that request's failed call (:func:`unusable_line`); any other line
+    is skipped (its request then has no answer: a failed row)."""
     out = []
-    for raw in text.splitlines():
-        try:
-            line = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+    for raw in content.splitlines():
+        if not raw.strip():
             continue
-        if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
-            out.append(line)
+        if len(raw) > MAX_BODY_BYTES:
+            problem = (f"result line too large ({len(raw):,} bytes; at most "
+                       f"{MAX_BODY_BYTES:,} are read, as for a live answer)")
+        else:
+            try:
+                line = json.loads(raw)
+            except (ValueError, RecursionError) as exc:
+                problem = f"bad response body: the result line is unreadable ({type(exc).__name__})"
+            else:
+                if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
+                    out.append(line)
+                continue
+        found = _CUSTOM_ID.search(raw)
+        if found:
+            out.append(unusable_line(found.group(1).decode("ascii"), problem))
     return out
 
 
@@ -265,6 +383,15 @@ class AnthropicBatchClient(BatchClient):
     def retrieve(self, batch_id: str) -> dict[str, Any]:
         return self._checked(self._json("GET", f"/v1/messages/batches/{_plain(batch_id)}"),
                              "GET /v1/messages/batches")
+
+    def cancel(self, batch_id: str) -> dict[str, Any]:
+        return self._checked(self._json(
+            "POST", f"/v1/messages/batches/{_plain(batch_id)}/cancel"),
+            "POST /v1/messages/batches/cancel")
+
+    def find(self, metadata: dict[str, str], pages: int = 10) -> dict[str, Any] | None:
+        """None: a Message Batch has no metadata to be recognised by."""
+        return None
 
     def results(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
         """The result lines of an ended batch (none before; a line that is not a JSON object

@@ -22,6 +22,14 @@ default), so a client's second batch of the same requests can succeed:
 - ``batch_expire``: the batch ends ``expired`` with its first half of lines answered and the
   rest in the error file, code ``batch_expired`` (as OpenAI reports unfinished requests).
 A cancelled batch (before it finished) ends ``cancelled`` with nothing answered.
+- ``batch_faults`` (:data:`~distbench.mockserver.faults.BATCH_FAULTS`): a create answered 502
+  although the batch exists, a batch forgotten (404), one ended ``failed`` with ``errors``, one
+  that never ends (cancel ends it), result downloads answered 500 twice, a hostile first result
+  line (lone surrogate, deep nesting, 10 MB, a conflicting or repeated duplicate).
+- ``usage``: every answer's ``usage`` misreported (zero, null, absent, negative, huge); the
+  batch's own ``usage`` (its bill) counts the true tokens.
+``GET /v1/batches`` lists the batches, newest first (``limit``, ``after``, ``has_more``), with
+the ``metadata`` each was created with.
 
 Anthropic Message Batches, beside them (the same store, numbering and faults):
 ``POST /v1/messages/batches`` with ``{"requests": [{"custom_id", "params"}]}`` (no upload; at
@@ -45,6 +53,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 import time
@@ -56,9 +65,11 @@ from typing import Any
 
 import numpy as np
 
+from distbench.mockserver.faults import misreport_usage
 from distbench.mockserver.wire import BadRequest
 
-__all__ = ["BatchStore", "ENDPOINTS", "MESSAGES_MAX_REQUESTS", "NotFound", "parse_upload"]
+__all__ = ["BatchStore", "CreateLost", "ENDPOINTS", "MESSAGES_MAX_REQUESTS", "NotFound",
+           "ServerFault", "parse_upload"]
 
 ENDPOINTS = ("/v1/chat/completions", "/v1/completions")
 MAX_UPLOAD = 256 * 1024 * 1024
@@ -71,6 +82,14 @@ MESSAGES_PATH = "/v1/messages"
 
 class NotFound(Exception):
     """No such file or batch."""
+
+
+class CreateLost(Exception):
+    """A batch was created but its create call is answered 502 (``create_lost``)."""
+
+
+class ServerFault(Exception):
+    """A download answered 500 (``download_500``)."""
 
 
 def parse_upload(content_type: str, raw: bytes) -> tuple[str, str, bytes]:
@@ -113,12 +132,16 @@ class BatchStore:
         fail: Fraction of lines failed in a faulty batch.
         expire: Faulty batches expire half done.
         faulty: How many of the first batches are faulty (None: all).
+        faults: Further faults of the faulty batches (``ServerConfig.batch_faults``).
+        window: Seconds from a batch's creation to its ``expires_at``.
+        usage: What ``usage`` the answers report (``ServerConfig.usage``).
     """
 
     def __init__(self, state_dir: str | Path | None,
                  answer: Callable[[str, dict[str, Any]], tuple[int, dict[str, Any]]], *,
                  seed: int = 0, delay: float = 0.0, fail: float = 0.0, expire: bool = False,
-                 faulty: int | None = None) -> None:
+                 faulty: int | None = None, faults: tuple[str, ...] = (),
+                 window: float = 86400.0, usage: str = "honest") -> None:
         self.root = Path(state_dir) if state_dir is not None else Path(
             tempfile.mkdtemp(prefix="distbench-batches-"))
         (self.root / "files").mkdir(parents=True, exist_ok=True)
@@ -126,6 +149,8 @@ class BatchStore:
         self.answer = answer
         self.seed, self.delay, self.fail, self.expire = seed, delay, fail, expire
         self.faulty = faulty
+        self.faults, self.window, self.usage = tuple(faults), window, usage
+        self._flaky: dict[str, int] = {}  # file id -> downloads still answered 500
         self._lock = threading.RLock()
 
     # --- files -----------------------------------------------------------------------
@@ -154,6 +179,10 @@ class BatchStore:
 
     def content(self, file_id: str) -> bytes:
         self.file(file_id)
+        with self._lock:
+            if self._flaky.get(file_id, 0) > 0:
+                self._flaky[file_id] -= 1
+                raise ServerFault(f"file {file_id}: injected server error")
         return (self.root / "files" / _safe(file_id)).read_bytes()
 
     # --- batches ---------------------------------------------------------------------
@@ -181,14 +210,41 @@ class BatchStore:
                      "created_at": int(now), "created": now, "number": number,
                      "completed_at": None, "expired_at": None, "cancelled_at": None,
                      "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
-                     "metadata": body.get("metadata"), "usage": None}
+                     "metadata": body.get("metadata"), "usage": None,
+                     "expires_at": int(now + self.window)}
             self._save(batch)
+            if self._fault(number, "create_lost"):
+                raise CreateLost(batch_id)
             return _public(batch)
+
+    def list(self, limit: int = 20, after: str | None = None) -> dict[str, Any]:
+        """The OpenAI batches, newest first, ``limit`` after the batch ``after``."""
+        with self._lock:
+            batches = [json.loads(p.read_bytes()) for p in (self.root / "batches").glob("*.json")]
+        batches = sorted((b for b in batches if b.get("kind") != "messages"),
+                         key=lambda b: -b["number"])
+        if after is not None:
+            ids = [b["id"] for b in batches]
+            batches = batches[ids.index(after) + 1:] if after in ids else []
+        page = batches[:max(1, min(100, limit))]
+        return {"object": "list", "data": [_public(b) for b in page],
+                "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None,
+                "has_more": len(batches) > len(page)}
+
+    def _fault(self, number: int, name: str) -> bool:
+        """Whether batch ``number`` is faulty and has the fault ``name``."""
+        return name in self.faults and (self.faulty is None or number < self.faulty)
+
+    def _due(self, batch: dict[str, Any]) -> bool:
+        """Whether a batch in progress finishes now (never, with ``never_ends``)."""
+        return time.time() >= batch["created"] + self.delay and \
+            not self._fault(batch["number"], "never_ends")
 
     def retrieve(self, batch_id: str) -> dict[str, Any]:
         with self._lock:
             batch = self._load_openai(batch_id)
-            if batch["status"] == "in_progress" and time.time() >= batch["created"] + self.delay:
+            if batch["status"] == "in_progress" and self._due(batch):
                 batch = self._finish(batch)
             return _public(batch)
 
@@ -196,7 +252,7 @@ class BatchStore:
         with self._lock:
             batch = self._load_openai(batch_id)
             if batch["status"] == "in_progress":
-                if time.time() >= batch["created"] + self.delay:
+                if self._due(batch):
                     return _public(self._finish(batch))
                 total = batch["request_counts"]["total"]
                 batch.update(status="cancelled", cancelled_at=int(time.time()),
@@ -222,11 +278,17 @@ class BatchStore:
 
     # --- inside ----------------------------------------------------------------------
 
-    def _load(self, batch_id: str) -> dict[str, Any]:
+    def _load_any(self, batch_id: str) -> dict[str, Any]:
         path = self.root / "batches" / f"{_safe(batch_id)}.json"
         if not path.exists():
             raise NotFound(f"no batch {batch_id!r}")
         return json.loads(path.read_bytes())
+
+    def _load(self, batch_id: str) -> dict[str, Any]:
+        batch = self._load_any(batch_id)
+        if self._fault(batch["number"], "lost"):
+            raise NotFound(f"no batch {batch_id!r}")
+        return batch
 
     def _load_openai(self, batch_id: str) -> dict[str, Any]:
         batch = self._load(batch_id)
@@ -240,6 +302,13 @@ class BatchStore:
     def _finish(self, batch: dict[str, Any]) -> dict[str, Any]:
         lines = _requests(self.content(batch["input_file_id"]), batch["endpoint"])
         n = len(lines)
+        if self._fault(batch["number"], "failed"):
+            batch.update(status="failed", failed_at=int(time.time()), errors={
+                "object": "list", "data": [{"code": "invalid_request", "line": 1, "param": None,
+                                            "message": "injected: the batch failed"}]},
+                request_counts={"total": n, "completed": 0, "failed": n})
+            self._save(batch)
+            return batch
         failed, expired = self._faults(batch["number"], n)
         out, err = [], []
         usage = {"prompt_tokens": 0, "completion_tokens": 0}
@@ -262,12 +331,17 @@ class BatchStore:
                 for key in usage:
                     value = (body.get("usage") or {}).get(key)
                     usage[key] += value if isinstance(value, int) else 0
+                body = misreport_usage(body, self.usage)
             out.append({"id": rid, "custom_id": line["custom_id"],
                         "response": {"status_code": status, "request_id": rid, "body": body},
                         "error": None})
         now = int(time.time())
         batch["output_file_id"] = self._jsonl_file(out, batch, "output") if out else None
         batch["error_file_id"] = self._jsonl_file(err, batch, "error") if err else None
+        if self._fault(batch["number"], "download_500"):
+            for key in ("output_file_id", "error_file_id"):
+                if batch[key]:
+                    self._flaky[batch[key]] = 2
         ok = sum(1 for o in out if o["response"]["status_code"] == 200)
         batch["request_counts"] = {"total": n, "completed": ok, "failed": n - ok}
         batch["usage"] = usage
@@ -324,14 +398,16 @@ class BatchStore:
                      "ended": None, "cancel_initiated": None, "results_file_id": None,
                      "request_counts": {"total": len(requests), "completed": 0, "failed": 0},
                      "results": {"succeeded": 0, "errored": 0, "canceled": 0, "expired": 0},
-                     "usage": None}
+                     "usage": None, "window": self.window}
             self._save(batch)
+            if self._fault(number, "create_lost"):
+                raise CreateLost(batch_id)
             return _public_messages(batch)
 
     def retrieve_messages(self, batch_id: str) -> dict[str, Any]:
         with self._lock:
             batch = self._load_messages(batch_id)
-            due = time.time() >= batch["created"] + self.delay
+            due = self._due(batch)
             if batch["status"] == "canceling" or (batch["status"] == "in_progress" and due):
                 batch = self._finish_messages(batch)
             return _public_messages(batch)
@@ -340,7 +416,7 @@ class BatchStore:
         with self._lock:
             batch = self._load_messages(batch_id)
             if batch["status"] == "in_progress":
-                if time.time() >= batch["created"] + self.delay:
+                if self._due(batch):
                     return _public_messages(self._finish_messages(batch))
                 batch.update(status="canceling", cancel_initiated=time.time())
                 self._save(batch)
@@ -379,11 +455,12 @@ class BatchStore:
             else:
                 status, body = self.answer(MESSAGES_PATH, item["params"])
                 if status == 200:
-                    result = {"type": "succeeded", "message": body}
                     for key, name in (("prompt_tokens", "input_tokens"),
                                       ("completion_tokens", "output_tokens")):
                         value = (body.get("usage") or {}).get(name)
                         usage[key] += value if isinstance(value, int) else 0
+                    result = {"type": "succeeded", "message": _misreport_message(body,
+                                                                                 self.usage)}
                 else:
                     message = (body.get("error") or {}).get("message", f"HTTP {status}")
                     kind = "invalid_request_error" if status == 400 else "api_error"
@@ -391,9 +468,12 @@ class BatchStore:
                         "type": kind, "message": message}}}
             tally[result["type"]] += 1
             rows.append({"custom_id": item["custom_id"], "result": result})
-        data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+        data = "".join(t + "\n" for t in self._poisoned(
+            [json.dumps(r) for r in rows], batch["number"])).encode()
         batch["results_file_id"] = self._new_file(
             "message_batch_results", f"{batch['id']}_results.jsonl", data)["id"]
+        if self._fault(batch["number"], "download_500"):
+            self._flaky[batch["results_file_id"]] = 2
         batch["results"] = tally
         batch["request_counts"] = {"total": len(items), "completed": tally["succeeded"],
                                    "failed": len(items) - tally["succeeded"]}
@@ -403,8 +483,48 @@ class BatchStore:
         return batch
 
     def _jsonl_file(self, rows: list[dict[str, Any]], batch: dict[str, Any], what: str) -> str:
-        data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+        texts = [json.dumps(r) for r in rows]
+        if what == "output":
+            texts = self._poisoned(texts, batch["number"])
+        data = "".join(t + "\n" for t in texts).encode()
         return self._new_file("batch_output", f"{batch['id']}_{what}.jsonl", data)["id"]
+
+
+    def _poisoned(self, texts: list[str], number: int) -> list[str]:
+        """The result lines of batch ``number`` with its first one made hostile (the
+        ``line_*`` faults)."""
+        if not texts:
+            return texts
+        first, out = texts[0], list(texts)
+        if self._fault(number, "line_surrogate"):
+            out[0] = _TEXT_FIELD.sub(lambda m: m.group(0) + "\\ud800", first, count=1)
+        if self._fault(number, "line_huge"):
+            out[0] = _TEXT_FIELD.sub(lambda m: m.group(0) + "x" * (10 * 1024 * 1024), first,
+                                     count=1)
+        if self._fault(number, "line_deep"):
+            cid = json.loads(first)["custom_id"]
+            out[0] = ('{"custom_id": ' + json.dumps(cid) + ', "response": {"status_code": 200, '
+                      '"body": ' + "[" * 100_000 + "]" * 100_000 + "}}")
+        if self._fault(number, "line_conflict"):
+            out.insert(1, _TEXT_FIELD.sub(lambda m: m.group(0) + "other ", first, count=1))
+        if self._fault(number, "line_repeat"):
+            out.insert(1, first)
+        return out
+
+
+_TEXT_FIELD = re.compile(r'"(?:content|text)": "')
+
+
+def _misreport_message(body: dict[str, Any], mode: str) -> dict[str, Any]:
+    """A Messages answer with its ``usage`` misreported as ``mode`` says."""
+    if mode == "honest":
+        return body
+    chat = misreport_usage({"usage": {}}, mode)
+    out = {k: v for k, v in body.items() if k != "usage"}
+    if "usage" in chat:
+        value = chat["usage"]["prompt_tokens"]
+        out["usage"] = {"input_tokens": value, "output_tokens": value}
+    return out
 
 
 def _safe(name: str) -> str:
@@ -429,9 +549,10 @@ def _public_messages(batch: dict[str, Any]) -> dict[str, Any]:
     absolute)."""
     ended = batch["status"] == "ended"
     processing = 0 if ended else batch["request_counts"]["total"]
+    window = batch.get("window", 86400)
     return {"id": batch["id"], "type": "message_batch", "processing_status": batch["status"],
             "request_counts": {"processing": processing, **batch["results"]},
-            "created_at": _iso(batch["created"]), "expires_at": _iso(batch["created"] + 86400),
+            "created_at": _iso(batch["created"]), "expires_at": _iso(batch["created"] + window),
             "ended_at": _iso(batch["ended"]), "cancel_initiated_at": _iso(
                 batch["cancel_initiated"]), "archived_at": None,
             "results_url": f"/v1/messages/batches/{batch['id']}/results" if ended else None}

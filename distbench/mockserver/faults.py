@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["FAULT_KINDS", "HOSTILE_BODIES", "FaultDraws", "ServerConfig", "TokenBucket",
-           "fault_plan"]
+__all__ = ["BATCH_FAULTS", "FAULT_KINDS", "HOSTILE_BODIES", "USAGE_MODES", "FaultDraws",
+           "ServerConfig", "TokenBucket", "fault_plan", "misreport_usage"]
 
 FAULT_KINDS = ("fail_429", "fail_500", "fail_503", "hang", "truncate", "non_json", "garbage",
                "hostile")
@@ -54,6 +54,35 @@ HUGE_BODY_BYTES = 1 << 30
 """Length of the ``huge`` body (1 GB), streamed without a Content-Length."""
 _BLOCK = 100
 N_MODES = ("serve", "ignore", "reject")
+USAGE_MODES = ("honest", "zero", "null", "absent", "negative", "huge")
+"""What ``usage`` every answer (live and batch) reports (``ServerConfig.usage``): the true
+counts, 0, null counts, no ``usage`` at all, negative counts, or 99,999,999 each. The server's
+own bill (``stats()["usage"]``, the batches' ``usage``) always counts the true tokens."""
+BATCH_FAULTS = ("create_lost", "lost", "failed", "never_ends", "download_500", "line_surrogate",
+                "line_deep", "line_huge", "line_conflict", "line_repeat")
+"""What ``ServerConfig.batch_faults`` can do to a faulty batch: ``create_lost`` answers its
+create with 502 although it was created; ``lost`` answers 404 to every ``GET`` of it (the
+provider forgot it); ``failed`` ends it ``failed`` with an ``errors`` list and no output;
+``never_ends`` keeps it ``in_progress`` past its ``expires_at`` (``batch_window`` seconds
+after its creation) until it is cancelled; ``download_500`` answers 500 to the first two
+downloads of its results; the ``line_*`` faults change its first result line: a lone
+surrogate in the text, nesting 100,000 deep, a 10 MB text, a second line for the same request
+with another text (``conflict``) or the same line twice (``repeat``)."""
+
+
+def misreport_usage(payload: dict, mode: str) -> dict:
+    """``payload`` (an OpenAI-shaped answer) with its ``usage`` as ``mode`` says
+    (:data:`USAGE_MODES`)."""
+    if mode == "honest":
+        return payload
+    out = dict(payload)
+    if mode == "absent":
+        out.pop("usage", None)
+        return out
+    value = {"zero": 0, "null": None, "negative": -5, "huge": 99_999_999}[mode]
+    out["usage"] = {"prompt_tokens": value, "completion_tokens": value,
+                    "total_tokens": None if value is None else 2 * value}
+    return out
 
 
 @dataclass(frozen=True)
@@ -91,6 +120,9 @@ class ServerConfig:
         batch_fail: Fraction of a faulty batch's lines sent to its error file.
         batch_expire: Faulty batches expire with half their lines done.
         batch_faulty: How many of the first batches are faulty (None: all).
+        batch_faults: Further faults of the faulty batches (:data:`BATCH_FAULTS`).
+        batch_window: Seconds from a batch's creation to its ``expires_at``.
+        usage: What ``usage`` the answers report (:data:`USAGE_MODES`).
     """
 
     host: str = "127.0.0.1"
@@ -116,6 +148,9 @@ class ServerConfig:
     batch_fail: float = 0.0
     batch_expire: bool = False
     batch_faulty: int | None = None
+    batch_faults: tuple[str, ...] = ()
+    batch_window: float = 86400.0
+    usage: str = "honest"
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.batch_fail <= 1.0:
@@ -126,6 +161,13 @@ class ServerConfig:
         if self.hostile_body not in HOSTILE_BODIES:
             raise ValueError(f"hostile_body must be one of {', '.join(HOSTILE_BODIES)}, "
                              f"got {self.hostile_body!r}")
+        unknown = [f for f in self.batch_faults if f not in BATCH_FAULTS]
+        if unknown:
+            raise ValueError(f"batch_faults: unknown {', '.join(unknown)} (one of "
+                             f"{', '.join(BATCH_FAULTS)})")
+        if self.usage not in USAGE_MODES:
+            raise ValueError(f"usage must be one of {', '.join(USAGE_MODES)}, "
+                             f"got {self.usage!r}")
         if self.n_mode not in N_MODES:
             raise ValueError(f"n_mode must be one of {', '.join(N_MODES)}, got {self.n_mode!r}")
         for name in FAULT_KINDS:

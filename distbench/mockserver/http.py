@@ -31,9 +31,11 @@ import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl
 
 from distbench.mockserver.answerers import Answerer, MockAnswerer
-from distbench.mockserver.batches import MAX_UPLOAD, BatchStore, NotFound, parse_upload
+from distbench.mockserver.batches import (MAX_UPLOAD, BatchStore, CreateLost, NotFound,
+                                          ServerFault, parse_upload)
 from distbench.mockserver.faults import (
     HOSTILE_HTML,
     HOSTILE_USAGE,
@@ -41,6 +43,7 @@ from distbench.mockserver.faults import (
     FaultDraws,
     ServerConfig,
     TokenBucket,
+    misreport_usage,
 )
 from distbench.mockserver.wire import (
     BadRequest,
@@ -134,7 +137,9 @@ class _Server(ThreadingHTTPServer):
         self._connections_lock = threading.Lock()
         self.batches = BatchStore(config.batch_dir, self.answer, seed=config.seed,
                                   delay=config.batch_delay, fail=config.batch_fail,
-                                  expire=config.batch_expire, faulty=config.batch_faulty)
+                                  expire=config.batch_expire, faulty=config.batch_faulty,
+                                  faults=config.batch_faults, window=config.batch_window,
+                                  usage=config.usage)
         super().__init__((config.host, config.port), _Handler)
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -306,7 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif path.startswith("/v1/messages/batches/"):
             if self._authorised():
                 self._messages_batch_get(path)
-        elif path.startswith(("/v1/files/", "/v1/batches/")):
+        elif path.startswith(("/v1/files/", "/v1/batches/")) or path == "/v1/batches":
             if self._authorised():
                 self._batch_get(path)
         else:
@@ -369,8 +374,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if hostile is not None:
             payload = _odd_answer(hostile, payload)
-        elif kind is None:  # an answer sent whole: billed
+        elif kind is None:  # an answer sent whole: billed (the true tokens), then reported
             self.server.stats.billed(payload.get("usage"))
+            payload = misreport_usage(payload, self.server.config.usage)
         if path == _MESSAGES:
             payload = message_response(payload)
         data = json.dumps(payload).encode()
@@ -385,9 +391,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _batch_get(self, path: str) -> None:
         store = self.server.batches
-        parts = path.strip("/").split("/")  # v1 files ID [content] | v1 batches ID
+        parts = path.strip("/").split("/")  # v1 files ID [content] | v1 batches [ID]
         try:
-            if parts[1] == "files" and len(parts) == 4 and parts[3] == "content":
+            if parts[1] == "batches" and len(parts) == 2:
+                query = dict(parse_qsl(self.path.partition("?")[2]))
+                limit = int(query["limit"]) if query.get("limit", "").isdigit() else 20
+                self._json(200, store.list(limit, query.get("after")))
+            elif parts[1] == "files" and len(parts) == 4 and parts[3] == "content":
                 self._send(200, store.content(parts[2]), "application/jsonl")
             elif parts[1] == "files" and len(parts) == 3:
                 self._json(200, store.file(parts[2]))
@@ -397,6 +407,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._error(404, f"no route {path}", "invalid_request_error", "not_found")
         except NotFound as exc:
             self._error(404, str(exc), "invalid_request_error", "not_found")
+        except ServerFault as exc:
+            self._error(500, str(exc), "server_error")
 
     def _messages_batch_get(self, path: str) -> None:
         store = self.server.batches
@@ -412,6 +424,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, str(exc), "invalid_request_error")
         except NotFound as exc:
             self._error(404, str(exc), "invalid_request_error", "not_found")
+        except ServerFault as exc:
+            self._error(500, str(exc), "server_error")
 
     def _messages_batch_post(self, path: str, raw: bytes) -> None:
         store = self.server.batches
@@ -432,6 +446,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, str(exc), "invalid_request_error")
         except NotFound as exc:
             self._error(404, str(exc), "invalid_request_error", "not_found")
+        except CreateLost:
+            self._error(502, "Bad Gateway (injected: the batch was created)", "server_error")
 
     def _absolute(self, batch: dict[str, Any]) -> dict[str, Any]:
         """A Message Batch with its ``results_url`` on this server (as Anthropic gives one)."""
@@ -462,6 +478,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, str(exc), "invalid_request_error")
         except NotFound as exc:
             self._error(404, str(exc), "invalid_request_error", "not_found")
+        except CreateLost:
+            self._error(502, "Bad Gateway (injected: the batch was created)", "server_error")
 
     def _authorised(self) -> bool:
         key = self.server.config.api_key

@@ -69,6 +69,12 @@ CALLS = pa.schema(
         _f("batch_id", pa.string(),
            "The provider batch that answered the call (--execution batch; billed at the batch "
            "price); NULL for a live call."),
+        _f("usage_estimated", pa.bool_(),
+           "The endpoint's token counts were missing or implausible (none, 0, negative, a "
+           "completion over max_tokens, a prompt far over the text sent): prompt_tokens and "
+           "completion_tokens hold the request's ceiling (a quarter of the prompt's "
+           "characters, the whole completion budget), as budgets and costs count it; NULL in "
+           "runs made before the column."),
     ]
 )
 
