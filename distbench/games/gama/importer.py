@@ -70,9 +70,9 @@ def game_rows(rec: GamaRecord, run_id: str, shard_id: str, source: str) -> dict[
         for index, record in enumerate(rec.rounds):
             t = index + 1
             actors, answers, roles = _actors(rec, index, record, alive)
-            payoffs = _payoffs(rec, index, record, actors)
+            payoffs = _payoffs(rec, record, actors, answers)
             dists = _distances(rec, index, record, actors, answers, eq)
-            winners, survivors = _winners(rec, record, actors, alive)
+            winners, survivors = _winners(rec, record, actors, answers, alive)
             rounds.append({**key, "round": t, "actors": actors,
                            "aggregates_json": json.dumps(record, sort_keys=True),
                            "mean_answer": _mean_answer(rec.game, record),
@@ -136,6 +136,9 @@ def finishing_ranks(game: str, totals: dict[int, float | None], survivors: set[i
 
 
 def _actors(rec: GamaRecord, index: int, record: dict, alive: list[int]):
+    """The round's answering seats, their answers and roles. Simultaneous games: each seat's
+    answer from its own ``records`` (GAMA shuffles the round's ``responses`` in place when it
+    reports Guessing and Divide the Dollar, so their order is not the seats')."""
     game = rec.game
     if game == "battle":
         seat = int(record["player_shooting"])
@@ -148,37 +151,38 @@ def _actors(rec: GamaRecord, index: int, record: dict, alive: list[int]):
         votes = list(record["responses"])
         return seats, [plan] + votes[1:len(plan)], ["propose"] + ["vote"] * (len(plan) - 1)
     responses = list(record["responses"])
-    return list(range(len(responses))), responses, ["answer"] * len(responses)
+    answers = []
+    for seat in range(len(responses)):
+        own = rec.players[seat].answers if seat < len(rec.players) else []
+        answers.append(own[index] if index < len(own) else responses[seat])
+    return list(range(len(responses))), answers, ["answer"] * len(responses)
 
 
-def _payoffs(rec: GamaRecord, index: int, record: dict, actors: list[int]) -> list[float | None]:
+def _payoffs(rec: GamaRecord, record: dict, actors: list[int], answers: list) -> list[float | None]:
     p = rec.params
     game = rec.game
+    if game == "pirate":
+        return [float(g) for g in record["gold_distribution"]] if _passed(record) else [None] * len(actors)
     out: list[float | None] = []
-    for pos, seat in enumerate(actors):
+    for seat, mine in zip(actors, answers):
         if game == "guessing":
-            out.append(1.0 if record["responses"][seat] == record["winner"] else 0.0)
+            out.append(1.0 if mine == record["winner"] else 0.0)
         elif game == "bar":
-            choice = record["responses"][seat]
-            out.append(float(p.home if choice == "stay" else
-                             (p.max if record["go_ratio"] <= p.ratio else p.min)))
+            went = list(record["responses"]).count("go") / p.players
+            out.append(float(p.home if mine == "stay" else (p.max if went <= p.ratio else p.min)))
         elif game == "dollar":
-            ok = sum(record["responses"]) <= p.golds
-            out.append(float(record["responses"][seat] if ok else 0))
+            out.append(float(mine if sum(record["responses"]) <= p.golds else 0))
         elif game == "goods":
             share = sum(record["responses"]) * p.multiplier / p.players
-            out.append(float(p.tokens - record["responses"][seat] + share))
+            out.append(float(p.tokens - mine + share))
         elif game == "diner":
             cheap = list(record["responses"]).count("cheap")
             avg = (cheap * p.cheap_cost + (p.players - cheap) * p.exp_cost) / p.players
-            dish = p.cheap_utility if record["responses"][seat] == "cheap" else p.exp_utility
-            out.append(float(dish - avg))
+            out.append(float((p.cheap_utility if mine == "cheap" else p.exp_utility) - avg))
         elif game == "auction":
             out.append(float(record["utility"][seat]) if "utility" in record else None)
         else:
             out.append(None)
-    if game == "pirate" and len(actors) and _passed(record):
-        out = [float(g) for g in record["gold_distribution"]]
     return out
 
 
@@ -212,13 +216,11 @@ def _distances(rec, index, record, actors, answers, eq) -> list[float | None]:
     return out
 
 
-def _winners(rec: GamaRecord, record: dict, actors: list[int], alive: list[int]):
+def _winners(rec: GamaRecord, record: dict, actors: list[int], answers: list, alive: list[int]):
     game = rec.game
     everyone = list(range(rec.params.players))
-    if game == "guessing":
-        return [s for s, r in enumerate(record["responses"]) if r == record["winner"]], everyone
-    if game == "bar":
-        return [s for s, r in enumerate(record["responses"]) if r == record["winner"]], everyone
+    if game in ("guessing", "bar"):
+        return [s for s, a in zip(actors, answers) if a == record["winner"]], everyone
     if game == "dollar":
         return (everyone if sum(record["responses"]) <= rec.params.golds else []), everyone
     if game == "auction":

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
@@ -29,6 +29,7 @@ from distbench.games.gama.rules import (
     GameState,
     RoundOutcome,
     hit_rate,
+    valuations,
 )
 
 MARKER = "<commentblockmarker>###</commentblockmarker>"
@@ -50,7 +51,6 @@ class Templates:
 
     root: Path
     version: str = "v1"
-    _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def folder(self) -> Path:
@@ -127,7 +127,7 @@ def description(t: Templates, state: GameState, seat: int = 0, role: int | None 
     elif g == "goods":
         inputs = [p.players, rounds, _number(p.multiplier), role_msg]
     elif g == "diner":
-        inputs = [p.players, rounds, p.cheap_cost, p.cheap_utility, p.exp_cost, p.exp_utility,
+        inputs = [p.players, rounds, p.exp_cost, p.exp_utility, p.cheap_cost, p.cheap_utility,
                   role_msg]
     elif g == "auction":
         inputs = [p.players, rounds, _auction_mode(p.mode), role_msg]
@@ -165,19 +165,185 @@ def _ordinal(num: int) -> str:
     return f"{num}{suffix}"
 
 
+def output_format(t: Templates, state: GameState, seat: int, cot: int | None = None,
+                  proposer: bool = False) -> str:
+    """The answer-format sentence that ends GAMA's request, read from the checkout's
+    ``games/<game>.py`` (its step-by-step variant with ``cot``)."""
+    p = state.params
+    cot_msg = cot_message(t, cot)
+    # each game's code assigns the cot sentence first, then the plain one; the Pirate Game
+    # assigns the proposer's pair, then the voters'
+    index = (0 if cot else 1) + (2 if state.game == "pirate" and not proposer else 0)
+    this = SimpleNamespace(min=getattr(p, "min", 0), max=getattr(p, "max", 0),
+                           golds=getattr(p, "golds", 0))
+    player = SimpleNamespace(tokens=[_number(state.tokens[seat]) if state.tokens else 0],
+                             valuation=[_valuation(state, seat)])
+    return code_string(t, state.game, "output_format", index, self=this, player=player,
+                       cot_msg=cot_msg, g_input_0=seat + 1, g_input_2=p.players)
+
+
+def _valuation(state: GameState, seat: int) -> int:
+    if state.game != "auction":
+        return 0
+    return valuations(state.params, state.round + 1)[seat]
+
+
+def plan_text(plan: list[int], first: int) -> str:
+    """A pirate plan as GAMA prints the parsed proposal (a Python dict of ``'<k>-th'`` to golds,
+    ``first`` the proposer's rank)."""
+    return str({f"{first + i}-th": g for i, g in enumerate(plan)})
+
+
 def request(t: Templates, state: GameState, seat: int, cot: int | None = None,
-            plan: list[int] | None = None) -> str:
+            plan: list[int] | str | None = None) -> str:
     """The request GAMA sends ``seat`` in the next round (``plan``: Pirate Game voters, the
-    proposer's golds). Its last sentence, the answer format, is read from the checkout's
-    ``games/<game>.py``."""
-    raise NotImplementedError("filled in by the next commit")
+    proposer's golds or the plan's text). Its last sentence, the answer format, is read from
+    the checkout's ``games/<game>.py``."""
+    p = state.params
+    g = state.game
+    t_next = state.round + 1
+    folder = _prompt_folder(g)
+    if g == "pirate":
+        proposer = state.alive[0]
+        if seat == proposer:
+            fmt = output_format(t, state, seat, cot, proposer=True)
+            return str(render(t, f"{folder}/request2_{t.version}.txt", [seat + 1, p.gold, fmt]))
+        if plan is None:
+            raise ValueError("pirate: a voter's request needs the plan")
+        golds = plan if isinstance(plan, list) else None
+        text = plan_text(plan, proposer + 1) if isinstance(plan, list) else plan
+        mine = golds[list(state.alive).index(seat)] if golds is not None else ""
+        fmt = output_format(t, state, seat, cot)
+        return str(render(t, f"{folder}/request1_{t.version}.txt", [t_next, text, mine, fmt]))
+    fmt = output_format(t, state, seat, cot)
+    if g == "guessing":
+        inputs = [t_next, p.ratio_str, p.min, p.max, fmt]
+    elif g == "bar":
+        inputs = [t_next, p.ratio_str, fmt]
+    elif g == "dollar":
+        inputs = [t_next, p.golds, fmt]
+    elif g == "goods":
+        inputs = [t_next, _number(state.tokens[seat]), fmt]
+    elif g == "diner":
+        inputs = [t_next, fmt]
+    elif g == "auction":
+        inputs = [t_next, _valuation(state, seat), fmt]
+    else:
+        inputs = [t_next, battle_roster(state), f"player_{seat}", hit_rate(p, seat),
+                  list(state.alive).index(seat) + 1, fmt]
+    return str(render(t, f"{folder}/request_{t.version}.txt", inputs))
+
+
+def _parts(value: str | list[str]) -> list[str]:
+    return list(value) if isinstance(value, list) else [value]
 
 
 def report(t: Templates, before: GameState, outcome: RoundOutcome, seat: int) -> list[str]:
-    """The report GAMA gives ``seat`` after the round: its parts (user text, GAMA's canonical
-    echo of the seat's answer as the assistant turn, user text), or one part for Battle
-    Royale's report to the other players."""
-    raise NotImplementedError("filled in by the next commit")
+    """The report GAMA gives ``seat`` after the round (``before``: the state the round was
+    played from): its parts (user text, GAMA's canonical echo of the seat's answer as the
+    assistant turn, user text). Battle Royale: the shooter's three parts then the report
+    every living player gets (one part); Pirate Game: every pirate living before the round."""
+    p = before.params
+    g = before.game
+    r = outcome.record
+    n = p.players
+    t_now = outcome.round
+    folder = _prompt_folder(g)
+    if g == "guessing":
+        mine = outcome.answers[seat]
+        msg = code_string(t, g, "won_msg", 0, won=mine == r["winner"])
+        inputs = [t_now, r["mean"], p.ratio_str, f"{r['mean_ratio']:.2f}", r["winner"], mine, msg]
+        return _parts(render(t, f"{folder}/report_{t.version}.txt", inputs))
+    if g == "bar":
+        mine = outcome.answers[seat]
+        utility = _number(outcome.payoffs[seat])
+        if p.mode == "implicit" and mine == "stay":
+            return _parts(render(t, f"bar_game/report_implicit_{t.version}.txt",
+                                 [t_now, mine, utility]))
+        number = code_string(t, g, "number_msg", 0, round_record=r)
+        fun = code_string(t, g, "fun_msg", 0, round_record=r)
+        inputs = [t_now, r["go_num"], n - r["go_num"], n, number, fun, p.ratio_str, mine, utility]
+        return _parts(render(t, f"bar_game/report_explicit_{t.version}.txt", inputs))
+    if g == "dollar":
+        mine = outcome.answers[seat]
+        won = r["total_proposal"] <= p.golds
+        msg = code_string(t, g, "round_msg", 0, won=won)
+        inputs = [t_now, mine, r["total_proposal"], msg, p.golds, mine if won else 0]
+        return _parts(render(t, f"{folder}/report_{t.version}.txt", inputs))
+    if g == "goods":
+        mine = outcome.answers[seat]
+        total = r["total_tokens"]
+        after = [round(before.tokens[s] - r["responses"][s] + total * _number(p.multiplier) / n, 2)
+                 for s in range(n)]
+        gain = round(total * _number(p.multiplier) / n - mine, 2)
+        inputs = [t_now, r["responses"], mine, total, gain, after[seat], after]
+        return _parts(render(t, f"{folder}/report_{t.version}.txt", inputs))
+    if g == "diner":
+        mine = outcome.answers[seat]
+        utility = p.cheap_utility if mine == "cheap" else p.exp_utility
+        revenue = utility - r["avg_cost"]
+        msg = code_string(t, g, "player_revenue_msg", 0, player_utility=utility, round_record=r,
+                          self=SimpleNamespace(player_num=n), player_revenue=revenue)
+        inputs = [t_now, n - r["cheap_player"], r["cheap_player"], r["cost_msg"], r["avg_cost"],
+                  mine, msg]
+        return _parts(render(t, f"{folder}/report_{t.version}.txt", inputs))
+    if g == "auction":
+        mine = outcome.answers[seat]
+        result = code_string(t, g, "result", 0, round_record=r,
+                             player=SimpleNamespace(id=f"player_{seat}"))
+        inputs = [t_now, outcome.extra["valuations"][seat], mine, str(r["bid_winner_proposed"]),
+                  str(r["bid_winner_payment"]), result, r["utility"][seat]]
+        return _parts(render(t, f"{folder}/report_{t.version}.txt", inputs))
+    if g == "battle":
+        return _battle_report(t, before, outcome, seat)
+    return _pirate_report(t, before, outcome, seat)
+
+
+def _battle_report(t: Templates, before: GameState, outcome: RoundOutcome, seat: int) -> list[str]:
+    r = outcome.record
+    folder = _prompt_folder("battle")
+    # GAMA's code: result/result2 = '' (0), the miss sentence (1), 'shot at ...' (2); then
+    # += ' and hit ...' (3) or ' but missed.' (4)
+    def sentence(name: str) -> str:
+        if r["action"] == "miss":
+            return code_string(t, "battle", name, 1, round_record=r)
+        text = code_string(t, "battle", name, 2, round_record=r)
+        return text + code_string(t, "battle", name, 3 if r["out"] else 4, round_record=r)
+
+    living = len(outcome.survivors)
+    parts: list[str] = []
+    shooter = int(r["player_shooting"])
+    if seat == shooter:
+        parts += _parts(render(t, f"{folder}/report2_{t.version}.txt",
+                               [outcome.round, r["action"], r["shot_player"], sentence("result2"),
+                                living]))
+    parts += _parts(render(t, f"{folder}/report_{t.version}.txt",
+                           [outcome.round, f"player_{shooter}", sentence("result"), living]))
+    return parts
+
+
+def seniority(rank: int) -> str:
+    """GAMA's pirate rank text: '1-st', '2-nd', '3-rd', then '<k>-th'."""
+    return f"{rank}-" + {1: "st", 2: "nd", 3: "rd"}.get(rank, "th")
+
+
+def _pirate_report(t: Templates, before: GameState, outcome: RoundOutcome, seat: int) -> list[str]:
+    r = outcome.record
+    plan = r["gold_distribution"]
+    alive = list(before.alive)
+    proposer = alive[0]
+    passed = outcome.extra["passed"]
+    rank = proposer + 1
+    this = SimpleNamespace(player_id_manipulation=seniority, current_round=outcome.round)
+    # GAMA's code: majority 'Equal to or greater' (0) or 'Less' (1); result: proposer accepted
+    # (0), another's plan accepted (1), proposer rejected (2), another thrown overboard (3)
+    majority = code_string(t, "pirate", "majority", 0 if passed else 1)
+    index = (0 if seat == proposer else 1) if passed else (2 if seat == proposer else 3)
+    result = code_string(t, "pirate", "result", index, gold_distribution=plan, count=0, self=this)
+    vote = r["responses"][alive.index(seat)]
+    inputs = [seniority(outcome.round), plan_text(plan, rank), outcome.extra["accepted"],
+              len(alive), vote, majority, result]
+    return _parts(render(t, f"{_prompt_folder('pirate')}/report_{t.version}.txt", inputs))
 
 
 @lru_cache(maxsize=64)
@@ -191,15 +357,18 @@ def _code_tree(path: str) -> ast.Module:
 def code_string(t: Templates, game: str, target: str, index: int, **names: Any) -> str:
     """The value of the ``index``-th assignment to ``target`` in the checkout's
     ``games/<game>.py`` (a string or f-string of GAMA's, e.g. its answer-format sentence),
-    evaluated with ``names`` (``self``, ``player``, ``cot_msg``, ...: plain values wrapped
-    in namespaces); nothing but the expression is run, without builtins."""
+    evaluated with ``names`` (``self``, ``player``, ``cot_msg``, ...; assignments and
+    augmented assignments count, in the file's order); nothing but the expression is run,
+    without builtins."""
     path = t.root / "games" / f"{_prompt_folder(game)}.py"
     tree = _code_tree(str(path))
-    found = [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
-             and any(isinstance(tg, ast.Name) and tg.id == target for tg in node.targets)]
+    found = [node.value for node in ast.walk(tree)
+             if (isinstance(node, ast.Assign) and any(
+                 isinstance(tg, ast.Name) and tg.id == target for tg in node.targets))
+             or (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
+                 and node.target.id == target)]
     found.sort(key=lambda n: (n.lineno, n.col_offset))
     if index >= len(found):
         raise TemplateError(f"{path}: no assignment #{index + 1} to {target}")
     code = compile(ast.Expression(found[index]), str(path), "eval")
-    scope = {k: (SimpleNamespace(**v) if isinstance(v, dict) else v) for k, v in names.items()}
-    return str(eval(code, {"__builtins__": {"str": str, "int": int}}, scope))  # noqa: S307
+    return str(eval(code, {"__builtins__": {"str": str, "int": int}}, dict(names)))  # noqa: S307
