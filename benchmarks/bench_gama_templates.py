@@ -27,6 +27,9 @@ from pathlib import Path
 from distbench.games.gama import rules, templates
 from distbench.games.gama.records import GamaRecord, find_records, read_record
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_gama_replay import replay  # noqa: E402  (the rules' replay of a record)
+
 LEADERBOARD = {  # one record per game: (plain record, Gemini record for the stored request)
     "guessing": ("gpt-4o_guessing_game_v1_1.json", "gemini-1.5-pro_guessing_game_v1_1.json"),
     "bar": ("gpt-4o_bar_game_implicit_v1_1.json", "gemini-1.5-pro_bar_game_implicit_v1_1.json"),
@@ -37,30 +40,6 @@ LEADERBOARD = {  # one record per game: (plain record, Gemini record for the sto
     "battle": ("gpt-4o_battle_royale_v1_1.json", "gemini-1.5-pro_battle_royale_v1_1.json"),
     "pirate": ("gpt-4o_pirate_game_v1_1.json", "gemini-1.5-pro_pirate_game_v1_1.json"),
 }
-
-
-def replay(rec: GamaRecord, upto: int) -> list[tuple[rules.GameState, rules.RoundOutcome]]:
-    """The record's first ``upto`` rounds played again through the rules: (state before,
-    outcome) per round."""
-    state = rules.new_game(rec.game, rec.params)
-    out = []
-    for index, record in enumerate(rec.rounds[:upto]):
-        who = rules.actors(state)
-        hits = None
-        if rec.game == "battle":
-            shot = record["shot_player"]
-            answers = {who[0]: None if record["action"] == "miss" or shot == "null" else int(shot)}
-            hits = bool(record["out"])
-        elif rec.game == "pirate":
-            plan = list(record["gold_distribution"])
-            answers = {who[0]: plan}
-            answers.update({s: v for s, v in zip(who[1:], record["responses"][1:])})
-        else:
-            answers = {s: rec.players[s].answers[index] for s in who}
-        after, outcome = rules.resolve_round(state, answers, hits=hits)
-        out.append((state, outcome))
-        state = after
-    return out
 
 
 def gemini_parts(rec: GamaRecord, seat: int) -> list[str]:
@@ -101,7 +80,7 @@ def report_check(t: templates.Templates, rec: GamaRecord, results: list[bool]) -
     """The earliest round report the plain record still holds for seat 0 (or seat 1)."""
     seat = 0
     messages = rec.players[seat].messages
-    replayed = replay(rec, len(rec.rounds))
+    replayed = replay(rec)
     for before, outcome in replayed:
         if seat not in outcome.actors and rec.game != "battle":
             continue

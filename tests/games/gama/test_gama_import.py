@@ -189,3 +189,20 @@ def test_read_record_error_names_the_file(tmp_path):
     path.write_text("[]")
     with pytest.raises(RecordError, match="pirate_game_v1_1.json"):
         read_record(path)
+
+
+def test_recorded_answers_replay_through_the_rules(raw_results):
+    from distbench.games.gama import rules
+    from distbench.games.gama.records import recorded_answers
+
+    for rel in ("pirate_game/llama-3.1-8b_pirate_game_v1_2.json", "battle_royale/battle_royale_v1_3.json",
+                "bar_game_implicit/qwen2-72b_bar_game_implicit_v1_4.json"):
+        rec = read_record(raw_results / rel)
+        state = rules.new_game(rec.game, rec.params)
+        for index, stored in enumerate(rec.rounds):
+            answers, hits = recorded_answers(rec, index, rules.actors(state))
+            state, outcome = rules.resolve_round(state, answers, hits=hits)
+            for key in ("gold_distribution", "responses", "shot_player", "out", "go_num", "winner"):
+                if key in stored:
+                    assert outcome.record[key] == stored[key], (rel, index, key)
+        assert state.done or len(rec.rounds) == rec.params.rounds
