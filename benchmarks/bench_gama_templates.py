@@ -124,11 +124,36 @@ def request_check(t: templates.Templates, rec: GamaRecord, results: list[bool]) 
         check(f"request round 1 (seat {seat}, Gemini record)", ours, stored, results, why)
 
 
+def all_descriptions(checkout: Path) -> None:
+    """Every record's descriptions (every seat; the version of its file name, the role prompt
+    that matches or none) against the stored ones: counts per version, and the records that
+    differ."""
+    equal: dict[str, list[int]] = {}
+    for path in find_records(checkout / "raw_results"):
+        rec = read_record(path)
+        t = templates.open_templates(checkout, version=rec.version)
+        role = role_of(t, rec, 0)
+        state = rules.new_game(rec.game, rec.params)
+        ok = all(templates.description(t, state, seat, role=role) == stored_description(rec, seat)
+                 for seat in range(rec.params.players))
+        counts = equal.setdefault(rec.version, [0, 0])
+        counts[0] += ok
+        counts[1] += 1
+        if not ok:
+            print(f"description differs: {path.relative_to(checkout)}")
+    for version, (same, total) in sorted(equal.items()):
+        print(f"descriptions equal, {version}: {same}/{total} records")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("checkout", type=Path, help="a GAMA-Bench checkout (commit 41ebccf)")
+    parser.add_argument("--all", action="store_true",
+                        help="also compare every record's descriptions (all versions v1..v5)")
     args = parser.parse_args(argv)
     t = templates.open_templates(args.checkout)
+    if args.all:
+        all_descriptions(args.checkout)
     by_name = {p.name: p for p in find_records(args.checkout / "raw_results")}
     results: list[bool] = []
     for game, (plain_name, gemini_name) in LEADERBOARD.items():
