@@ -296,8 +296,8 @@ _ECHO_KEYS = {"guessing": "chosen_number", "bar": "decision", "dollar": "bid_amo
 
 def _echo(game: str, role: str, answer: Any) -> str:
     """A JSON echo of the parsed answer, as GAMA keeps it (GAMA stores no raw text)."""
-    if game == "battle":
-        target = "null" if answer is None else f"player_{answer}"
+    if game == "battle":  # GAMA echoes the target as it stores it: the seat number or null
+        target = "null" if answer is None else str(answer)
         return json.dumps({"action": "miss" if answer is None else "shoot", "target": target})
     if game == "pirate":
         if role == "propose":
@@ -340,21 +340,28 @@ def import_folder(folder: str | Path, output_dir: str | Path, run_id: str,
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
         write_json(run_dir / "manifest.json", manifest)
-        for sub, files in sorted(groups.items()):
-            shard_id = "gama-import-" + stable_hash({"folder": sub})
-            if shard_id in done:
-                continue
-            rows: dict[str, list[dict]] = {name: [] for name in TABLES}
-            for path in files:
-                rec = read_record(path)
-                part = game_rows(rec, run_id, shard_id, str(path.relative_to(folder)))
-                for name, items in part.items():
-                    rows[name].extend(items)
-            tables = {name: (shard_id, _table(name, items)) for name, items in rows.items()}
-            writer.commit_shard(shard_id, tables, {"games": len(files), "folder": sub})
-            imported += 1
-            if progress is not None:
-                progress(sub, len(files))
+        try:
+            for sub, files in sorted(groups.items()):
+                shard_id = "gama-import-" + stable_hash({"folder": sub})
+                if shard_id in done:
+                    continue
+                rows: dict[str, list[dict]] = {name: [] for name in TABLES}
+                for path in files:
+                    rec = read_record(path)
+                    part = game_rows(rec, run_id, shard_id, str(path.relative_to(folder)))
+                    for name, items in part.items():
+                        rows[name].extend(items)
+                tables = {name: (shard_id, _table(name, items)) for name, items in rows.items()}
+                writer.commit_shard(shard_id, tables, {"games": len(files), "folder": sub})
+                imported += 1
+                if progress is not None:
+                    progress(sub, len(files))
+        except (RecordError, KeyboardInterrupt) as exc:
+            state = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+            manifest.update(state=state, error=str(exc) or state,
+                            shards={"planned": len(groups), "committed": len(writer.committed())})
+            write_json(run_dir / "manifest.json", manifest)
+            raise
         manifest.update(state="complete",
                         shards={"planned": len(groups), "committed": len(writer.committed())},
                         finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))

@@ -280,7 +280,8 @@ def find_records(folder: str | Path) -> list[Path]:
     folder does not exist or holds none."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise RecordError(f"{folder}: no such folder (give GAMA-Bench's raw_results folder)")
+        what = "not a folder" if folder.exists() else "no such folder"
+        raise RecordError(f"{folder}: {what} (give GAMA-Bench's raw_results folder)")
     paths = sorted(p for p in folder.rglob("*.json") if parse_file_name(p.name) is not None)
     if not paths:
         raise RecordError(f"{folder}: no GAMA-Bench record in it "

@@ -165,6 +165,9 @@ def test_cli_bad_folder_is_one_line(tmp_path, capsys):
     line = _one_error_line(capsys, ["import", "gama", str(tmp_path / "nope"), "--run-id", "g",
                                     "--output-dir", str(tmp_path / "r")])
     assert "nope" in line and "no such folder" in line
+    (tmp_path / "afile").write_text("x")
+    assert "not a folder" in _one_error_line(
+        capsys, ["import", "gama", str(tmp_path / "afile"), "--run-id", "g", "--output-dir", str(tmp_path / "r")])
     (tmp_path / "empty").mkdir()
     assert "no GAMA-Bench record" in _one_error_line(
         capsys, ["import", "gama", str(tmp_path / "empty"), "--run-id", "g", "--output-dir", str(tmp_path / "r")])
@@ -182,6 +185,8 @@ def test_cli_malformed_file_is_one_line_naming_it(raw_results, tmp_path, capsys,
     line = _one_error_line(capsys, ["import", "gama", str(raw_results), "--run-id", "g",
                                     "--output-dir", str(tmp_path / "r")])
     assert "divide_dollar_v1_1.json" in line and says in line
+    manifest = json.loads((tmp_path / "r" / "g" / "manifest.json").read_text())
+    assert manifest["state"] == "failed" and "divide_dollar_v1_1.json" in manifest["error"]
 
 
 def test_read_record_error_names_the_file(tmp_path):
