@@ -211,3 +211,18 @@ def test_recorded_answers_replay_through_the_rules(raw_results):
                 if key in stored:
                     assert outcome.record[key] == stored[key], (rel, index, key)
         assert state.done or len(rec.rounds) == rec.params.rounds
+
+
+def test_named_board_query_rounds_half_to_even_as_numpy(raw_results, tmp_path):
+    result = import_folder(raw_results, tmp_path / "results", "board")
+    sql = (Path(__file__).resolve().parents[3] / "distbench" / "queries" / "gama_board.sql").read_text()
+    con = open_run(result.run_dir)
+    try:
+        rows = {r[0]: r[1:] for r in con.execute(sql).fetchall()}
+        # numpy rounds 83.55 (835.5 tenths as a double) up, DuckDB's round(x, 1) down
+        assert con.execute("SELECT round_even(83.55::DOUBLE * 10, 0) / 10").fetchone()[0] == 83.6
+    finally:
+        con.close()
+    assert rows["GPT-4o-0806"] == (75.0, 75.0, None, None, None, None, None, None, None, 1)
+    assert rows["GPT-3.5-0125"][7] == 100.0  # battle
+    assert "Gemini-1.5-Pro" in rows and "LLaMA-3.1-8B" in rows
