@@ -161,6 +161,15 @@ def test_cli_imports_a_folder(raw_results, tmp_path, capsys):
     assert "imported 5 GAMA-Bench records" in capsys.readouterr().out
 
 
+def test_cli_refuses_a_run_id_that_holds_another_run(raw_results, tmp_path, capsys):
+    run = tmp_path / "r" / "other"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text(json.dumps({"family": "matrix", "identity": {}}))
+    line = _one_error_line(capsys, ["import", "gama", str(raw_results), "--run-id", "other",
+                                    "--output-dir", str(tmp_path / "r")])
+    assert "already holds another run" in line and "'matrix'" in line
+
+
 def test_cli_bad_folder_is_one_line(tmp_path, capsys):
     line = _one_error_line(capsys, ["import", "gama", str(tmp_path / "nope"), "--run-id", "g",
                                     "--output-dir", str(tmp_path / "r")])
