@@ -56,6 +56,7 @@ def _register() -> None:
         compare,
         export,
         fog,
+        imports,
         query,
         report,
         rescore,
@@ -74,6 +75,7 @@ def _register() -> None:
     cli.add_command(serve.serve)
     cli.add_command(sweep.sweep)
     cli.add_command(fog.fog)
+    cli.add_command(imports.import_group)
     cli.add_command(report.report)
     cli.add_command(view.view)
     cli.add_command(rescore.rescore)
