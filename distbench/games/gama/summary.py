@@ -6,7 +6,13 @@ is not a GAMA game: GAMA re-asks until an answer parses; it is counted, not scor
 95% interval (a bootstrap over games: the runs of GAMA's leaderboard cell); the mean distance
 of the moves from the game's equilibrium with its interval (NULL where the game has none); the
 invalid answers and their share of the moves, and the re-asks. A table of several players also
-gets one record per player: its seats' mean finishing rank and payoff.
+gets one record per player: its seats' mean finishing rank and payoff; and when the run has
+mixed tables, one ``rating`` record per player: its Plackett–Luce strength from every mixed
+game's finishing order (``gama_players.rank``, ties as ties; forfeiting seats last; games ended
+by a failed call left out), with the simultaneous 95% band of
+:func:`distbench.report.ratings.bootstrap_plackett_luce` (games resampled within each table
+make-up). Nash averaging is not reported: it rates from a two-player meta-game, which a game of
+n seats is not (see :mod:`distbench.report.ratings`).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from distbench.report.bootstrap import start_bootstrap_ci
+from distbench.report.ratings import bootstrap_plackett_luce
 
 _GAMES_SQL = """
 SELECT game, variant, model AS table_label, count(*) AS games,
@@ -40,6 +47,32 @@ SELECT g.game, g.variant, g.model AS table_label, p.player, count(*) AS seats,
 FROM gama_players p JOIN gama_games g USING (run_id, game_id)
 WHERE g.model = 'mixed' AND g.status <> 'failed' GROUP BY ALL ORDER BY ALL
 """
+_ORDERS_SQL = """
+SELECT p.game_id, list(p.player ORDER BY p.seat), list(p.rank ORDER BY p.seat)
+FROM gama_players p JOIN gama_games g USING (run_id, game_id)
+WHERE g.model = 'mixed' AND g.status <> 'failed' GROUP BY ALL ORDER BY ALL
+"""
+RATING_RESAMPLES = 500
+
+
+def plackett_luce_records(con: Any, *, resamples: int = RATING_RESAMPLES, seed: int = 0
+                          ) -> list[dict[str, Any]]:
+    """One ``rating`` record per player of the run's mixed tables (module docstring), best
+    first: ``player``, ``games``, ``strength`` (centred natural-log), ``strength_lo``,
+    ``strength_hi``; [] without two players."""
+    rows = con.execute(_ORDERS_SQL).fetchall()
+    labels = sorted({p for _, players, _ in rows for p in players})
+    if len(labels) < 2:
+        return []
+    index = {p: i for i, p in enumerate(labels)}
+    games = [([index[p] for p in players], [-float(r) for r in ranks])
+             for _, players, ranks in rows]
+    fit = bootstrap_plackett_luce(len(labels), games, seed=seed, resamples=resamples)
+    played = {p: sum(p in players for _, players, _ in rows) for p in labels}
+    out = [{"kind": "rating", "player": p, "games": played[p], "strength": float(fit.theta[i]),
+            "strength_lo": float(fit.low[i]), "strength_hi": float(fit.high[i])}
+           for i, p in enumerate(labels)]
+    return sorted(out, key=lambda r: -r["strength"])
 
 
 def _mean_ci(values: list[float], offload: Any) -> tuple[float | None, Any]:
@@ -83,6 +116,7 @@ def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
         cols = [d[0] for d in cur.description]
         records += [{"kind": "player", **dict(zip(cols, r, strict=True))}
                     for r in cur.fetchall()]
+        records += plackett_luce_records(con)
     return records
 
 
@@ -127,4 +161,10 @@ def format_summary(records: list[dict[str, Any]]) -> str:
                  "-" if p["mean_payoff"] is None else f"{p['mean_payoff']:.2f}")
                 for p in players]
         text += ["", "players of mixed tables (rank 1 = best)", *_grid(head, rows)]
+    ratings = [r for r in records if r.get("kind") == "rating"]
+    if ratings:
+        head = ("player", "games", "Plackett-Luce strength [95% simultaneous band]")
+        rows = [(r["player"], str(r["games"]), _cell(r, "strength", 2)) for r in ratings]
+        text += ["", "ratings from each mixed game's finishing order (Plackett-Luce)",
+                 *_grid(head, rows)]
     return "\n".join(text)

@@ -212,3 +212,32 @@ def test_asyncio_gather_of_several_models_in_one_round():
     tables, _ = _play(config, backends)
     assert [len(x.batches) for x in backends.values()] == [2, 2]
     assert {m["answer"] for m in tables["gama_moves"] if m["seat"] % 2} == {"2"}
+
+
+def test_mixed_tables_rate_their_players_by_plackett_luce_from_finishing_orders():
+    import duckdb
+
+    from distbench.games.gama.summary import format_summary, summarize
+    from distbench.report.ratings import bootstrap_plackett_luce
+
+    config = build_config(_options(game="dollar", num_games=6, gama_options=("rounds=2",),
+                                   seat_players="scripted:fixed=10,scripted:fixed=5,"
+                                                "scripted:random"), DUMMY)
+    shard = plan_shards(config, "r")[0]
+    result = run_shard(shard, {})
+    con = duckdb.connect()
+    for name, (_, table) in result.tables.items():
+        con.register(name, table)
+    records = summarize(con)
+    ratings = [r for r in records if r["kind"] == "rating"]
+    assert [r["player"] for r in ratings][0] == "scripted:fixed=10"
+    assert all(r["strength_lo"] <= r["strength"] <= r["strength_hi"] for r in ratings)
+    # the same fit from the finishing orders read back
+    labels = sorted(r["player"] for r in ratings)
+    rows = con.execute("select list(player order by seat), list(rank order by seat) "
+                       "from gama_players group by game_id order by game_id").fetchall()
+    games = [([labels.index(p) for p in ps], [-float(x) for x in ranks]) for ps, ranks in rows]
+    fit = bootstrap_plackett_luce(3, games, seed=0, resamples=500)
+    assert {r["player"]: r["strength"] for r in ratings} == pytest.approx(
+        dict(zip(labels, fit.theta.tolist(), strict=True)))
+    assert "Plackett-Luce strength" in format_summary(records)
