@@ -9,8 +9,9 @@ outcome as one user message. Public Goods keeps only the last :data:`GOODS_WINDO
 reports (GAMA's sliding window from round 11).
 
 Every request asks for one final line ``Answer: <value>``; :func:`parse_answer` reads the last
-such line (falling back to a JSON object with GAMA's key, so answers written in GAMA's format
-parse too) and checks the value's range: the statuses are ``ok``, ``no_answer`` (no
+such line and checks the value's range; an answer without one but with a JSON object of GAMA's
+key (or ``value``, the replay backend's) is read as GAMA reads it (:func:`_gama_value`). The
+statuses: the statuses are ``ok``, ``no_answer`` (no
 ``Answer:`` line nor JSON), ``bad_value`` (not of the game's kind) and ``out_of_range``.
 Words may be given as numbers where the request says so (bar: 1 go, 0 stay; diner: 1 costly,
 0 cheap; pirate votes: 1 accept, 0 reject; battle: the player's number, 0 to shoot into the
@@ -262,21 +263,58 @@ def _last_answer(text: str) -> str | None:
     return found[-1].strip().strip("`*.\"'") if found else None
 
 
-def _from_json(game: str, text: str) -> str | None:
+def _from_json(game: str, text: str) -> tuple[bool, Any]:
+    """(found, value) of GAMA's JSON answer: the object from the first ``{`` to the last
+    ``}``, its key for the game (or ``value``, as the replay backend writes it)."""
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
-        return None
+        return False, None
     try:
         obj = json.loads(text[start:end + 1])
     except ValueError:
-        return None
+        return False, None
     if not isinstance(obj, dict):
-        return None
-    for key in _JSON_KEYS[game]:
+        return False, None
+    for key in (*_JSON_KEYS[game], "value"):
         if key in obj:
-            value = obj[key]
-            return json.dumps(value) if isinstance(value, list) else str(value)
-    return None
+            return True, obj[key]
+    return False, None
+
+
+def _gama_value(state: rules.GameState, value: Any, *, proposer: bool) -> Parsed:
+    """An answer in GAMA's JSON format read as GAMA reads it: Guess an integer in its range
+    (GAMA re-asks otherwise); Dollar, Goods and Auction any integer (GAMA checks no range);
+    Diner any text (only exactly ``cheap`` is the cheap dish); Battle Royale a 0-based player
+    id (``3``, ``player_3``) or ``null``; the Pirate Game a list of golds or accept/reject."""
+    game = state.game
+    text = str(value).strip()
+    if game == "diner":
+        return Parsed(text, "ok")
+    if game == "bar" or (game == "pirate" and not proposer):
+        allowed = ("go", "stay") if game == "bar" else ("accept", "reject")
+        return (Parsed(text, "ok") if text in allowed
+                else Parsed(None, "bad_value", f"{text!r} is not one of {list(allowed)}"))
+    if game == "pirate":
+        golds = value if isinstance(value, list) else None
+        if golds is None or any(_integer(str(g)) is None for g in golds):
+            return Parsed(None, "bad_value", f"{text!r} is not a list of whole numbers")
+        try:
+            return Parsed(rules.check_plan(state, [_integer(str(g)) for g in golds]), "ok")
+        except ValueError as exc:
+            return Parsed(None, "out_of_range", str(exc))
+    if game == "battle":
+        if value is None or text == "null" or "-1" in text:
+            return Parsed(None, "ok")
+        seat = _integer(text.rsplit("_", 1)[-1])
+        return (Parsed(seat, "ok") if seat is not None
+                else Parsed(None, "bad_value", f"{text!r} is not a player id"))
+    number = _integer(text)
+    if number is None:
+        return Parsed(None, "bad_value", f"{text!r} is not a whole number")
+    p = state.params
+    if game == "guessing" and not p.min <= number <= p.max:
+        return Parsed(None, "out_of_range", f"{number} is outside {p.min}..{p.max}")
+    return Parsed(number, "ok")
 
 
 def _integer(text: str) -> int | None:
@@ -300,8 +338,9 @@ def parse_answer(state: rules.GameState, seat: int, text: str | None, *,
     game = state.game
     raw = _last_answer(text)
     if raw is None:
-        raw = _from_json(game, text)
-    if raw is None:
+        found, value = _from_json(game, text)
+        if found:
+            return _gama_value(state, value, proposer=proposer)
         return Parsed(None, "no_answer", "no 'Answer:' line")
     word = raw.lower().split()[0] if raw.split() else ""
     p = state.params

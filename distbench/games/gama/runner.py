@@ -78,6 +78,8 @@ class _Caller:
         self.backends = backends
         self.log: dict[BackendSpec, list[tuple[Request, Response, str, str]]] = {}
         self.calls = 0
+        replay = [s for s in shard.config.specs() if s.provider == "replay"]
+        self.record = json.loads(Path(replay[0].model).read_text()) if replay else None
 
     def request(self, ask: _Ask, spec: BackendSpec, step: str, attempt: int) -> Request:
         c = self.shard.config
@@ -94,7 +96,7 @@ class _Caller:
         return Request(
             prompt=text, messages=messages,
             seed=derive_seed(c.llm_seed, g.game_id, state.round + 1, ask.seat, step, attempt),
-            task=f"gama.{state.game}:{bound}",
+            task=f"gama.{state.game}@{record_path(state, ask.seat, ask.proposer)}:{bound}",
             max_tokens=c.max_tokens or (reasoning_budget(spec) if cot else 256),
             temperature=c.temperature)
 
@@ -149,6 +151,29 @@ class _Caller:
     def _parse(ask: _Ask) -> None:
         ask.parsed = prompts.parse_answer(ask.game.state, ask.seat, ask.text,
                                           proposer=ask.proposer, plan=ask.plan)
+
+
+def record_path(state: rules.GameState, seat: int, proposer: bool) -> str:
+    """Where a GAMA-Bench record keeps this answer (the replay backend's JSON path): the
+    round's ``responses`` by seat (Battle Royale: the one shot; the Pirate Game: by rank among
+    the living) and the proposer's ``gold_distribution``."""
+    base = f"round_records.{state.round}"
+    if state.game == "battle":
+        return f"{base}.responses.0"
+    if state.game == "pirate":
+        return (f"{base}.gold_distribution" if proposer
+                else f"{base}.responses.{list(state.alive).index(seat)}")
+    return f"{base}.responses.{seat}"
+
+
+def recorded_hit(record: Any, state: rules.GameState) -> bool | None:
+    """Battle Royale in replay: whether the record's shot of this round hit (None: draw it)."""
+    if record is None or state.game != "battle":
+        return None
+    try:
+        return bool(record["round_records"][state.round]["out"])
+    except (KeyError, IndexError, TypeError):
+        return None
 
 
 def _end_if_invalid(game: _Game, asks: list[_Ask]) -> bool:
@@ -253,7 +278,8 @@ def _play_round(caller: _Caller, live: list[_Game]
                            for a, r in zip(asks, roles, strict=True))
             continue
         before = g.state
-        after, outcome = rules.resolve_round(before, {a.seat: a.parsed.value for a in asks})
+        after, outcome = rules.resolve_round(before, {a.seat: a.parsed.value for a in asks},
+                                             hits=recorded_hit(caller.record, before))
         g.moves.extend(_move_row(caller.shard, g, a, r, outcome)
                        for a, r in zip(asks, roles, strict=True))
         for seat, value in outcome.payoffs.items():
