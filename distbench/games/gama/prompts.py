@@ -73,7 +73,7 @@ def describe(state: rules.GameState, seat: int) -> str:
     """The system message of ``seat`` (the game's rules in distbench's words)."""
     p = state.params
     n, t = p.players, p.rounds
-    head = f"You are {seat_name(seat)} in a game of {n} players that lasts {t} rounds."
+    head = f"This is a game of {n} players that lasts {t} rounds."
     game = state.game
     if game == "guessing":
         body = (f"Each round every player picks a whole number from {p.min} to {p.max}. The "
@@ -121,7 +121,9 @@ def describe(state: rules.GameState, seat: int) -> str:
                 "the second to get as many golds as you can.")
     else:  # pragma: no cover - the game names are checked before
         raise ValueError(f"unknown gama game {game!r}")
-    return f"{head}\n\n{body}"
+    # the seat last, so that every seat's conversation shares the longest prefix (a local
+    # model reuses the evaluated prefix of the previous prompt)
+    return f"{head}\n\n{body}\n\nYou are {seat_name(seat)}."
 
 
 def _format(line: str, cot: bool) -> str:

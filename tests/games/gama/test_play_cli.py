@@ -103,3 +103,29 @@ def test_a_run_resumes_after_kill_9_with_every_game_once(tmp_path, ray_session):
         where m.n <> 10 * g.rounds or r.n <> g.rounds or p.n <> 10""").fetchall()
     assert bad == []
     con.close()
+
+
+def test_report_view_and_a_sweep_spec_table(tmp_path):
+    out = distbench("run", "--family", "gama", "--game", "pirate", "--llm-type", "dummy",
+                    "--players", "dummy,scripted:equilibrium", "--num-games", "2",
+                    "--no-parallel", "--run-id", "p", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    run = tmp_path / "results" / "p"
+    report = distbench("report", str(run), "--out", str(tmp_path / "rep"), cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    text = "".join(p.read_text() for p in (tmp_path / "rep").glob("*.md"))
+    assert "GAMA-Bench games" in text and "gama_summary" in text
+    view = distbench("view", str(run), "--out", str(tmp_path / "v.html"), cwd=tmp_path)
+    assert view.returncode == 0, view.stderr
+    assert "round chart" in (tmp_path / "v.html").read_text()
+    spec = tmp_path / "spec.toml"
+    spec.write_text('name = "g"\nmodes = ["pure"]\nbuckets = ["2x2_lowVar_pure"]\n'
+                    'games_per_bucket = 1\n\n[providers.d]\ntype = "dummy"\ntiers.A = '
+                    '["random"]\n\n[gama]\ngames = ["guessing", "bar"]\nruns = 2\n')
+    plan = distbench("sweep", "plan", str(spec), cwd=tmp_path)
+    assert plan.returncode == 0, plan.stderr
+    assert "gama games 4" in plan.stdout
+    bad = spec.read_text().replace('"bar"]', '"chess"]')
+    spec.write_text(bad)
+    plan = distbench("sweep", "plan", str(spec), cwd=tmp_path)
+    assert plan.returncode != 0 and "games" in plan.stderr and "Traceback" not in plan.stderr
