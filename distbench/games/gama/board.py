@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from distbench.games.base import RunPlan, seat_label
+from distbench.games.base import RunPlan, seat_label, stable_hash
 from distbench.games.gama import rules
-from distbench.games.gama.plan import NAME, GamaRunConfig, expected_calls, plan_shards
+from distbench.games.gama.plan import NAME, GamaRunConfig, GamaSuiteShard, expected_calls
 from distbench.llm.base import BackendSpec
 
 BOARD_RESAMPLES = 2000
@@ -39,14 +39,28 @@ def suite_configs(models: Sequence[BackendSpec], *, runs: int = 5,
             for model in models for game in games]
 
 
+def suite_shards(configs: Sequence[GamaRunConfig], run_id: str) -> list[GamaSuiteShard]:
+    """One shard per (model table, seed): all its games at once, so that the eight games'
+    rounds overlap and the protocol takes about as long as its longest game."""
+    groups: dict[tuple[Any, int], list[GamaRunConfig]] = {}
+    for c in configs:
+        for seed in c.seeds:
+            groups.setdefault((tuple(seat_label(s) for s in c.seats), seed), []).append(c)
+    shards = []
+    for (_, seed), group in groups.items():
+        parts = tuple((c, seed, 0, c.num_games) for c in group)
+        key = {"family": NAME, "suite": [c.identity() for c in group], "seed": seed}
+        shards.append(GamaSuiteShard(f"gs-{stable_hash(key)}", run_id, parts))
+    return shards
+
+
 def suite_plan(configs: Sequence[GamaRunConfig], run_id: str) -> RunPlan:
-    """One plan of all the protocol's games (every shard runs concurrently)."""
+    """One plan of all the protocol's games (:func:`suite_shards`)."""
     from distbench.games.gama.summary import summarize
 
     identity = {"suite": "gama", "configs": [c.identity() for c in configs]}
     return RunPlan(
-        family=NAME, config=identity, identity=identity,
-        shards=[s for c in configs for s in plan_shards(c, run_id)],
+        family=NAME, config=identity, identity=identity, shards=suite_shards(configs, run_id),
         seeds={"game_seeds": sorted({s for c in configs for s in c.seeds}),
                "llm_seed": configs[0].llm_seed},
         summarize=summarize, unit="games",

@@ -141,6 +141,31 @@ class GamaShard:
         """Progress units: games."""
         return self.stop - self.start
 
+    @property
+    def parts(self) -> tuple[tuple[GamaRunConfig, int, int, int], ...]:
+        """(config, seed, start, stop) of the games the shard plays."""
+        return ((self.config, self.seed, self.start, self.stop),)
+
+
+@dataclass(frozen=True)
+class GamaSuiteShard:
+    """Games of several configurations played together, round by round (the leaderboard
+    protocol of one model: every game at once, so its rounds overlap)."""
+
+    shard_id: str
+    run_id: str
+    parts: tuple[tuple[GamaRunConfig, int, int, int], ...]
+    family: str = NAME
+
+    @property
+    def specs(self) -> tuple[BackendSpec, ...]:
+        return tuple(dict.fromkeys(s for c, *_ in self.parts for s in c.specs()))
+
+    @property
+    def num_units(self) -> int:
+        """Progress units: games."""
+        return sum(stop - start for _, _, start, stop in self.parts)
+
 
 def plan_shards(config: GamaRunConfig, run_id: str = "") -> list[GamaShard]:
     """The shards in a stable order (seed, chunk)."""

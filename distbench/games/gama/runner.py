@@ -27,7 +27,7 @@ import pyarrow as pa
 from distbench.games.answers.reasoning import reasoning_budget, reasoning_mode
 from distbench.games.base import ShardResult, derive_seed, seat_label, stable_hash
 from distbench.games.gama import prompts, rules, scoring
-from distbench.games.gama.plan import NAME, GamaShard
+from distbench.games.gama.plan import NAME, GamaRunConfig, GamaShard, GamaSuiteShard
 from distbench.games.gama.players import scripted_answer, table_label
 from distbench.games.gama.prompts import Parsed
 from distbench.games.gama.schema import GAMA_GAMES, GAMA_MOVES, GAMA_PLAYERS, GAMA_ROUNDS
@@ -45,6 +45,8 @@ HARNESS = stable_hash([NAME, 1] + [(_HERE / f).read_text() for f in
 
 @dataclass
 class _Game:
+    config: GamaRunConfig
+    seed: int
     index: int
     game_id: str
     state: rules.GameState
@@ -73,17 +75,17 @@ class _Ask:
 class _Caller:
     """Asks the models of a shard and logs their calls."""
 
-    def __init__(self, shard: GamaShard, backends: Mapping[BackendSpec, Backend]) -> None:
-        self.shard = shard
+    def __init__(self, shard: GamaShard | GamaSuiteShard,
+                 backends: Mapping[BackendSpec, Backend]) -> None:
         self.backends = backends
         self.log: dict[BackendSpec, list[tuple[Request, Response, str, str]]] = {}
         self.calls = 0
-        replay = [s for s in shard.config.specs() if s.provider == "replay"]
+        replay = [s for s in shard.specs if s.provider == "replay"]
         self.record = json.loads(Path(replay[0].model).read_text()) if replay else None
 
     def request(self, ask: _Ask, spec: BackendSpec, step: str, attempt: int) -> Request:
-        c = self.shard.config
         g = ask.game
+        c = g.config
         state = g.state
         cot = reasoning_mode(spec) == "cot"
         history = g.reports[ask.seat]
@@ -103,22 +105,21 @@ class _Caller:
     def answer(self, asks: list[_Ask], step: str) -> None:
         """Fills every ask's parsed answer: scripted seats at once, the models' in one batch
         each (concurrently), invalid ones re-asked up to the configured count."""
-        c = self.shard.config
         pending = []
         for ask in asks:
-            player = c.seats[ask.seat]
+            player = ask.game.config.seats[ask.seat]
             if isinstance(player, str):
                 ask.text = scripted_answer(player, ask.game.state, ask.seat, ask.game.game_id,
                                            proposer=ask.proposer, plan=ask.plan)
                 self._parse(ask)
             else:
                 pending.append(ask)
-        for attempt in range(c.reask + 1):
+        for attempt in range(max((a.game.config.reask for a in asks), default=0) + 1):
             if not pending:
                 break
             groups: dict[BackendSpec, list[_Ask]] = {}
             for ask in pending:
-                groups.setdefault(c.seats[ask.seat], []).append(ask)
+                groups.setdefault(ask.game.config.seats[ask.seat], []).append(ask)
             requests = {spec: [self.request(a, spec, step, attempt) for a in group]
                         for spec, group in groups.items()}
             answers = asyncio.run(self._generate(requests))
@@ -137,7 +138,7 @@ class _Caller:
                         ask.parsed = Parsed(None, FAILED, resp.error or "call failed")
                         continue
                     self._parse(ask)
-                    if not ask.parsed.ok and attempt < c.reask:
+                    if not ask.parsed.ok and attempt < g.config.reask:
                         retry.append(ask)
             pending = retry
 
@@ -193,9 +194,9 @@ def _end_if_invalid(game: _Game, asks: list[_Ask]) -> bool:
     return True
 
 
-def _move_row(shard: GamaShard, game: _Game, ask: _Ask, role: str,
+def _move_row(game: _Game, ask: _Ask, role: str,
               outcome: rules.RoundOutcome | None) -> dict[str, Any]:
-    player = shard.config.seats[ask.seat]
+    player = game.config.seats[ask.seat]
     value = ask.parsed.value if ask.parsed.ok else None
     distance = None
     if ask.parsed.ok:
@@ -274,13 +275,13 @@ def _play_round(caller: _Caller, live: list[_Game]
         asks = by_game[g.game_id]
         roles = [_role(g.state.game, a) for a in asks]
         if _end_if_invalid(g, asks):
-            g.moves.extend(_move_row(caller.shard, g, a, r, None)
+            g.moves.extend(_move_row(g, a, r, None)
                            for a, r in zip(asks, roles, strict=True))
             continue
         before = g.state
         after, outcome = rules.resolve_round(before, {a.seat: a.parsed.value for a in asks},
                                              hits=recorded_hit(caller.record, before))
-        g.moves.extend(_move_row(caller.shard, g, a, r, outcome)
+        g.moves.extend(_move_row(g, a, r, outcome)
                        for a, r in zip(asks, roles, strict=True))
         for seat, value in outcome.payoffs.items():
             g.payoff[seat] += value
@@ -314,16 +315,53 @@ def _round_row(outcome: rules.RoundOutcome, before: rules.GameState) -> dict[str
             "round_score": scoring.round_score(name, before.params, rec)}
 
 
-def run_shard(shard: GamaShard, backends: Mapping[BackendSpec, Backend]) -> ShardResult:
-    """Plays ``shard``'s games (see the module docstring)."""
-    c = shard.config
-    p = c.params
+def _table_rows(run_id: str, shard_id: str, g: _Game, rounds: list[dict[str, Any]],
+                tables: dict[str, Rows]) -> None:
+    """Adds one game's rows to the four tables."""
+    c, p = g.config, g.config.params
+    ids = {"run_id": run_id, "shard_id": shard_id, "game_id": g.game_id, "game": c.game}
+    for m in g.moves:
+        tables["gama_moves"].add({**ids, **m})
+    for r in rounds:
+        tables["gama_rounds"].add({**ids, **r})
+    models = [seat_label(s) for s in c.seats]
+    keys = _finish_keys(g)
+    for seat in range(p.players):
+        mine = [m for m in g.moves if m["seat"] == seat]
+        dist = [m["equilibrium_distance"] for m in mine if m["equilibrium_distance"] is not None]
+        player = c.seats[seat]
+        tables["gama_players"].add({
+            **ids, "seat": seat, "player": models[seat],
+            "model": player if isinstance(player, str) else player.model,
+            "moves": len(mine), "valid_moves": sum(m["status"] == "ok" for m in mine),
+            "total_payoff": g.payoff[seat] if g.paid or c.game != "battle" else None,
+            "mean_distance": float(np.mean(dist)) if dist else None,
+            "survived": seat not in g.out_round and seat not in g.forfeits,
+            "rank": 1 + sum(k > keys[seat] for k in keys)})
+    records = list(g.state.records)
+    dist = [m["equilibrium_distance"] for m in g.moves if m["equilibrium_distance"] is not None]
+    tables["gama_games"].add({
+        **ids, "variant": p.variant, "version": c.version, "run_index": None,
+        "run_tag": str(g.index), "source": "play", "params_json": p.to_json(),
+        "players": p.players, "rounds": len(records), "model": table_label(c.seats),
+        "models": models, "model_label": None, "seed": g.seed,
+        "gama_score": scoring.gama_score(c.game, p, records) if records else None,
+        "equilibrium_distance": float(np.mean(dist)) if dist else None,
+        "invalid_answers": sum(m["status"] != "ok" for m in g.moves),
+        "reasks": sum(m["reasks"] for m in g.moves),
+        "status": g.status, "detail": g.detail, "harness": HARNESS})
+
+
+def run_shard(shard: GamaShard | GamaSuiteShard,
+              backends: Mapping[BackendSpec, Backend]) -> ShardResult:
+    """Plays ``shard``'s games, every part's together (see the module docstring)."""
     games = []
-    for i in range(shard.start, shard.stop):
-        gid = f"gama/{c.game}/s{shard.seed}/g{i}"
-        state = rules.new_game(c.game, p, seed=derive_seed(NAME, c.game, shard.seed, i))
-        games.append(_Game(i, gid, state, [[] for _ in range(p.players)],
-                           payoff=[0.0] * p.players))
+    for c, seed, start, stop in shard.parts:
+        for i in range(start, stop):
+            state = rules.new_game(c.game, c.params, seed=derive_seed(NAME, c.game, seed, i))
+            games.append(_Game(c, seed, i, f"gama/{c.game}/s{seed}/g{i}", state,
+                               [[] for _ in range(c.params.players)],
+                               payoff=[0.0] * c.params.players))
     caller = _Caller(shard, backends)
     round_rows: dict[str, list[dict[str, Any]]] = {g.game_id: [] for g in games}
     while True:
@@ -332,51 +370,18 @@ def run_shard(shard: GamaShard, backends: Mapping[BackendSpec, Backend]) -> Shar
             break
         for gid, (before, outcome) in _play_round(caller, live).items():
             round_rows[gid].append(_round_row(outcome, before))
-    key = {"run_id": shard.run_id, "shard_id": shard.shard_id}
-    moves, rounds, players, rows = (Rows(GAMA_MOVES), Rows(GAMA_ROUNDS), Rows(GAMA_PLAYERS),
-                                    Rows(GAMA_GAMES))
-    models = [seat_label(s) for s in c.seats]
+    tables = {name: Rows(schema) for name, schema in (
+        ("gama_games", GAMA_GAMES), ("gama_rounds", GAMA_ROUNDS), ("gama_moves", GAMA_MOVES),
+        ("gama_players", GAMA_PLAYERS))}
     for g in games:
-        ids = {**key, "game_id": g.game_id, "game": c.game}
-        for m in g.moves:
-            moves.add({**ids, **m})
-        for r in round_rows[g.game_id]:
-            rounds.add({**ids, **r})
-        keys = _finish_keys(g)
-        for seat in range(p.players):
-            mine = [m for m in g.moves if m["seat"] == seat]
-            dist = [m["equilibrium_distance"] for m in mine if m["equilibrium_distance"] is not None]
-            player = c.seats[seat]
-            players.add({
-                **ids, "seat": seat, "player": models[seat],
-                "model": player if isinstance(player, str) else player.model,
-                "moves": len(mine), "valid_moves": sum(m["status"] == "ok" for m in mine),
-                "total_payoff": g.payoff[seat] if g.paid or c.game != "battle" else None,
-                "mean_distance": float(np.mean(dist)) if dist else None,
-                "survived": seat not in g.out_round and seat not in g.forfeits,
-                "rank": 1 + sum(k > keys[seat] for k in keys)})
-        records = list(g.state.records)
-        score = scoring.gama_score(c.game, p, records) if records else None
-        dist = [m["equilibrium_distance"] for m in g.moves
-                if m["equilibrium_distance"] is not None]
-        rows.add({
-            **ids, "variant": p.variant, "version": c.version, "run_index": None,
-            "run_tag": str(g.index), "source": "play", "params_json": p.to_json(),
-            "players": p.players, "rounds": len(records), "model": table_label(c.seats),
-            "models": models, "model_label": None, "seed": shard.seed,
-            "gama_score": score, "equilibrium_distance": float(np.mean(dist)) if dist else None,
-            "invalid_answers": sum(m["status"] != "ok" for m in g.moves), "reasks": sum(m["reasks"] for m in g.moves),
-            "status": g.status, "detail": g.detail, "harness": HARNESS})
-    tables = {"gama_games": (shard.shard_id, rows.table()),
-              "gama_rounds": (shard.shard_id, rounds.table()),
-              "gama_moves": (shard.shard_id, moves.table()),
-              "gama_players": (shard.shard_id, players.table())}
+        _table_rows(shard.run_id, shard.shard_id, g, round_rows[g.game_id], tables)
+    out = {name: (shard.shard_id, rows.table()) for name, rows in tables.items()}
     calls = [calls_table(shard.run_id, shard.shard_id, spec, "gama",
                          *map(list, zip(*group, strict=True)))
              for spec, group in caller.log.items()]
     if calls:
-        tables["calls"] = (shard.shard_id, pa.concat_tables(calls))
+        out["calls"] = (shard.shard_id, pa.concat_tables(calls))
     statuses = [g.status for g in games]
     stats = {"games": len(games), "forfeits": statuses.count("forfeit"),
              "call_failed": statuses.count("failed"), "calls": caller.calls}
-    return ShardResult(shard_id=shard.shard_id, tables=tables, stats=stats)
+    return ShardResult(shard_id=shard.shard_id, tables=out, stats=stats)
