@@ -31,11 +31,13 @@ from distbench.games.gama.plan import NAME, GamaRunConfig, GamaShard, GamaSuiteS
 from distbench.games.gama.players import scripted_answer, table_label
 from distbench.games.gama.prompts import Parsed
 from distbench.games.gama.schema import GAMA_GAMES, GAMA_MOVES, GAMA_PLAYERS, GAMA_ROUNDS
-from distbench.llm.base import Backend, BackendSpec, Request, Response
+from distbench.llm.base import Backend, BackendSpec, Request, Response, render_transcript
 from distbench.llm.calls import calls_table
 from distbench.store.fields import Rows
 
 FAILED = "call_failed"
+ANSWER_CUE = "Answer:"
+"""Completion style: the transcript ends with this cue and the continuation is the answer."""
 _HERE = Path(__file__).parent
 HARNESS = stable_hash([NAME, 1] + [(_HERE / f).read_text() for f in
                                    ("prompts.py", "players.py", "runner.py", "rules.py",
@@ -95,8 +97,11 @@ class _Caller:
         messages = (("system", prompts.describe(state, ask.seat)),
                     *(m for rnd in history for m in rnd), ("user", text))
         bound = prompts.answer_bound(state, proposer=ask.proposer)
+        completion = spec.style == "completion" and not cot
+        if completion:  # a base model continues the transcript after an answer cue
+            text, messages = render_transcript(messages) + " " + ANSWER_CUE, None
         return Request(
-            prompt=text, messages=messages,
+            prompt=text, messages=messages, stop=("\n",) if completion else None,
             seed=derive_seed(c.llm_seed, g.game_id, state.round + 1, ask.seat, step, attempt),
             task=f"gama.{state.game}@{record_path(state, ask.seat, ask.proposer)}:{bound}",
             max_tokens=c.max_tokens or (reasoning_budget(spec) if cot else 256),
@@ -137,7 +142,8 @@ class _Caller:
                     if resp.status != "ok" or resp.text is None:
                         ask.parsed = Parsed(None, FAILED, resp.error or "call failed")
                         continue
-                    self._parse(ask)
+                    self._parse(ask, completion=spec.style == "completion"
+                                and reasoning_mode(spec) != "cot")
                     if not ask.parsed.ok and attempt < g.config.reask:
                         retry.append(ask)
             pending = retry
@@ -149,8 +155,11 @@ class _Caller:
         return dict(zip(specs, results, strict=True))
 
     @staticmethod
-    def _parse(ask: _Ask) -> None:
-        ask.parsed = prompts.parse_answer(ask.game.state, ask.seat, ask.text,
+    def _parse(ask: _Ask, completion: bool = False) -> None:
+        text = ask.text
+        if completion and text is not None and not text.lstrip().lower().startswith("answer"):
+            text = f"{ANSWER_CUE} {text}"
+        ask.parsed = prompts.parse_answer(ask.game.state, ask.seat, text,
                                           proposer=ask.proposer, plan=ask.plan)
 
 

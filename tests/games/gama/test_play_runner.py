@@ -241,3 +241,15 @@ def test_mixed_tables_rate_their_players_by_plackett_luce_from_finishing_orders(
     assert {r["player"]: r["strength"] for r in ratings} == pytest.approx(
         dict(zip(labels, fit.theta.tolist(), strict=True)))
     assert "Plackett-Luce strength" in format_summary(records)
+
+
+def test_a_completion_style_model_continues_after_an_answer_cue():
+    spec = make_spec("dummy", style="completion")
+    backend = _Scripted(spec, [" 42 because"])
+    config = build_config(_options(game="guessing", num_games=1,
+                                   gama_options=("players=2", "rounds=2")), spec)
+    tables, _ = _play(config, {spec: backend})
+    first = backend.batches[0][0]
+    assert first.messages is None and first.prompt.endswith("Assistant: Answer:")
+    assert first.stop == ("\n",)
+    assert {m["answer"] for m in tables["gama_moves"]} == {"42"}
