@@ -59,3 +59,24 @@ def stop_cli_server(proc: subprocess.Popen) -> tuple[int, str]:
         proc.kill()
         raise
     return proc.returncode, err.decode()
+
+
+def kill_9_after_commits(argv: list[str], cwd, commits, at_least: int, env: dict[str, str],
+                         timeout: float = 240) -> int:
+    """Starts ``argv`` in its own session, sends ``kill -9`` to the whole group once
+    ``commits`` holds ``at_least`` commit markers, and returns how many it holds then.
+
+    Raises:
+        AssertionError: the command ended before it could be killed.
+    """
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if commits.is_dir() and len(list(commits.glob("*.json"))) >= at_least:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the command ended before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    return len(list(commits.glob("*.json")))

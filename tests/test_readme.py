@@ -36,7 +36,8 @@ def test_ci_runs_the_readme_test_command():
     assert found == _quick_start_commands()[1]
 
 
-BUILT_IN = {"distbench", "matrix", "negotiation", "fog", "bimatrix", "repeated", "openspiel"}
+BUILT_IN = {"distbench", "matrix", "negotiation", "fog", "bimatrix", "repeated", "openspiel",
+            "gama"}
 PLUGIN_README = REPO / "examples" / "plugins" / "beauty" / "README.md"
 
 

@@ -62,6 +62,7 @@ def _register() -> None:
         rescore,
         run,
         serve,
+        suite,
         sweep,
         tournament,
         view,
@@ -80,6 +81,7 @@ def _register() -> None:
     cli.add_command(view.view)
     cli.add_command(rescore.rescore)
     cli.add_command(tournament.tournament)
+    cli.add_command(suite.suite)
     from distbench.cli.options import bound_all_numbers
 
     bound_all_numbers(cli)

@@ -23,7 +23,8 @@ log = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "distbench.families"
 BUILTIN = ("distbench.games.matrix.plan", "distbench.games.negotiation.plan",
            "distbench.games.fog.plan", "distbench.games.bimatrix.plan",
-           "distbench.games.repeated.plan", "distbench.games.openspiel.plan")
+           "distbench.games.repeated.plan", "distbench.games.openspiel.plan",
+           "distbench.games.gama.plan")
 
 _FAMILIES: dict[str, Family] = {}
 _loaded = False

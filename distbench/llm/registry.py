@@ -104,6 +104,17 @@ register(
 )
 
 
+register(
+    Provider(
+        name="replay",
+        target="distbench.llm.replay:ReplayBackend",
+        default_model="record.json",
+        style="chat",
+        description="answers from a recorded run's JSON (replay:PATH, e.g. a GAMA-Bench record), "
+                    "at the JSON path each request names",
+    )
+)
+
 _HTTP = "distbench.llm.http:OpenAICompatibleBackend"
 register(Provider(
     "openai", _HTTP, "gpt-4o-mini", "chat", "OpenAI API (chat; completions for base models)",

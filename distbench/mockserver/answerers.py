@@ -33,6 +33,32 @@ _LOGPROB_STREAM = 0x10C9_0B5  # keeps the logprob draw apart from the answer's d
 _SKILL_STREAM = 0x5C1_11ED  # keeps the skill draw (equilibrium or random) apart from both
 _TABLE_ROW = re.compile(r"^Action (\d+)((?:[ ]+-?[0-9][0-9.e+-]*)+)$", re.MULTILINE)
 _UNRECOGNISED_TEXT = "I can only answer matrix game questions."
+# The answer lines of the gama family's requests (distbench.games.gama.prompts)
+_GAMA_RANGE = re.compile(r"Answer: <a whole number from (\d+) to (\d+)>")
+_GAMA_WORDS = re.compile(r"Answer: ([a-z]+), or Answer: ([a-z]+)")
+_GAMA_PLAN = re.compile(r"Answer: <(\d+) whole numbers separated by commas, adding up to (\d+)>")
+_GAMA_SHOOT = "Answer: <the number of the player you shoot at>"
+_GAMA_LIVING = re.compile(r"Player (\d+) \(\d+%\)")
+
+
+def gama_answer(prompt: str, seed: int) -> str | None:
+    """A valid answer, uniformly random from ``seed``, to a request of the gama family (its
+    final ``Answer:`` line says what is asked), or None for another prompt."""
+    u = uniforms(np.array([seed & 0xFFFF_FFFF_FFFF_FFFF], dtype=np.uint64), 16)[0]
+    if (m := _GAMA_PLAN.search(prompt)) is not None:
+        n, gold = int(m.group(1)), int(m.group(2))
+        cuts = sorted(int(x * (gold + 1)) for x in u[: n - 1])
+        edges = [0, *cuts, gold]
+        return "Answer: " + ", ".join(str(b - a) for a, b in zip(edges, edges[1:]))
+    if (m := _GAMA_RANGE.search(prompt)) is not None:
+        low, high = int(m.group(1)), int(m.group(2))
+        return f"Answer: {low + min(int(u[0] * (high - low + 1)), high - low)}"
+    if _GAMA_SHOOT in prompt:
+        options = ["0", *_GAMA_LIVING.findall(prompt.split("besides you:", 1)[-1])]
+        return f"Answer: {options[min(int(u[0] * len(options)), len(options) - 1)]}"
+    if (m := _GAMA_WORDS.search(prompt)) is not None:
+        return f"Answer: {m.group(1) if u[0] < 0.5 else m.group(2)}"
+    return None
 
 
 class Answerer(Protocol):
@@ -187,7 +213,7 @@ class MockAnswerer:
         """The answer to ``prompt`` for a resolved ``seed`` (``skill``: see the class)."""
         task = detect_task(prompt)
         if task is None:
-            return _UNRECOGNISED_TEXT
+            return gama_answer(prompt, seed) or _UNRECOGNISED_TEXT
         mode, m = task
         if _plays_equilibrium(seed, skill):
             solved = equilibrium(prompt)
