@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from cli_server import distbench
 
+from distbench.games.answers.parse import ParseStatus
 from distbench.mockserver import ServerConfig, start_server
 from distbench.store.catalog import open_run
 from distbench.store.schema import SCHEMAS, TIMING_COLUMNS
@@ -155,3 +156,44 @@ def test_a_byte_flipped_parquet_file_is_one_line_not_a_thrift_error(tmp_path):
     assert "thrift" not in out.stderr.lower() and "Traceback" not in out.stderr
     assert "damaged" in out.stderr
     assert not (tmp_path / "results" / "again").exists()
+
+
+READERS = {  # (family, run args, the runner module whose reader a "stricter parser" replaces)
+    "bimatrix": (["--family", "bimatrix", "--class", "stag_hunt", "--num-games", "3",
+                  "--num-trials", "2", "--opponent", "eq,self"],
+                 "distbench.games.bimatrix.runner", "parse_pure", "trials"),
+    "repeated": (["--family", "repeated", "--opponent", "self", "--rounds", "3",
+                  "--num-games", "2"], "distbench.games.repeated.runner", "parse_pure",
+                 "rounds"),
+    "openspiel": (["--family", "openspiel", "--game", "kuhn_poker", "--opponent", "self",
+                   "--num-games", "3"], "distbench.games.openspiel.runner", "parse_move",
+                  "moves"),
+}
+
+
+@pytest.mark.parametrize("family", list(READERS))
+def test_the_new_hooks_read_the_stored_answers_with_todays_parser(tmp_path, monkeypatch,
+                                                                  family):
+    """A parser that reads nothing any more turns every stored answer into ``no_answer``: the
+    hooks re-read the stored texts (they do not copy the stored rows), and a match now ended by
+    the first answer drops the later ones."""
+    import importlib
+
+    from distbench.engine.rescore import rescore_run
+    from distbench.games.answers.parse import PureAnswer
+    from distbench.games.openspiel.rules import MoveAnswer
+
+    if family == "openspiel":
+        pytest.importorskip("pyspiel")
+    args, module, reader, unit = READERS[family]
+    run = _cli(tmp_path, "run", "--llm-type", "dummy", "--run-id", "src", "--no-parallel", *args)
+    assert run.returncode == 0, run.stderr
+    nothing = (MoveAnswer("no_answer", None, "stricter") if reader == "parse_move"
+               else PureAnswer(ParseStatus.NO_ANSWER, None, "stricter"))
+    monkeypatch.setattr(importlib.import_module(module), reader, lambda *a, **k: nothing)
+    out = rescore_run(tmp_path / "results" / "src", tmp_path / "results" / "strict")
+    moved = {(o, n): c for (u, o, n), c in out.transitions.items() if u == unit}
+    assert moved and all(o == "ok" and n in ("no_answer", "dropped") for o, n in moved)
+    assert moved.get(("ok", "no_answer"), 0) > 0
+    if family != "bimatrix":  # multi-round: the later answers are no longer asked
+        assert moved.get(("ok", "dropped"), 0) > 0
