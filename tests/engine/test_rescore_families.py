@@ -197,3 +197,61 @@ def test_the_new_hooks_read_the_stored_answers_with_todays_parser(tmp_path, monk
     assert moved.get(("ok", "no_answer"), 0) > 0
     if family != "bimatrix":  # multi-round: the later answers are no longer asked
         assert moved.get(("ok", "dropped"), 0) > 0
+
+
+DIVERGING = {  # self-play against a server answering some nonsense, and a reader that reads
+    # every answer as the first action: matches that ended on nonsense now go on
+    "repeated": (["--family", "repeated", "--opponent", "self", "--rounds", "4",
+                  "--num-games", "6"], "distbench.games.repeated.runner", "parse_pure",
+                 ("repeated_matches", "rounds")),
+    "openspiel": (["--family", "openspiel", "--game", "kuhn_poker", "--opponent", "self",
+                   "--num-games", "6"], "distbench.games.openspiel.runner", "parse_move",
+                  ("matches", "moves")),
+}
+
+
+@pytest.mark.parametrize("family", list(DIVERGING))
+def test_a_match_that_would_ask_an_answer_never_stored_is_kept_as_stored(tmp_path, monkeypatch,
+                                                                         family):
+    import importlib
+
+    from distbench.engine.rescore import rescore_run
+    from distbench.games.answers.parse import PureAnswer
+    from distbench.games.openspiel.rules import MoveAnswer
+
+    if family == "openspiel":
+        pytest.importorskip("pyspiel")
+    args, module, reader, tables = DIVERGING[family]
+    with start_server(ServerConfig(seed=7, garbage=0.3)) as server:
+        run = _cli(tmp_path, "run", "--llm-type", "llamacpp", "--llm-model", "mock",
+                   "--base-url", server.url, "--run-id", "src", "--no-parallel", "--no-cache",
+                   *args)
+        assert run.returncode == 0, run.stderr
+        before = server.stats()["requests"]
+        first = (MoveAnswer("ok", 0, "") if reader == "parse_move"
+                 else PureAnswer(ParseStatus.OK, 0, ""))
+        monkeypatch.setattr(importlib.import_module(module), reader, lambda *a, **k: first)
+        out = rescore_run(tmp_path / "results" / "src", tmp_path / "results" / "lenient")
+        assert server.stats()["requests"] == before
+    source, again = tmp_path / "results" / "src", tmp_path / "results" / "lenient"
+    forfeit = "status = 'forfeit'" if family == "repeated" else "outcome_a = 'forfeit'"
+    by_match = []
+    for run_dir in (source, again):
+        con = open_run(run_dir)
+        rows = {}
+        for table in tables:  # every match's rows (run id and timings aside)
+            cols = [f'"{f.name}"' for f in SCHEMAS[table]
+                    if f.name not in TIMING_COLUMNS and f.name != "run_id"]
+            for row in con.execute(f"select match_id, {', '.join(cols)} from {table} "
+                                   "order by all").fetchall():
+                rows.setdefault(row[0], []).append(row[1:])
+        by_match.append(rows)
+        if run_dir == source:
+            forfeited = {m for (m,) in con.execute(
+                f"select match_id from {tables[0]} where {forfeit}").fetchall()}
+        con.close()
+    old, new = by_match
+    assert old.keys() == new.keys()  # each match once, none lost
+    kept = {m for m in forfeited if old[m] == new[m]}
+    assert out.diverged > 0 and len(kept) >= out.diverged  # kept exactly as stored
+    assert any(old[m] != new[m] for m in old)  # the others are re-read (and read otherwise)
