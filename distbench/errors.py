@@ -17,26 +17,31 @@ class UserError(Exception):
     exit_code = 2
 
 
+def short_path(path: object) -> str:
+    """A path as commands print it: relative to the current folder when it is inside it
+    (``results/run_1``), else as given."""
+    import os
+
+    try:
+        relative = os.path.relpath(str(path))
+    except ValueError:  # another drive (Windows)
+        return str(path)
+    return str(path) if relative.startswith("..") else relative
+
+
 def install_hint(extras: str) -> str:
     """The command that installs distbench's optional ``extras`` (e.g. ``"report"``) into the
     Python running now: distbench is installed from its clone (it is not on PyPI), so the hint
     is ``<this python> -m pip install -e '<clone>[<extras>]'``, with paths relative to the
     current folder when they are inside it (``.venv/bin/python -m pip install -e '.[report]'``
     in the quick start's clone)."""
-    import os
     import sys
     from pathlib import Path
-
-    def short(path: Path) -> str:
-        try:
-            relative = os.path.relpath(path)
-        except ValueError:  # another drive (Windows)
-            return str(path)
-        return str(path) if relative.startswith("..") else relative
 
     python = sys.executable or "python3"
     clone = Path(__file__).resolve().parents[1]
     if not (clone / "setup.cfg").is_file():  # not an editable install: say where to run it
-        return f"{short(Path(python))} -m pip install -e '.[{extras}]' (in the distbench clone)"
-    target = short(clone)
-    return f"{short(Path(python))} -m pip install -e '{target}[{extras}]'"
+        return (f"{short_path(Path(python))} -m pip install -e '.[{extras}]' "
+                "(in the distbench clone)")
+    target = short_path(clone)
+    return f"{short_path(Path(python))} -m pip install -e '{target}[{extras}]'"

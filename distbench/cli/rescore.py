@@ -34,9 +34,11 @@ def rescore(run_dir: Path, run_id: str, output_dir: Path | None, fmt: str) -> No
     import sys
 
     from distbench.engine.rescore import rescore_run
+    from distbench.errors import short_path
 
     check_run_id(run_id)
     target = (output_dir if output_dir is not None else run_dir.resolve().parent) / run_id
+    target = Path(short_path(target))  # printed as other commands print: results/<run-id>
     outcome = rescore_run(run_dir, target, command=["distbench", *sys.argv[1:]])
     transitions = sorted(((u, o, n, c) for (u, o, n), c in outcome.transitions.items()),
                          key=lambda r: (r[0], r[1] == r[2], -r[3], r[1], r[2]))

@@ -22,14 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
+from distbench.engine.tournament import RATINGS_MARKER, ratings_tables, refit, tournament_of
 from distbench.engine.worker import versions
 from distbench.errors import UserError
 from distbench.games.base import Family, StoredShard
 from distbench.games.registry import get_family, load_families
 from distbench.llm.base import redact
-from distbench.store.catalog import check_run_dir, open_run
+from distbench.store.catalog import check_run_dir, is_run_dir, open_run
 from distbench.store.integrity import damage_error, marker_paths, read_marker, scan
 from distbench.store.writer import RunWriter, exclusive, read_json, write_json
 
@@ -121,16 +123,17 @@ def rescore_run(
         source = check_run_dir(source)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    if target.exists() and any(target.iterdir()):
-        raise UserError(f"{target} already exists: choose another --run-id")
+    _check_target(source, target)
     manifest = _manifest(source)
-    _, damages = scan(source)
+    _, damages = scan(source, full=True)  # every file is read: check each against its hash
     if damages:
         raise damage_error(source, damages)
     root = source.resolve()
-    markers = marker_paths(root)
+    # a tournament's ratings are not a family's shard: they are fitted again (below)
+    markers = [m for m in marker_paths(root) if m.stem != RATINGS_MARKER]
     if not markers:
         raise UserError(f"{source} has no committed shard: nothing to rescore")
+    described = tournament_of(root)
     overrides = dict(families or {})
     run_id = target.name
     source_id = str(manifest.get("run_id") or source.name)
@@ -154,7 +157,7 @@ def rescore_run(
     try:
         with exclusive(target):
             transitions, diverged, summary = _write(target, shards, run_id, source_id,
-                                                    manifest, list(used.values()))
+                                                    manifest, list(used.values()), described)
             write_json(target / "manifest.json", redact({
                 **manifest,
                 "run_id": run_id,
@@ -177,24 +180,60 @@ def rescore_run(
                           headline, time.perf_counter() - t0)
 
 
+def _check_target(source: Path, target: Path) -> None:
+    """Refuses (one line) a target that would write into a run: the source itself, a folder
+    inside it, or any existing run or folder with something in it (rescore only creates)."""
+    src, dst = source.resolve(), target.resolve()
+    if dst == src or src in dst.parents or dst in src.parents:
+        raise UserError(f"--run-id {target.name}: the new run would be written into the source "
+                        f"run {source}; choose another --run-id (rescore never changes a run)")
+    inside = next((p for p in dst.parents if is_run_dir(p)), None)
+    if inside is not None:
+        raise UserError(f"--run-id {target.name}: {target} is inside the run {inside}; "
+                        "choose another --output-dir (rescore never changes a run)")
+    if target.exists() and (not target.is_dir() or is_run_dir(target) or any(target.iterdir())):
+        raise UserError(f"{target} already exists: choose another --run-id")
+
+
+def _read(path: Path) -> Any:
+    """A committed Parquet file (UserError: one line when it cannot be read)."""
+    try:
+        return pq.read_table(path)
+    except (OSError, pa.ArrowException) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"cannot read {path.name} of the source run ({reason[:120]}): the file "
+                        "is damaged; `distbench check` lists what is damaged") from None
+
+
 def _write(target: Path, shards: list[tuple[Path, list, dict, Family]], run_id: str,
-           source_id: str, manifest: Mapping[str, Any], used: list[Family]
+           source_id: str, manifest: Mapping[str, Any], used: list[Family],
+           described: dict[str, Any] | None = None
            ) -> tuple[dict[tuple[str, str, str], int], int, list[dict[str, Any]]]:
-    """Rescores every shard into ``target`` (held by the caller) and writes its
-    ``summary.json``: (transitions, diverged units, summary records)."""
+    """Rescores every shard into ``target`` (held by the caller), fits the ratings of a
+    tournament (``described``, :func:`~distbench.engine.tournament.tournament_of`) again over
+    the rescored games and writes its ``summary.json``: (transitions, diverged units,
+    summary records)."""
     transitions: Counter[tuple[str, str, str]] = Counter()
     diverged = 0
     writer = RunWriter(target)
     for marker_path, listed, shard, family in shards:
-        tables = {f.table: (Path(f.rel).stem, pq.read_table(f.path)) for f in listed}
+        tables = {f.table: (Path(f.rel).stem, _read(f.path)) for f in listed}
         stored = StoredShard(run_id=run_id, source_run_id=source_id, shard_id=marker_path.stem,
                              shard=shard, tables=tables, manifest=manifest)
-        rescored = family.rescore_shard(stored)
+        try:
+            rescored = family.rescore_shard(stored)
+        except ValueError as exc:  # the family says why it cannot (one line)
+            raise UserError(f"cannot rescore shard {marker_path.stem}: {exc}") from None
         transitions.update(rescored.transitions)
         diverged += rescored.diverged
         stats = {**rescored.result.stats, "diverged": rescored.diverged}
         writer.commit_shard(marker_path.stem, rescored.result.tables,
                             {"stats": stats, "shard": shard, "rescored_from": source_id})
+    if described is not None:
+        family = next((f for f in used if f.name == described["family"]), None)
+        ratings = refit(target, described, run_id, family)
+        if ratings is not None:
+            writer.commit_shard(RATINGS_MARKER, ratings_tables(ratings))
     summary: list[dict[str, Any]] = []
     con = open_run(target)
     try:

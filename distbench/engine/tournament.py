@@ -38,7 +38,7 @@ from distbench.store.schema import PAIRINGS, RATINGS
 logger = logging.getLogger(__name__)
 
 __all__ = ["RATINGS_MARKER", "Separation", "Tournament", "TournamentRatings", "allocate_round",
-           "next_pairs",
+           "next_pairs", "ratings_tables", "refit",
            "plan_schedule", "plan_tournament", "rate", "round_seed", "separation",
            "stop_reason", "write_ratings"]
 
@@ -312,16 +312,20 @@ def rate(tournament: Tournament, run_dir: Path, run_id: str) -> TournamentRating
                         confidence=tournament.confidence)
 
 
+def ratings_tables(result: TournamentRatings) -> dict[str, tuple[str, pa.Table]]:
+    """The ``ratings`` and ``pairings`` tables of a result, as a commit takes them."""
+    return {
+        "ratings": ("tournament", pa.Table.from_pylist(result.ratings, schema=RATINGS)),
+        "pairings": ("tournament", pa.Table.from_pylist(result.pairings, schema=PAIRINGS)),
+    }
+
+
 def write_ratings(run_dir: Path, result: TournamentRatings) -> None:
     """Commits the ``ratings`` and ``pairings`` tables (one marker; a rerun overwrites)."""
     from distbench.store.writer import RunWriter, exclusive
 
-    tables = {
-        "ratings": ("tournament", pa.Table.from_pylist(result.ratings, schema=RATINGS)),
-        "pairings": ("tournament", pa.Table.from_pylist(result.pairings, schema=PAIRINGS)),
-    }
     with exclusive(run_dir):
-        RunWriter(run_dir).commit_shard(RATINGS_MARKER, tables)
+        RunWriter(run_dir).commit_shard(RATINGS_MARKER, ratings_tables(result))
 
 
 def format_ranking(ratings: list[dict[str, Any]]) -> str:
@@ -512,14 +516,15 @@ def tournament_of(run_dir: Path) -> dict[str, Any] | None:
     return described
 
 
-def load_matches(run_dir: Path, described: dict[str, Any]
+def load_matches(run_dir: Path, described: dict[str, Any], family: Family | None = None
                  ) -> tuple[tuple[str, ...], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """(players, (a, b, outcome, margin)) of a tournament run's committed games, read through
-    its family's outcome per seat (ValueError: a game outside the population)."""
+    its family's outcome per seat (``family``, or the registered one of the tournament's
+    name) (ValueError: a game outside the population)."""
     from distbench.games.registry import get_family
     from distbench.store.catalog import open_run
 
-    family = get_family(described["family"])
+    family = family or get_family(described["family"])
     labels = tuple(str(p) for p in described["players"])
     con = open_run(run_dir, threads=1, tables=list(family.tables))
     try:
@@ -527,3 +532,18 @@ def load_matches(run_dir: Path, described: dict[str, Any]
     finally:
         con.close()
     return labels, matches_from(outcomes, labels)
+
+
+def refit(run_dir: Path, described: dict[str, Any], run_id: str,
+          family: Family | None = None) -> TournamentRatings | None:
+    """The ratings of the tournament ``described`` (:func:`tournament_of`) fitted again over
+    the games committed in ``run_dir`` (e.g. a rescored copy of its run), with its own seed,
+    resamples and confidence; None when no game was rated. Writes nothing."""
+    labels, (a, b, outcome, margin) = load_matches(run_dir, described, family)
+    if not len(a):
+        return None
+    settings = described.get("settings") or {}
+    return rate_matches(labels, described["family"], run_id, a, b, outcome, margin,
+                        seed=int(settings.get("seed", 0)),
+                        resamples=int(described.get("resamples", 1000)),
+                        confidence=float(described.get("confidence", 0.95)))

@@ -252,6 +252,7 @@ FAMILY = register(Family(
     section="distbench.games.bimatrix.plan:section",
     modes=MODES,
     viewer="distbench.games.bimatrix.viewer:view",
+    rescore="distbench.games.bimatrix.rescore:rescore",
     seats=SEATS,
     player="distbench.games.bimatrix.pairing:player",
     pairing="distbench.games.bimatrix.pairing:pairing",

@@ -307,8 +307,11 @@ def run_shard(shard: BimatrixShard, backends: Mapping[BackendSpec, Backend]) -> 
                                 "value": _none(m["value"][t]),
                                 "br_value": _none(m["br_value"][t]),
                                 "regret": _none(m["regret"][t]),
+                                # the model named as its own opponent is self-play:
+                                # its invalid answer in the other seat is its own
                                 "quality": _none(trial_quality(
-                                    m["quality"][t], mine.status[g][t], kind, opp_status[t])),
+                                    m["quality"][t], mine.status[g][t],
+                                    "self" if opp == c.llm else kind, opp_status[t])),
                                 "eq_consistent": _flag(m["eq_consistent"][t]),
                                 "dist_to_eq": _none(m["dist_to_eq"][t]),
                                 "welfare_ratio": _none(m["welfare_ratio"][t]),

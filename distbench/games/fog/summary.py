@@ -57,9 +57,13 @@ def fog_summary(con, offload: Any = None) -> list[dict[str, Any]]:
             **{c: avg(arr[16 + i]) for i, c in enumerate(PREDICTION_COLUMNS)},
         })
         games = [tuple(m[-3:]) for m in members]
+        # self-play (one player in both seats): either seat's answers are the player's own,
+        # so an invalid answer in either seat forfeits the game for both (GAMES.md)
+        both = key[0] == key[1]
         for seat in ("a", "b"):
-            invalid, failed = (np.array([answers.get((*g, seat), (0, 0))[i] for g in games])
-                               for i in (0, 1))
+            invalid, failed = (np.array([sum(answers.get((*g, s), (0, 0))[i]
+                                             for s in (("a", "b") if both else (seat,)))
+                                         for g in games]) for i in (0, 1))
             scores = winner_scores(winners, np.full(len(winners), seat == "a"))
             out[-1].update(_seat_headline(game_quality(scores, invalid, failed), invalid,
                                           failed, seat))

@@ -291,6 +291,7 @@ FAMILY = register(Family(
     section="distbench.games.openspiel.command:section",
     modes=MODES,
     viewer="distbench.games.openspiel.viewer:view",
+    rescore="distbench.games.openspiel.rescore:rescore",
     seats=("0", "1"),
     player="distbench.games.openspiel.tournament:player",
     pairing="distbench.games.openspiel.tournament:pairing",

@@ -201,14 +201,23 @@ async def _play(matches: list[Match], game: Any, ref: Reference, rules: str,
                 _apply(ask, response, ref, completion[spec], calls)
 
 
+def self_play(match: Match) -> bool:
+    """Whether both seats are the same model (``--opponent self``, or the player named
+    again as the opponent): then both seats' answers are the model's."""
+    first, second = match.players
+    return isinstance(first, BackendSpec) and first == second
+
+
 def outcome(match: Match) -> tuple[str, float | None]:
     """(player_a's outcome, its quality): win 1, draw 0.5, loss 0, forfeit 0; a failed call
-    (left out) has no quality. An opponent's forfeit is a win."""
+    (left out) has no quality. Another player's forfeit is a win; in self-play a forfeit by
+    either seat is the model's own (GAMES.md, as in bimatrix and repeated self-play)."""
     a = match.order
     if match.call_failed:
         return "call_failed", None
     if match.forfeit_seat is not None:
-        return ("forfeit", 0.0) if match.forfeit_seat == a else ("win", 1.0)
+        own = match.forfeit_seat == a or self_play(match)
+        return ("forfeit", 0.0) if own else ("win", 1.0)
     ret = match.state.returns()[a]
     if ret > 0:
         return "win", 1.0

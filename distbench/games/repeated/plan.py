@@ -226,6 +226,7 @@ FAMILY = register(Family(
     section="distbench.games.repeated.plan:section",
     modes=("pure",),
     viewer="distbench.games.repeated.viewer:view",
+    rescore="distbench.games.repeated.rescore:rescore",
     seats=("row", "col"),
     player="distbench.games.repeated.pairing:player",
     pairing="distbench.games.repeated.pairing:pairing",

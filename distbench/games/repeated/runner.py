@@ -291,7 +291,7 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
             else:
                 done[g] = True
                 status[g] = match_end(parsed[0][1], parsed[1][1] if self_play else None,
-                                      shard.opponent == "self")
+                                      other_spec == spec)
             rows.add({
                 "run_id": shard.run_id, "shard_id": shard.shard_id, "match_id": ids[g],
                 "round": r + 1, "opponent": opponent,

@@ -167,3 +167,13 @@ def test_the_prompt_shows_the_information_state_the_board_and_numbered_action_na
     kuhn.apply_action(0)
     kuhn.apply_action(1)
     assert observation(kuhn, 0) is None and info_string(kuhn, 0) == "0"
+
+
+def test_another_models_forfeit_is_still_a_win():
+    spec, other = BackendSpec("scripted-test", "good"), BackendSpec("scripted-test", "junk")
+    shard = _shard("kuhn_poker", other, 3, player=spec)
+    result = run_shard(shard, {spec: _Scripted(spec, ["Action: 1"]),
+                               other: _Scripted(other, ["banana ??"])})
+    matches = result.tables["matches"][1].to_pylist()
+    assert [m["outcome_a"] for m in matches] == ["win"] * 6
+    assert all(m["quality_a"] == 1.0 for m in matches)
