@@ -1,6 +1,6 @@
 """``python -m distbench``."""
 
-from distbench.cli.main import main
+from distbench.cli.entry import main
 
 if __name__ == "__main__":
     main()

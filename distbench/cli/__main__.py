@@ -1,6 +1,6 @@
 """``python -m distbench.cli``."""
 
-from distbench.cli.main import main
+from distbench.cli.entry import main
 
 if __name__ == "__main__":
     main()

@@ -57,6 +57,22 @@ def export_json(run_dir: Path, out_dir: Path) -> list[Path]:
     return written
 
 
+def check_out(run_dir: Path, out_dir: Path) -> None:
+    """Refuses (one line) an output folder inside a run, its own ``export/`` folder aside: no
+    command but a resume changes a committed run."""
+    from distbench.store.catalog import is_run_dir
+
+    own = (run_dir.resolve() / "export")
+    target = out_dir.resolve()
+    if target == own or own in target.parents:
+        return
+    for folder in (target, *target.parents):
+        if is_run_dir(folder):
+            raise UserError(f"--out {out_dir} is inside the run {folder}: export never writes "
+                            "into a run (its own export/ folder aside); choose a folder outside "
+                            "it, or leave --out out for RUN_DIR/export")
+
+
 def _family(run_dir: Path) -> str | None:
     from distbench.store.writer import read_json
 
@@ -67,7 +83,7 @@ def _family(run_dir: Path) -> str | None:
 def export_clembench_tree(run_dir: Path, out_dir: Path) -> list[Path]:
     """A negotiation run as clembench's results tree (``clemeval`` reads it); one line saying
     it does not apply to other runs."""
-    from distbench.games.negotiation.export import export_clembench
+    from distbench.games.negotiation.export import TreeConflict, export_clembench
     from distbench.store.catalog import NotARunError, open_run
 
     family = _family(run_dir)
@@ -81,6 +97,8 @@ def export_clembench_tree(run_dir: Path, out_dir: Path) -> list[Path]:
         raise UserError(str(exc)) from None
     try:
         return export_clembench(con, out_dir)
+    except TreeConflict as exc:
+        raise UserError(str(exc)) from None
     finally:
         con.close()
 
@@ -150,6 +168,8 @@ def export(run_dir: Path, fmt: str, out_dir: Path | None) -> None:
     """Write RUN_DIR's games, trials and summary as JSON files: distbench's keys (``json``) or
     the seed tool's (``seed``); for a negotiation run, one record per episode (dialogue,
     proposals, scores) and the summary."""
+    if out_dir is not None:
+        check_out(run_dir, out_dir)
     if fmt == "seed":
         from distbench.cli.sweep import seed_context
         from distbench.report.seed_format import NotMatrixError, resolve_run, write_seed_files

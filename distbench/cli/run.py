@@ -195,6 +195,10 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
             preflight(model, plan.extra_styles)
     except (BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
+    if execution == "batch":  # refused before the run's header: the refusal is its one line
+        from distbench.engine.batching import check_batchable
+
+        check_batchable(plan)
     if not overwrite:
         confirm_size(plan, run_dir, yes)
         plan = plan_left(plan, run_dir)  # a resume announces what it still sends
@@ -365,10 +369,12 @@ def check_calls(health: dict | None, *, allow_failed: bool = False,
     ``--retry-failed`` (``retry``); with ``allow_failed`` a warning or note instead, exit 0."""
     if health and health.get("prompt_tokens") is not None:
         cost = health.get("cost_usd")
+        shown = ("unknown (no --price given)" if cost is None else f"${cost:,.4f}"
+                 + (" (no call billed: every answer came from the response cache)"
+                    if health.get("billed_calls") == 0 else ""))
         click.echo(f"tokens (as the endpoints reported them, cache hits not counted): "
                    f"{health['prompt_tokens']:,} prompt, {health['completion_tokens']:,} "
-                   f"completion; cost: "
-                   + (f"${cost:,.4f}" if cost is not None else "unknown (no --price given)")
+                   f"completion; cost: {shown}"
                    + (f" (partly estimated: {health['usage_estimated_calls']:,} answer(s) "
                       "without usable token counts counted at their request's ceiling)"
                       if health.get("usage_estimated_calls") else ""),

@@ -134,7 +134,10 @@ def call_health(con: Any, specs: list[BackendSpec] | None = None,
     if batched_calls:
         out["batch_calls"] = int(batched_calls)
         out["batch_price"] = batch_price
-    out["cost_usd"] = round(sum(costs), 6) if costs and None not in costs else None
+    if not by_kind:  # every answer from the response cache: nothing was billed
+        out["billed_calls"] = 0
+    out["cost_usd"] = (0.0 if not by_kind else
+                       round(sum(costs), 6) if None not in costs else None)
     out["cost_by_model"] = {f"{p}:{m}": None if c is None else round(c, 6)
                             for (p, m, _, _), c in zip(by_model, costs, strict=True)}
     return out
@@ -156,9 +159,11 @@ def start_ray(num_workers: int | None, address: str | None = None) -> None:
         # An existing cluster's nodes have their own environment; a runtime env here would
         # make Ray start fresh worker processes for it (seconds per run).
         kwargs["runtime_env"] = None
-        ray.init(address=address, **kwargs)
+        context = ray.init(address=address, **kwargs)
     else:
-        ray.init(num_cpus=num_workers, include_dashboard=False, **kwargs)
+        context = ray.init(num_cpus=num_workers, include_dashboard=False, **kwargs)
+    # where this session's logs are (under RAY_TMPDIR, else /tmp/ray), as Ray itself says
+    log.debug("Ray session folder: %s", (context.address_info or {}).get("session_dir"))
 
 
 def _ray_results(queue: ShardQueue, max_in_flight: int) -> Iterator[tuple[Any, Any]]:

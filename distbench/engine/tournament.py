@@ -24,9 +24,16 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from distbench.games.base import Family, PairingSettings, RunPlan
+from distbench.games.base import (
+    MAX_PLANNED_SHARDS,
+    Family,
+    FieldTypeError,
+    PairingSettings,
+    RunPlan,
+)
 from distbench.report.ratings import (
     DEFAULT_ALPHA,
+    MAX_RESAMPLES,
     bootstrap_bradley_terry,
     elo,
     meta_game,
@@ -90,12 +97,19 @@ class Tournament:
                      else "takes none")
             raise ValueError(f"--option {unknown[0]}: not a setting of the {family.name} "
                              f"family's tournaments (it {takes})")
-        if settings.options:  # a bad value fails here, in one line, before anything runs
-            try:
-                family.plan_pairing(players[0], players[1], settings)
-            except (TypeError, KeyError) as exc:
-                raise ValueError(f"--option {', '.join(settings.options)}: a value of the wrong "
-                                 f"kind ({exc})") from None
+        resamples = kwargs.get("resamples", 1000)
+        if not 0 <= resamples <= MAX_RESAMPLES:
+            raise ValueError(f"--resamples must be from 0 to {MAX_RESAMPLES:,} (the bootstrap "
+                             f"holds every resample's win matrix at once), got {resamples:,}")
+        pairs = len(players) * (len(players) - 1) // 2
+        _check_size(pairs, 1, len(players))  # each pairing plans a shard at least
+        try:  # a bad value fails here, in one line, before anything runs
+            per = len(family.plan_pairing(players[0], players[1], settings).plan("").shards)
+        except (TypeError, KeyError, FieldTypeError) as exc:
+            named = getattr(exc, "field", None)
+            names = named if named in settings.options else ", ".join(settings.options)
+            raise ValueError(f"--option {names}: a value of the wrong kind ({exc})") from None
+        _check_size(pairs, per, len(players))
         return cls(family, tuple(players), tuple(labels), settings, **kwargs)
 
     def with_model_options(self, **options: Any) -> Tournament:
@@ -139,6 +153,17 @@ class Tournament:
         return {"family": self.family.name, "players": list(self.labels),
                 "settings": settings, "resamples": self.resamples,
                 "confidence": self.confidence}
+
+
+def _check_size(pairs: int, per_pairing: int, players: int) -> None:
+    """Refuses, in one line, a tournament whose pairings would plan more than
+    :data:`~distbench.games.base.MAX_PLANNED_SHARDS` shards in all (the bound of one run's
+    plan), before any pairing is planned."""
+    if pairs * per_pairing > MAX_PLANNED_SHARDS:
+        raise ValueError(
+            f"--players: {players:,} players make {pairs:,} pairings x {per_pairing:,} "
+            f"shard(s) = {pairs * per_pairing:,} shards, more than {MAX_PLANNED_SHARDS:,} a "
+            "run may plan: fewer players or --num-instances (or several tournaments)")
 
 
 def plan_tournament(tournament: Tournament, run_id: str) -> RunPlan:

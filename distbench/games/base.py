@@ -25,16 +25,18 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import math
+import numbers
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
 from distbench.llm.base import BackendSpec
 
-__all__ = ["CommandRun", "Family", "PairingSettings", "Rescored", "RunPlan", "SeatOutcome",
-           "ShardResult", "StoredShard",
-           "check_config", "derive_seed", "parse_player", "shard_specs", "stable_hash"]
+__all__ = ["CommandRun", "Family", "FieldTypeError", "PairingSettings", "Rescored", "RunPlan",
+           "SeatOutcome", "ShardResult", "StoredShard",
+           "check_config", "derive_seed", "parse_player", "seed_key", "shard_specs", "stable_hash"]
 
 #: Configuration fields that, when a run configuration has them, must be at least 1.
 POSITIVE_FIELDS = ("num_games", "num_trials", "num_opponents", "shard_trials", "shard_episodes",
@@ -281,11 +283,14 @@ def check_config(config: Any) -> None:
     - ``seeds``: at least one, each a non-negative integer;
     - the :data:`POSITIVE_FIELDS` it has: at least 1 (``max_tokens`` may be None: by mode);
     - the :data:`SHARD_SIZE_FIELDS` it has: at most :data:`MAX_SHARD_ROWS`;
-    - ``temperature``: a number >= 0.
+    - ``temperature``: a number >= 0;
+    - every field declared ``int``, ``float``, ``bool`` or ``str`` (or one of them ``| None``)
+      holds a value of that kind (:func:`check_field_types`).
 
     Raises:
         ValueError: one line naming the field and the value given.
     """
+    check_field_types(config)
     seeds = getattr(config, "seeds", None)
     if seeds is not None:
         if not seeds:
@@ -304,6 +309,46 @@ def check_config(config: Any) -> None:
     temperature = getattr(config, "temperature", None)
     if temperature is not None and not temperature >= 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
+
+
+_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "int": ("an integer", lambda v: isinstance(v, numbers.Integral) and not isinstance(v, bool)),
+    "float": ("a finite number", lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool)
+              and math.isfinite(v)),
+    "bool": ("true or false", lambda v: isinstance(v, bool)),
+    "str": ("a text", lambda v: isinstance(v, str)),
+}
+
+
+def check_field_types(config: Any) -> None:
+    """Refuses, in one line naming the field, a value of the wrong kind in a field of the
+    dataclass ``config`` declared ``int``, ``float``, ``bool`` or ``str`` (optionally
+    ``| None``): ``rounds=2.5`` or ``rounds=true`` from a tournament's ``--option`` or a spec,
+    which would otherwise fail in the middle of a run. Other fields are left to their family.
+
+    Raises:
+        FieldTypeError: the field, the kind it takes and the value given.
+    """
+    if not is_dataclass(config):
+        return
+    for f in fields(config):
+        declared = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+        name, _, rest = declared.partition(" | ")
+        optional = rest == "None"
+        if name not in _KINDS or (rest and not optional):
+            continue
+        value = getattr(config, f.name)
+        what, ok = _KINDS[name]
+        if not (ok(value) or (optional and value is None)):
+            raise FieldTypeError(f.name, f"{f.name} must be {what}, got {value!r}")
+
+
+class FieldTypeError(ValueError):
+    """A configuration field holds a value of the wrong kind (:func:`check_field_types`)."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.field = name
 
 
 def _load(target: str) -> Any:
@@ -345,6 +390,14 @@ def seat_identity(player: BackendSpec | str) -> Any:
             else json.loads(json.dumps(player.identity(), default=str)))
 
 
+def seed_key(player: BackendSpec | str) -> Any:
+    """What a seed or a seeded id (pairing, match, episode) may know of a seated player: its
+    :func:`seat_identity` without the address it is reached at, so the same runs against two
+    servers draw the same numbers."""
+    return (player if isinstance(player, str)
+            else json.loads(json.dumps(player.seed_identity(), default=str)))
+
+
 class PairConfig:
     """What the configuration of one tournament pairing shares whatever the family (a mixin of
     a frozen dataclass with the fields ``player_a`` and ``player_b``, each a scripted player's
@@ -375,7 +428,7 @@ class PairConfig:
 
     def pairing_id(self) -> str:
         """Short stable id of the (player_a, player_b) pairing."""
-        return stable_hash([seat_identity(self.player_a), seat_identity(self.player_b)], 4)
+        return stable_hash([seed_key(self.player_a), seed_key(self.player_b)], 4)
 
 
 @dataclass(frozen=True)

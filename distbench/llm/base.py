@@ -202,6 +202,14 @@ class BackendSpec:
             "options": {k: v for k, v in self.options if k not in EXECUTION_OPTIONS},
         }
 
+    def seed_identity(self) -> dict[str, Any]:
+        """:meth:`identity` without where the model is reached (``base_url``): what seeds and
+        the ids they are derived from use, so two runs of one model behind two addresses (two
+        ports of a mock server, a proxy) draw the same numbers."""
+        out = self.identity()
+        out["options"] = {k: v for k, v in out["options"].items() if k not in ADDRESS_OPTIONS}
+        return out
+
 
 EXECUTION_OPTIONS = frozenset(
     {"rpm", "tpm", "max_concurrency", "timeout", "max_retries", "cache", "cache_path",
@@ -209,6 +217,10 @@ EXECUTION_OPTIONS = frozenset(
 )
 """Backend options that change how calls are made (or what they are said to cost: prices in
 USD per million prompt / completion tokens), never what they answer."""
+
+ADDRESS_OPTIONS = frozenset({"base_url"})
+"""Backend options that say where a model is reached: part of a run's identity (another
+server may serve another model), never of a seed."""
 
 
 def price_of(spec: BackendSpec) -> tuple[float, float] | None:
@@ -265,16 +277,28 @@ def valid_text(text: str, name: str) -> tuple[str, str]:
     return clean, f"{name}: {count} lone surrogate(s) replaced by U+FFFD"
 
 
-def _number(value: Any, low: float, *, open_low: bool = False, integer: bool = False) -> str:
+def _number(value: Any, low: float, *, open_low: bool = False, integer: bool = False,
+            high: float | None = None) -> str:
     """Why ``value`` is not a finite number (an integer with ``integer``) >= ``low`` (> with
-    ``open_low``), or "" when it is one."""
+    ``open_low``) and at most ``high`` (when given), or "" when it is one."""
     kind = "an integer" if integer else "a number"
-    bound = f"> {low:g}" if open_low else f">= {low:g}"
+    bound = (f"> {low:g}" if open_low else f">= {low:g}") + (
+        f" and <= {high:,g}" if high is not None else "")
     if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
         return f"must be {kind} {bound}, got {value!r}"
-    if not math.isfinite(value) or value < low or (open_low and value == low) or abs(value) > 2**63 - 1:
-        return f"must be a finite {kind[2:] if integer else 'number'} {bound}, got {value!r}"
+    if (not math.isfinite(value) or value < low or (open_low and value == low)
+            or abs(value) > 2**63 - 1 or (high is not None and value > high)):
+        return f"must be a finite {'integer' if integer else 'number'} {bound}, got {value!r}"
     return ""
+
+
+MAX_RETRIES = 100
+"""Most retries a call may make (``max_retries``): with backoff, past this a call that keeps
+failing would hold its shard for hours."""
+
+MAX_CONCURRENCY = 4096
+"""Most requests one endpoint may have in flight (``max_concurrency``): each is an open
+connection of this process."""
 
 
 def check_url(url: Any) -> str:
@@ -309,8 +333,8 @@ OPTION_CHECKS: dict[str, Callable[[Any], str]] = {
     "rpm": lambda v: _number(v, 0, open_low=True),
     "tpm": lambda v: _number(v, 0, open_low=True),
     "timeout": lambda v: _number(v, 0, open_low=True),
-    "max_concurrency": lambda v: _number(v, 1, integer=True),
-    "max_retries": lambda v: _number(v, 0, integer=True),
+    "max_concurrency": lambda v: _number(v, 1, integer=True, high=MAX_CONCURRENCY),
+    "max_retries": lambda v: _number(v, 0, integer=True, high=MAX_RETRIES),
     "retry_after_cap": lambda v: _number(v, 0),
     "price_in": lambda v: _number(v, 0),
     "price_out": lambda v: _number(v, 0),

@@ -199,9 +199,9 @@ def _note(notes: list[str], checked: tuple[Any, str]) -> Any:
 
 
 def ordered_choices(data: Any) -> list[dict[str, Any]]:
-    """A body's ``choices`` in the order of their ``index`` (a choice without one stands at
-    its position), checked: a non-empty list of objects whose indices are distinct integers
-    ``0 .. len - 1``.
+    """A body's ``choices`` in the order of their ``index`` (a choice without one, or with
+    ``"index": null``, stands at its position), checked: a non-empty list of objects whose
+    indices are distinct integers ``0 .. len - 1``.
 
     Raises:
         BadBody: naming the field (``choices[2].index: 'zero' is not an integer``).
@@ -215,7 +215,9 @@ def ordered_choices(data: Any) -> list[dict[str, Any]]:
     for pos, choice in enumerate(choices):
         if not isinstance(choice, dict):
             raise BadBody(f"choices[{pos}]: not a JSON object")
-        index = choice.get("index", pos)
+        index = choice.get("index")
+        if index is None:  # absent or null: the choice stands at its position
+            index = pos
         if isinstance(index, bool) or not isinstance(index, int):
             raise BadBody(f"choices[{pos}].index: {str(index)[:40]!r} is not an integer")
         if not 0 <= index < len(choices):

@@ -114,8 +114,9 @@ def classify_status(status: int) -> str:
 def retry_after_seconds(headers: Mapping[str, str], now: float | None = None,
                         cap: float = RETRY_AFTER_CAP_S) -> float | None:
     """Seconds the server asked us to wait, from ``retry-after-ms`` or ``Retry-After`` (a
-    number of seconds or an HTTP date), at most ``cap``: a value that is not finite or is
-    longer waits ``cap`` (logged); None when neither header is readable."""
+    number of seconds or an HTTP date), at most ``cap``: an infinite or longer value waits
+    ``cap`` (logged); None when neither header is readable (``nan`` is not a number of seconds:
+    the call backs off as it would without the header)."""
     wait = _announced_wait(headers, time.time() if now is None else now)
     if wait is None:
         return None
@@ -137,17 +138,15 @@ def _announced_wait(headers: Mapping[str, str], now: float) -> float | None:
     lowered = {k.lower(): v for k, v in headers.items()}
     ms = lowered.get("retry-after-ms")
     if ms is not None:
-        try:
-            return float(ms) / 1000.0
-        except ValueError:
-            pass
+        wait = _seconds(ms)
+        if wait is not None:
+            return wait / 1000.0
     value = lowered.get("retry-after")
     if value is None:
         return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
+    wait = _seconds(value)
+    if wait is not None:
+        return wait
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, OverflowError):
@@ -158,6 +157,15 @@ def _announced_wait(headers: Mapping[str, str], now: float) -> float | None:
         return when.timestamp() - now
     except (OverflowError, ValueError, OSError):
         return math.inf
+
+
+def _seconds(text: str) -> float | None:
+    """``text`` as a number (None: not one, or NaN)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return None if math.isnan(value) else value
 
 
 def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> float:

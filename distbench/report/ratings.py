@@ -59,6 +59,9 @@ __all__ = ["DEFAULT_ALPHA", "ELO_BASE", "ELO_SCALE", "BradleyTerry", "NashAverag
 #: log-strength (``choix``'s ``alpha``), negligible against tens of matches per pair but enough
 #: to keep a player who won every match finite.
 DEFAULT_ALPHA = 0.01
+MAX_RESAMPLES = 10_000
+"""Most bootstrap resamples of a rating's intervals: the resamples' win matrices are held
+together (R x n x n numbers), and beyond this the interval's digits no longer move."""
 ELO_BASE = 1500.0
 ELO_SCALE = 400.0 / math.log(10.0)
 #: A maximum-entropy candidate is accepted when ``max(A p) <= NASH_TOL * max(1, max |A|)``.
@@ -253,8 +256,8 @@ def bootstrap_bradley_terry(n: int, a: np.ndarray, b: np.ndarray, outcome: np.nd
     """
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1), got {level}")
-    if resamples < 0:
-        raise ValueError(f"resamples must be >= 0, got {resamples}")
+    if not 0 <= resamples <= MAX_RESAMPLES:
+        raise ValueError(f"resamples must be from 0 to {MAX_RESAMPLES:,}, got {resamples:,}")
     a, b, o = _check_matches(n, a, b, outcome, "outcome")
     theta = fit_bradley_terry(win_matrix(n, a, b, o), alpha=alpha)
     nan = np.full(n, np.nan)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -132,8 +133,6 @@ def test_a_run_another_process_is_writing_is_neither_joined_nor_overwritten(tmp_
 
 def test_a_canary_key_reaches_no_file_or_log_of_a_real_ray_run(tmp_path):
     """The whole stack: CLI, local Ray cluster, endpoint actor, HTTP, Parquet, Ray's logs."""
-    import glob
-
     from distbench.mockserver import ServerConfig, start_server
 
     canary = "canary-sk-71c0ffee5e"
@@ -142,7 +141,7 @@ def test_a_canary_key_reaches_no_file_or_log_of_a_real_ray_run(tmp_path):
         result = subprocess.run(
             [sys.executable, "-m", "distbench.cli", "--debug", "run", "--llm-type", "llamacpp",
              "--base-url", server.url, "--num-games", "3", "--num-trials", "3", "--no-cache",
-             "--max-retries", "0", "--max-n", "1", "--run-id", "canary"],
+             "--max-retries", "0", "--max-n", "1", "--parallel", "--run-id", "canary"],
             cwd=tmp_path, env={**os.environ, "RAY_AUTH_MODE": "disabled", **env_key},
             capture_output=True, text=True, timeout=300,
         )
@@ -160,9 +159,10 @@ def test_a_canary_key_reaches_no_file_or_log_of_a_real_ray_run(tmp_path):
     failed = json.loads(distbench("query", "results/canary", "select count(*) as n from calls "
                                   "where status = 'failed'", "--format", "json", cwd=tmp_path).stdout)
     assert failed[0]["n"] > 0  # the faults happened, and their error texts were stored
+    # the run's own Ray session (wherever RAY_TMPDIR put it), as the driver logged it
+    (session,) = re.findall(r"Ray session folder: (\S+)", result.stderr)
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
-    files += [Path(p) for p in glob.glob("/tmp/ray/session_latest/logs/**/*", recursive=True)
-              if Path(p).is_file()]
+    files += [p for p in (Path(session) / "logs").rglob("*") if p.is_file()]
     assert len(files) > 10
     for path in files:
         assert canary.encode() not in path.read_bytes(), path

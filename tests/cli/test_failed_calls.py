@@ -8,18 +8,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import socket
 import subprocess
 import sys
 
+from ports import free_port
+
 from distbench.mockserver import ServerConfig, start_server
 from distbench.store.catalog import open_run
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _run(url: str, cwd, run_id: str, *extra: str) -> subprocess.CompletedProcess:
@@ -32,7 +27,7 @@ def _run(url: str, cwd, run_id: str, *extra: str) -> subprocess.CompletedProcess
 
 
 def test_failed_calls_exit_3_are_counted_missing_and_left_out_of_the_headline(tmp_path):
-    with start_server(ServerConfig(port=_free_port(), seed=5, fail_500=0.5)) as server:
+    with start_server(ServerConfig(port=free_port(), seed=5, fail_500=0.5)) as server:
         out = _run(server.url, tmp_path, "half")
         allowed = _run(server.url, tmp_path, "allowed", "--allow-failed-calls")
     assert out.returncode == 3, out.stderr
@@ -61,7 +56,7 @@ def test_failed_calls_exit_3_are_counted_missing_and_left_out_of_the_headline(tm
 
 
 def test_a_run_without_an_answer_prints_no_headline(tmp_path):
-    with start_server(ServerConfig(port=_free_port(), seed=5, fail_500=1.0)) as server:
+    with start_server(ServerConfig(port=free_port(), seed=5, fail_500=1.0)) as server:
         out = _run(server.url, tmp_path, "dead")
     assert out.returncode == 3, out.stderr
     last = out.stderr.strip().splitlines()[-1]

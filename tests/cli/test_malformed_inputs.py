@@ -8,6 +8,7 @@ at ``running``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -322,12 +323,24 @@ def _check_nothing_left(cwd: Path, before: set[Path]) -> None:
         assert json.loads(manifest.read_text()).get("state") != "running", manifest
 
 
+def _no_default_server(monkeypatch) -> None:
+    """The llamacpp provider's default address (127.0.0.1:8080) made :data:`DEAD` for the
+    test: a server the user left running there must not answer a case meant to find none."""
+    from distbench.llm import registry
+
+    llamacpp = registry.get_provider("llamacpp")
+    defaults = tuple((k, DEAD if k == "base_url" else v) for k, v in llamacpp.defaults)
+    monkeypatch.setitem(registry._PROVIDERS, "llamacpp",
+                        dataclasses.replace(llamacpp, defaults=defaults))
+
+
 @pytest.mark.parametrize("args, spec_name", CASES)
 def test_malformed_input_is_one_error_line(args, spec_name, tmp_path, monkeypatch, capsys,
                                            caplog, finished_run):
     monkeypatch.chdir(tmp_path)
     for key in ("OPENAI_API_KEY", "TOGETHER_API_KEY"):
         monkeypatch.delenv(key, raising=False)
+    _no_default_server(monkeypatch)
     (tmp_path / "afile").write_text("a file, not a folder")
     if spec_name is not None:
         (tmp_path / "spec.toml").write_text(SPECS[spec_name])

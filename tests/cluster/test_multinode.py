@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from ports import free_port
 
 from distbench.engine.driver import run_plan
 from distbench.engine.sweep import plan_sweep
@@ -28,15 +28,9 @@ RAY = Path(sys.executable).parent / "ray"
 pytestmark = pytest.mark.skipif(not RAY.exists(), reason="the ray CLI is not installed")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def cluster():
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "RAY": str(RAY), "RAY_PORT": str(port)}
     subprocess.run(["bash", str(LOCAL_SH), "start", "2"], env=env, check=True, timeout=180,
                    capture_output=True)

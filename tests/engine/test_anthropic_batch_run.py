@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
+from ports import free_port
 
 from distbench.mockserver import ServerConfig, start_server
 from distbench.store.catalog import open_run
@@ -100,14 +100,8 @@ def test_an_expired_message_batch_sends_only_its_unanswered_half_again(tmp_path)
     assert _trials(tmp_path / "results" / "e") == (100, 100, 0)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_a_driver_whose_server_went_away_resumes_by_polling_its_recorded_batches(tmp_path):
-    port = _free_port()
+    port = free_port()
     config = ServerConfig(seed=4, api_key=KEY, port=port, batch_delay=6.0,
                           batch_dir=str(tmp_path / "server"))
     folder = tmp_path / "results" / "r" / "batches"

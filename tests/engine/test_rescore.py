@@ -12,11 +12,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
+from ports import free_port
 
 from distbench.engine.rescore import rescore_run
 from distbench.games.answers.parse import parse_pure
@@ -24,12 +24,6 @@ from distbench.games.registry import get_family
 from distbench.mockserver import ServerConfig, start_server
 from distbench.store.catalog import open_run
 from distbench.store.schema import SCHEMAS, TIMING_COLUMNS
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _cli(cwd, *args: str) -> subprocess.CompletedProcess:
@@ -67,7 +61,7 @@ FAMILY_ARGS = {
 
 @pytest.mark.parametrize("family", list(FAMILY_ARGS))
 def test_rescore_calls_no_model_and_gives_the_source_rows(tmp_path, family):
-    with start_server(ServerConfig(port=_free_port(), seed=1, garbage=0.2)) as server:
+    with start_server(ServerConfig(port=free_port(), seed=1, garbage=0.2)) as server:
         run = _cli(tmp_path, "run", "--llm-type", "llamacpp", "--llm-model", "mock",
                    "--base-url", server.url, "--run-id", "src", "--no-parallel",
                    "--no-cache", *FAMILY_ARGS[family])
@@ -114,7 +108,7 @@ def corrected_rescore(stored):
 
 
 def test_a_corrected_parser_recovers_the_answers_and_moves_the_headline(tmp_path):
-    with start_server(ServerConfig(port=_free_port(), seed=2)) as server:
+    with start_server(ServerConfig(port=free_port(), seed=2)) as server:
         run = _cli(tmp_path, "run", "--llm-type", "llamacpp", "--llm-model", "mock",
                    "--base-url", server.url, "--run-id", "src", "--no-parallel",
                    "--num-games", "40", "--num-trials", "2", "--no-cache")
@@ -257,7 +251,7 @@ def fog_fortify(stored):
 
 
 def test_fog_games_rescore_unless_their_orders_change(tmp_path):
-    with start_server(ServerConfig(port=_free_port(), seed=1)) as server:
+    with start_server(ServerConfig(port=free_port(), seed=1)) as server:
         run = _cli(tmp_path, "run", "--llm-type", "llamacpp", "--llm-model", "mock",
                    "--base-url", server.url, "--run-id", "fog", "--no-parallel",
                    *FAMILY_ARGS["fog"])

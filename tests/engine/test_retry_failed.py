@@ -6,20 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
+from ports import free_port
 
 from distbench.mockserver import ServerConfig, start_server
 from distbench.store.catalog import open_run
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _run(url: str, cwd, *extra: str) -> subprocess.CompletedProcess:
@@ -41,7 +35,7 @@ def _answers(server) -> int:
 def test_retry_failed_sends_only_the_failed_calls_again(tmp_path, max_n):
     """One request per trial, or one request of n samples per game (the server takes n):
     either way only the failed requests are sent again."""
-    port = _free_port()
+    port = free_port()
     with start_server(ServerConfig(port=port, seed=3, fail_500=0.3)) as flaky:
         first = _run(flaky.url, tmp_path, "--max-n", max_n)
         sent_first = _answers(flaky)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from ports import free_port
 
 from distbench.store.catalog import open_run
 
@@ -69,12 +69,6 @@ SERVERS = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.terminate()
@@ -88,7 +82,7 @@ def _stop(proc: subprocess.Popen) -> None:
 def _start_server(name: str, log_dir: Path, timeout: float = 120.0) -> Server:
     model, extra = SERVERS[name]
     model_path = _model_path(model)
-    port = _free_port()
+    port = free_port()
     log = log_dir / f"{name}.log"
     with log.open("wb") as sink:  # a file, not a pipe: the server's output never blocks it
         proc = subprocess.Popen(

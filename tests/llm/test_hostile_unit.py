@@ -125,7 +125,6 @@ def test_a_body_that_is_not_usable_json_is_one_failed_call_naming_it(content):
 @pytest.mark.parametrize(("header", "expected"), [
     ({"Retry-After": "999999999"}, RETRY_AFTER_CAP_S),
     ({"Retry-After": "inf"}, RETRY_AFTER_CAP_S),
-    ({"Retry-After": "nan"}, RETRY_AFTER_CAP_S),
     ({"Retry-After": "Thu, 01 Jan 2099 00:00:00 GMT"}, RETRY_AFTER_CAP_S),
     ({"retry-after-ms": "1e400"}, RETRY_AFTER_CAP_S),
     ({"Retry-After": "-4"}, 0.0),

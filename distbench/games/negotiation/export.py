@@ -42,6 +42,7 @@ its ``clemeval`` reads instead: ``<player a>--<player b>/dond/<experiment>/<epis
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -100,22 +101,45 @@ def _interactions(rec: dict[str, Any], experiment: str, folder: str) -> dict[str
     }
 
 
+class TreeConflict(ValueError):
+    """The results tree already holds another episode where this export would write one."""
+
+
 def export_clembench(con: Any, out_dir: Path) -> list[Path]:
     """Writes a negotiation run as clembench's results tree (the module docstring) into
-    ``out_dir``; ``clemeval`` reads it as it reads clembench's own."""
-    records = episode_records(con)
+    ``out_dir``; ``clemeval`` reads it as it reads clembench's own.
+
+    Several runs merge into one tree (their pairs and experiments side by side; a file already
+    there with the same text is left as it is, so exporting a run again changes nothing); an
+    episode file that would replace another's text is refused (:class:`TreeConflict`) before
+    anything is written."""
+    files = dict(_tree_files(episode_records(con), out_dir))
+    conflicts = [path for path, text in files.items()
+                 if path.exists() and path.read_text(encoding="utf-8") != text]
+    if conflicts:
+        raise TreeConflict(
+            f"{out_dir} already holds {len(conflicts)} other episode file(s) where this run's "
+            f"would go (e.g. {conflicts[0].relative_to(out_dir)}); nothing was written: export "
+            "into another --out")
+    for path, text in files.items():
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    return list(files)
+
+
+def _tree_files(records: list[dict[str, Any]], out_dir: Path) -> Iterator[tuple[Path, str]]:
+    """(path, text) of every file of the tree of ``records`` under ``out_dir``."""
     folders: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for rec in records:
         pair = f"{_slug(rec['player_a'])}--{_slug(rec['player_b'])}"
         folders.setdefault((pair, _experiment(rec)), []).append(rec)
-    written = []
     for (pair, experiment), recs in folders.items():
         ids = [r["game_id"] for r in recs]
         by_id = len(set(ids)) == len(ids) and all(isinstance(i, int) and i >= 0 for i in ids)
         for n, rec in enumerate(recs, start=1):
             episode = f"instance_{rec['game_id']:05d}" if by_id else f"episode_{n:05d}"
             folder = out_dir / pair / "dond" / experiment / episode
-            folder.mkdir(parents=True, exist_ok=True)
             scores = dict(rec["clembench"])
             if scores["Main Score"] is None:
                 scores["Main Score"] = float("nan")  # as clembench logs an aborted episode
@@ -135,11 +159,7 @@ def export_clembench(con: Any, out_dir: Path) -> list[Path]:
                                 "round scores": {}, "episode scores": scores},
             }
             for name, payload in payloads.items():
-                path = folder / name
-                path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n",
-                                encoding="utf-8")
-                written.append(path)
-    return written
+                yield folder / name, json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
 def _clembench_scores(e: dict[str, Any]) -> dict[str, Any]:

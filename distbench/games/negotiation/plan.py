@@ -23,6 +23,7 @@ from distbench.games.base import (
     check_config,
     check_plan_size,
     derive_seed,
+    seed_key,
     stable_hash,
 )
 from distbench.games.negotiation.clembench import FileInstance, load_instances, select
@@ -201,7 +202,7 @@ class NegotiationShard:
 
     def pairing_id(self) -> str:
         """Short stable id of the (player_a, player_b) pairing, part of episode ids."""
-        return stable_hash([player_identity(self.player_a), player_identity(self.player_b)], 4)
+        return stable_hash([seed_key(self.player_a), seed_key(self.player_b)], 4)
 
     def seats(self, order: int) -> tuple[Player, Player]:
         """(seat a, seat b) in seat order ``order``."""

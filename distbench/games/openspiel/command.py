@@ -10,7 +10,13 @@ from typing import Any
 import click
 
 from distbench.games.base import CommandRun, parse_player
-from distbench.games.openspiel.plan import MODES, SCRIPTED, OpenSpielRunConfig, plan_openspiel
+from distbench.games.openspiel.plan import (
+    MAX_MCTS_SIMULATIONS,
+    MODES,
+    SCRIPTED,
+    OpenSpielRunConfig,
+    plan_openspiel,
+)
 from distbench.games.openspiel.summary import format_summary
 from distbench.games.section import Section, SectionError
 from distbench.llm.base import BackendSpec
@@ -22,8 +28,8 @@ OPTIONS = [
                  help="OpenSpiel game with its parameters as OpenSpiel parses them, e.g. "
                       "kuhn_poker, leduc_poker, tic_tac_toe, 'liars_dice(dice_sides=4)', "
                       "'goofspiel(num_cards=4)'."),
-    click.Option(["--mcts-simulations"], type=click.IntRange(min=1), default=100,
-                 show_default=True, help="Simulations per move of the mcts opponent."),
+    click.Option(["--mcts-simulations"], type=click.IntRange(1, MAX_MCTS_SIMULATIONS),
+                 default=100, show_default=True, help="Simulations per move of the mcts opponent."),
 ]
 """The family's own flags of ``distbench run`` (``Family.options``)."""
 
@@ -33,15 +39,14 @@ SECTION_KEYS = {"games", "matches", "opponents", "mode", "max_tokens", "mcts_sim
 def check_game(game: str, opponent: Any, mode: str) -> None:
     """Refuses, in one line, a game that cannot be loaded or an opponent or mode it cannot
     have (the equilibrium player and logprob mode need a reference, mcts perfect information);
-    warns when the game has no rules text of distbench's own."""
+    warns, when it is not refused, that the game has no rules text of distbench's own."""
     from distbench.games.openspiel.reference import reference
     from distbench.games.openspiel.rules import RULES
     from distbench.games.openspiel.spiel import load_game, perfect_information, short_name
 
+    if not isinstance(game, str) or not game.strip():
+        raise ValueError(f"--game must name an OpenSpiel game (e.g. kuhn_poker), got {game!r}")
     loaded = load_game(game)
-    if short_name(game) not in RULES:
-        log.warning("%s has no rules text of distbench's own: the prompt gives OpenSpiel's "
-                    "game description", game)
     if opponent == "mcts" and not perfect_information(loaded):
         raise ValueError(f"--opponent mcts: OpenSpiel's MCTS searches the true state, so it "
                          f"plays perfect-information games only, and {game} is not; use "
@@ -54,6 +59,9 @@ def check_game(game: str, opponent: Any, mode: str) -> None:
         if mode == "logprob" and ref.kind != "equilibrium":
             raise ValueError(f"--mode logprob needs a small imperfect-information game (one "
                              f"question per information state); {game} has none")
+    if short_name(game) not in RULES:  # after the refusals: a refused game is one line
+        log.warning("%s has no rules text of distbench's own: the prompt gives OpenSpiel's "
+                    "game description", game)
 
 
 def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
@@ -67,7 +75,8 @@ def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
     mode = modes[0]
     text = options.get("opponent") or "random"
     opponent = None if text == "self" else parse_player(text, spec, scripted=SCRIPTED)
-    game = options.get("game") or "kuhn_poker"
+    game = options.get("game")
+    game = "kuhn_poker" if game is None else game
     check_game(game, opponent, mode)
     config = OpenSpielRunConfig(
         game=game, seeds=tuple(dict.fromkeys(options["seeds"])), num_games=options["num_games"],

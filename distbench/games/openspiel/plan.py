@@ -20,6 +20,7 @@ from distbench.games.base import (
     check_config,
     check_plan_size,
     derive_seed,
+    seed_key,
     stable_hash,
 )
 from distbench.games.openspiel.schema import TABLES
@@ -27,6 +28,9 @@ from distbench.games.registry import register
 from distbench.llm.base import BackendSpec
 
 NAME = "openspiel"
+MAX_MCTS_SIMULATIONS = 10_000
+"""Most simulations an MCTS move may take (about a second of search per thousand on one
+core): a larger search would hold a shard for hours."""
 MODES = ("play", "logprob")
 SCRIPTED = ("random", "equilibrium", "mcts")
 Player = BackendSpec | str
@@ -98,8 +102,9 @@ class OpenSpielRunConfig:
         if isinstance(self.opponent, str) and self.opponent not in SCRIPTED:
             raise ValueError(f"opponent must be a model or one of {', '.join(SCRIPTED)}, "
                              f"got {self.opponent!r}")
-        if self.mcts_simulations < 1:
-            raise ValueError(f"mcts_simulations must be at least 1, got {self.mcts_simulations}")
+        if not 1 <= self.mcts_simulations <= MAX_MCTS_SIMULATIONS:
+            raise ValueError(f"mcts_simulations must be from 1 to {MAX_MCTS_SIMULATIONS:,} (a "
+                             f"search per move), got {self.mcts_simulations:,}")
         per = len(self.seat_orders())
         size = max(1, self.shard_games // per)
         chunks = math.ceil(self.num_games / size)
@@ -189,7 +194,7 @@ class OpenSpielShard:
 
     def pairing_id(self) -> str:
         """Short stable id of the (player, opponent) pairing."""
-        return stable_hash([player_identity(self.player), player_identity(self.opponent)], 4)
+        return stable_hash([seed_key(self.player), seed_key(self.opponent)], 4)
 
     def seats(self, order: int) -> tuple[Player, Player]:
         """(player id 0, player id 1) in seat order ``order`` (0: player_a is player 0)."""

@@ -68,7 +68,7 @@ def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> OpenSpie
         game=game, seeds=(settings.seed,), num_games=settings.num_instances,
         player=player_a, opponent=player_b, mode="play", llm_seed=settings.llm_seed,
         temperature=settings.temperature, max_tokens=settings.max_tokens,
-        both_seat_orders=True, mcts_simulations=int(options.get("mcts_simulations", 100)),
+        both_seat_orders=True, mcts_simulations=options.get("mcts_simulations", 100),
     )
 
 

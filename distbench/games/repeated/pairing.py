@@ -40,7 +40,7 @@ from distbench.games.base import (
     seat_label,
     stable_hash,
 )
-from distbench.games.repeated.plan import MAX_ROUNDS, NAME
+from distbench.games.repeated.plan import MAX_ROUNDS, NAME, check_horizon
 from distbench.games.repeated.strategies import STRATEGIES, get_machine
 from distbench.llm.base import BackendSpec
 
@@ -95,13 +95,7 @@ class RepeatedPairConfig(PairConfig):
             elif not isinstance(p, BackendSpec):
                 raise ValueError(f"a player is a strategy name or a model, got {p!r}")
         self.check_players()
-        if (self.rounds is None) == (self.continuation is None):
-            raise ValueError("give either rounds (a known horizon) or a continuation "
-                             "probability, not both")
-        if self.rounds is not None and not 1 <= self.rounds <= self.max_rounds:
-            raise ValueError(f"rounds must be from 1 to {self.max_rounds}, got {self.rounds}")
-        if self.continuation is not None and not 0 < self.continuation < 1:
-            raise ValueError(f"continuation must be in (0, 1), got {self.continuation}")
+        check_horizon(self.rounds, self.continuation, self.max_rounds)
         chunks = -(-self.num_games // self.shard_games)
         check_plan_size(len(self.seeds) * chunks, f"{len(self.seeds)} seed(s) x {chunks} "
                         "chunk(s)")
@@ -214,7 +208,7 @@ def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> Repeated
         player_a=player_a, player_b=player_b,
         stage=options.get("stage", "prisoners_dilemma"), seeds=(settings.seed,),
         num_games=settings.num_instances, rounds=rounds, continuation=continuation,
-        max_rounds=int(options.get("max_rounds", MAX_ROUNDS)), llm_seed=settings.llm_seed,
+        max_rounds=options.get("max_rounds", MAX_ROUNDS), llm_seed=settings.llm_seed,
         temperature=settings.temperature, max_tokens=settings.max_tokens)
 
 

@@ -24,6 +24,24 @@ from distbench.llm.base import BackendSpec
 
 NAME = "repeated"
 MAX_ROUNDS = 200
+ROUNDS_LIMIT = 10_000
+"""Most rounds a match may have (``rounds`` and ``max_rounds``): a match is played, held and
+written whole, one model call per seat and round."""
+
+
+def check_horizon(rounds: int | None, continuation: float | None, max_rounds: int) -> None:
+    """Refuses, in one line, a horizon that is not exactly one of a known number of rounds
+    (1 to ``max_rounds``) and a continuation probability in (0, 1), or a ``max_rounds``
+    beyond :data:`ROUNDS_LIMIT` (ValueError)."""
+    if not 1 <= max_rounds <= ROUNDS_LIMIT:
+        raise ValueError(f"max_rounds must be from 1 to {ROUNDS_LIMIT:,}, got {max_rounds:,}")
+    if (rounds is None) == (continuation is None):
+        raise ValueError("give either rounds (a known horizon) or a continuation "
+                         "probability, not both")
+    if rounds is not None and not 1 <= rounds <= max_rounds:
+        raise ValueError(f"rounds must be from 1 to {max_rounds}, got {rounds:,}")
+    if continuation is not None and not 0 < continuation < 1:
+        raise ValueError(f"continuation must be in (0, 1), got {continuation}")
 
 
 @dataclass(frozen=True)
@@ -74,13 +92,7 @@ class RepeatedRunConfig:
         for o in self.opponents:
             if isinstance(o, str) and o != "self":
                 get_machine(o)
-        if (self.rounds is None) == (self.continuation is None):
-            raise ValueError("give either rounds (a known horizon) or a continuation "
-                             "probability, not both")
-        if self.rounds is not None and not 1 <= self.rounds <= self.max_rounds:
-            raise ValueError(f"rounds must be from 1 to {self.max_rounds}, got {self.rounds}")
-        if self.continuation is not None and not 0 < self.continuation < 1:
-            raise ValueError(f"continuation must be in (0, 1), got {self.continuation}")
+        check_horizon(self.rounds, self.continuation, self.max_rounds)
         chunks = -(-self.num_games // self.shard_games)
         check_plan_size(len(self.opponents) * len(self.seeds) * chunks,
                         f"{len(self.opponents)} opponent(s) x {len(self.seeds)} seed(s) x "
