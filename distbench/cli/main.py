@@ -56,6 +56,7 @@ def _register() -> None:
         compare,
         export,
         fog,
+        listing,
         query,
         report,
         rescore,
@@ -78,6 +79,7 @@ def _register() -> None:
     cli.add_command(view.view)
     cli.add_command(rescore.rescore)
     cli.add_command(tournament.tournament)
+    cli.add_command(listing.list_command)
     from distbench.cli.options import bound_all_numbers
 
     bound_all_numbers(cli)

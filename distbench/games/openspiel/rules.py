@@ -62,6 +62,17 @@ RULES: dict[str, str] = {
         "information state shows your cards, the point cards, the points and past bids."),
 }
 
+REFERENCES: dict[str, str] = {
+    "kuhn_poker": "equilibrium",
+    "leduc_poker": "equilibrium",
+    "tic_tac_toe": "minimax",
+    "liars_dice": "TODO",
+    "goofspiel": "TODO",
+}
+"""The exact reference (:mod:`.reference`) each game of :data:`RULES` has at its default
+parameters: ``equilibrium`` (CFR+), ``minimax`` or ``none`` (too large; its regrets are NULL),
+as ``distbench list games`` shows it (pinned by a test against :func:`.reference.compute`)."""
+
 PROMPT_CUE = "Action:"
 
 
