@@ -51,11 +51,10 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import numpy as np
@@ -399,7 +398,7 @@ def compare_runs(paths: Sequence[Path | str]) -> Comparison:
     con = open_runs(run_dirs, safe=True,
                     tables=sorted({t for f in wanted for t in (f.table, *f.needs)}))
     try:
-        result = compare_connection(con, wanted, run_order=[r[0] for r in runs])
+        result = compare_connection(con, wanted)
     finally:
         con.close()
     return Comparison(runs, *result)
@@ -407,19 +406,9 @@ def compare_runs(paths: Sequence[Path | str]) -> Comparison:
 
 def compare_connection(con: duckdb.DuckDBPyConnection,
                        families: Sequence[FamilyUnits] = FAMILIES,
-                       run_order: Sequence[str] = (),
                        ) -> tuple[list[tuple], list[tuple], list[tuple], list[str]]:
     """The leaderboard, paired and shared rows, and the families present, of the runs whose
-    views ``con`` holds (what :func:`compare_runs` does once the runs are open).
-
-    ``run_order``: run ids in the order the user named them; a paired or shared row's side
-    ``a`` is the player of the run named first (runs not in it, and players of one run, by
-    name)."""
-    index = {run_id: i for i, run_id in enumerate(run_order)}
-
-    def side(run_id: str, player: str) -> tuple[int, str, str]:
-        return index.get(run_id, len(index)), run_id, player
-
+    views ``con`` holds (what :func:`compare_runs` does once the runs are open)."""
     leaderboard, paired, shared, present = [], [], [], []
     for fam in families:
         rows = _fetch(con, fam.sql)
@@ -427,8 +416,8 @@ def compare_connection(con: duckdb.DuckDBPyConnection,
             continue
         present.append(fam.family)
         leaderboard += _leaderboard(fam, rows)
-        paired += _paired(fam, rows, side)
-        shared += _shared(fam, rows, side)
+        paired += _paired(fam, rows)
+        shared += _shared(fam, rows)
     return leaderboard, paired, shared, present
 
 
@@ -482,8 +471,7 @@ def _leaderboard(fam: FamilyUnits, rows: list[dict]) -> list[tuple]:
 
 def paired_rows(labels: Sequence[str], units: Sequence[object],
                 values: dict[str, Sequence[float | None]], metrics: Sequence[Metric],
-                *, seed: int = BOOTSTRAP_SEED,
-                order: Callable[[str], Any] | None = None) -> list[dict]:
+                *, seed: int = BOOTSTRAP_SEED) -> list[dict]:
     """Paired comparisons of every two labels over their shared units, for each metric, with
     Holm's correction across the metrics of each pair: what ``distbench compare`` prints and
     what other reports call (e.g. a headline by perturbation: labels = presentations).
@@ -495,7 +483,6 @@ def paired_rows(labels: Sequence[str], units: Sequence[object],
             no valid answer there; such a unit is not shared for that metric).
         metrics: The metrics, in the order of the rows.
         seed: Seed of the bootstraps.
-        order: Sort key of the labels (a pair's ``a`` comes first); None: by name.
 
     Returns:
         Dicts with keys metric, subset, a, b, shared, mean_a, mean_b, diff, ci95_low,
@@ -507,7 +494,7 @@ def paired_rows(labels: Sequence[str], units: Sequence[object],
             if value is not None and np.isfinite(value):
                 by[m.name].setdefault(label, {})[unit] = float(value)
     out = []
-    for a, b in combinations(sorted(set(labels), key=order), 2):
+    for a, b in combinations(sorted(set(labels)), 2):
         block = []
         for m in metrics:
             xa, xb = by[m.name].get(a, {}), by[m.name].get(b, {})
@@ -528,25 +515,23 @@ def paired_rows(labels: Sequence[str], units: Sequence[object],
     return out
 
 
-def _paired(fam: FamilyUnits, rows: list[dict], side: Callable[[str, str], Any]) -> list[tuple]:
+def _paired(fam: FamilyUnits, rows: list[dict]) -> list[tuple]:
     out = []
     for grp in sorted({r["grp"] for r in rows}):
         sub = [r for r in rows if r["grp"] == grp]
         values = {m.name: [_value(r, m.name) for r in sub] for m in fam.metrics}
-        rank = {player_name(r["run_id"], r["player"]): side(r["run_id"], r["player"])
-                for r in sub}
         for d in paired_rows([player_name(r["run_id"], r["player"]) for r in sub],
-                             [r["unit"] for r in sub], values, fam.metrics, order=rank.get):
+                             [r["unit"] for r in sub], values, fam.metrics):
             out.append((fam.family, grp, *(d[c] for c in PAIRED_COLUMNS[2:])))
     return out
 
 
-def _shared(fam: FamilyUnits, rows: list[dict], side: Callable[[str, str], Any]) -> list[tuple]:
+def _shared(fam: FamilyUnits, rows: list[dict]) -> list[tuple]:
     units: dict[tuple[str, str], dict[str, set]] = defaultdict(lambda: defaultdict(set))
     for r in rows:
         units[(r["run_id"], r["player"])][r["grp"]].add(r["unit"])
     out = []
-    for (ra, pa_), (rb, pb) in combinations(sorted(units, key=lambda k: side(*k)), 2):
+    for (ra, pa_), (rb, pb) in combinations(sorted(units), 2):
         groups = {g: len(units[(ra, pa_)][g] & units[(rb, pb)].get(g, set()))
                   for g in units[(ra, pa_)]}
         groups = {g: n for g, n in groups.items() if n}
