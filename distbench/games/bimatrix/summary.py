@@ -8,7 +8,6 @@ one game are not independent). A group with nothing answered has no headline (No
 
 from __future__ import annotations
 
-import math
 import textwrap
 from typing import Any
 
@@ -16,6 +15,7 @@ import numpy as np
 
 from distbench.games.answers.classes import COORDINATION
 from distbench.report.bootstrap import start_bootstrap_ci
+from distbench.report.document import fit_lines
 from distbench.report.headline import headline, headline_cell, with_interval
 
 #: (summary name, per-trial SQL expression) of each averaged metric besides the headline.

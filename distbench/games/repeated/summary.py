@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from distbench.report.bootstrap import start_bootstrap_ci
+from distbench.report.document import fit_lines
 from distbench.report.headline import headline, headline_cell, with_interval
 
 METRICS: tuple[tuple[str, str], ...] = (
