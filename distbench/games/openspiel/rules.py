@@ -73,8 +73,8 @@ REFERENCES: dict[str, str] = {
 parameters: ``equilibrium`` (CFR+), ``minimax`` or ``none`` (too large; its regrets are NULL),
 as ``distbench list games`` shows it (pinned by a test against :func:`.reference.compute`
 for the quick ones; Leduc poker (100 s), Liar's Dice (1 die each, 6 sides) and goofspiel
-(13 cards) checked by hand: the last two exceed the limits, smaller parameters such as
-``liars_dice(dice_sides=4)`` or ``goofspiel(num_cards=4)`` have one)."""
+(13 cards) checked by hand: the last two exceed the limits; smaller parameters may not, e.g.
+``liars_dice(dice_sides=4)`` has an equilibrium reference)."""
 
 PROMPT_CUE = "Action:"
 
