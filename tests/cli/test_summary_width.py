@@ -12,7 +12,7 @@ import sys
 import pytest
 
 RUNS = {
-    "matrix": ["--llm-type", "dummy", "--mode", "pure", "--mode", "mixed", "--num-games", "4",
+    "matrix": ["--llm-type", "dummy", "--combined", "--num-games", "4",
                "--num-trials", "2"],
     "bimatrix": ["--llm-type", "dummy", "--class", "stag_hunt", "--class", "chicken",
                  "--num-games", "3", "--num-trials", "2", "--opponent", "eq,self"],
