@@ -389,7 +389,14 @@ def format_summary(records: list[dict[str, Any]], width: int | None = None) -> s
                  "(missing: failed calls, left out); = valid x quality of valid. mean gap, "
                  "mean expl.: over valid answers only.")
     for note in notes:
-        lines += textwrap.wrap(note, width, subsequent_indent="  ") if width else [note]
+        if not width or len(note) <= width:
+            lines.append(note)
+            continue
+        # one clause a line ("; "), so a count stays beside its words; a long clause wrapped
+        first, *rest = note.split("; ")
+        for k, part in enumerate([first, *rest]):
+            lines += textwrap.wrap(part, width, initial_indent="  " if k else "",
+                                   subsequent_indent="  ")
     lines += format_invariance(records)
     return "\n".join(lines)
 
