@@ -4,6 +4,7 @@ and users' agent classes; ``study``: the benchmark metrics)."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -53,7 +54,9 @@ def fog() -> None:
 @click.option("--scout-accuracy", type=float, default=0.7, show_default=True,
               help="Probability that a scout reveals the exact power.")
 @click.option("--no-scouting", is_flag=True, help="Play without Scout orders.")
-@click.option("--run-id", required=True, help="Run folder name (re-running it resumes).")
+@click.option("--run-id", default=None,
+              help="Run folder name (re-running it resumes).  [default: "
+                   "fog-tournament-<timestamp>]")
 @output_dir_option
 @click.option("--parallel/--no-parallel", default=None,
               help="Run shards as Ray tasks, or one by one in this process.")
@@ -64,7 +67,7 @@ def fog() -> None:
               help="Your agent class, added to --agents (repeatable); its module must be "
                    "importable (on PYTHONPATH), here and on every worker.")
 def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scouting: bool,
-               run_id: str, output_dir: Path, parallel: bool | None, agents: str,
+               run_id: str | None, output_dir: Path, parallel: bool | None, agents: str,
                extra: tuple[str, ...]) -> None:
     """Round robin (both seat orders) of the four scripted tiers, or of the agents given
     (tiers and your own agent classes), with the tier gradient."""
@@ -83,7 +86,7 @@ def tournament(games_per_pairing: int, seed: int, scout_accuracy: float, no_scou
         raise UserError(f"--seed must be non-negative, got {seed}")
     if not 0.0 <= scout_accuracy <= 1.0:
         raise UserError(f"--scout-accuracy must be in [0, 1], got {scout_accuracy}")
-    check_run_id(run_id)
+    run_id = check_run_id(run_id or f"fog-tournament-{time.strftime('%Y%m%d-%H%M%S')}")
     players = tuple(dict.fromkeys([a.strip() for a in agents.split(",") if a.strip()]
                                   + [a.strip() for a in extra]))
     if len(players) < 2:

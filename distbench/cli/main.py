@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -57,6 +58,7 @@ def _register() -> None:
         export,
         fog,
         imports,
+        listing,
         query,
         report,
         rescore,
@@ -82,6 +84,7 @@ def _register() -> None:
     cli.add_command(rescore.rescore)
     cli.add_command(tournament.tournament)
     cli.add_command(suite.suite)
+    cli.add_command(listing.list_command)
     from distbench.cli.options import bound_all_numbers
 
     bound_all_numbers(cli)
@@ -125,8 +128,55 @@ def _interrupted_query(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and str(exc).strip() == "Query interrupted"
 
 
+class _PipeSafeStdout:
+    """Standard output that a closed reader cannot break (``distbench run ... | head -3``):
+    the first write or flush that meets a closed pipe points file descriptor 1 at
+    ``/dev/null``, and from then on the output is dropped while the command goes on (a run
+    completes, its files are written). Everything else is the wrapped stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _dropped(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._dropped()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._dropped()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _guard_stdout() -> None:
+    """Wraps ``sys.stdout`` in :class:`_PipeSafeStdout` (once; not when it has no file
+    descriptor, as under a test runner's capture)."""
+    stream = sys.stdout
+    if stream is None or isinstance(stream, _PipeSafeStdout):
+        return
+    try:
+        stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    sys.stdout = _PipeSafeStdout(stream)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    _guard_stdout()
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_requested(argv)
     try:

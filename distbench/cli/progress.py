@@ -14,7 +14,9 @@ The ETA is absent until it can be estimated: it is the pace since the first prog
 seen (before that, Ray's worker start-up, a model's loading and its cold first call make the
 start slow, and an average from the start would overstate the remaining time several times
 over), so it needs progress at two moments. It uses calls when the plan knows how many it
-makes, else units. It is estimated when a count moves and held between (so it does not climb
+makes, else units; when the calls go past the plan's count (follow-up calls it could not
+count, such as logprob mode's readings after white space), the ETA follows the units from
+then on, and shows nothing until they move rather than a figure the calls have outrun. It is estimated when a count moves and held between (so it does not climb
 while a slow call is out), and it never grows: when the pace slows, the ETA holds until the
 remaining work at the new pace falls below it.
 """
@@ -76,6 +78,7 @@ class Progress:
         self._first_calls: tuple[float, int] | None = None  # when calls were first seen
         self._last_calls: tuple[float, int] | None = None  # when the calls last moved
         self._eta: float | None = None  # as estimated when a count last moved
+        self._outrun = False  # the calls went past the plan's count: the ETA follows the units
         self._t0 = clock()
         self._last_line = -1e18
         self._last_counts: tuple[Any, ...] | None = None
@@ -199,13 +202,18 @@ class Progress:
             return
         estimate = None
         rate = self.rate()
-        if self.expected_calls and rate:
+        outrun = bool(self.expected_calls) and self.live_calls >= self.expected_calls
+        if self.expected_calls and rate and not outrun:
             estimate = max(0.0, self.expected_calls - self.live_calls) / rate
         elif self._first_units is not None:
             since, units = self._first_units
             elapsed = self.clock() - since
             if self.done > units and elapsed > 0:
                 estimate = (self.todo_units - self.done) * elapsed / (self.done - units)
+        if outrun and not self._outrun:
+            # more calls than the plan announced (follow-up calls it could not count): its
+            # count is no guide any more, and an ETA from it would say 0:00 while work is left
+            self._outrun, self._eta = True, None
         if estimate is not None:
             self._eta = estimate if self._eta is None else min(self._eta, estimate)
 

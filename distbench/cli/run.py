@@ -9,6 +9,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -121,6 +122,10 @@ def _resolve_run_dir(
 @click.option("--overwrite", is_flag=True,
               help="Replace the run folder (<mode>_latest, or pure_and_mixed_latest with "
                    "--combined, unless --run-id names it).")
+@click.option("--wide", is_flag=True,
+              help="Print the summary as one wide table.  [default: fit the terminal, at "
+                   "most 100 columns: the headline, its interval, the valid rate and the "
+                   "counts first, the other figures in blocks below]")
 @execution_options
 @size_options
 def run(family: str, llm_type: str | None, llm_model: str | None, style: str | None,
@@ -128,7 +133,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         max_concurrency: int | None, timeout: float | None, max_retries: int | None,
         max_n: int | None, no_cache: bool, price: str | None, reasoning: str,
         reasoning_tokens: int | None, output_dir: Path, run_id: str | None,
-        overwrite: bool, parallel: bool | None,
+        overwrite: bool, wide: bool, parallel: bool | None,
         num_workers: int | None, address: str | None, keep_warm: float,
         retry_failed: bool, allow_failed_calls: bool, max_cost: float | None,
         max_tokens_total: int | None, execution: str, batch_max_requests: int,
@@ -228,14 +233,8 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         raise interrupted(resume_command(sys.argv[1:], run_dir.name)) from None
     if outcome.budget_reached is not None:
         raise budget_stop(outcome, resume_command(sys.argv[1:], run_dir.name))
-    if command.format_summary is not None:
-        click.echo(command.format_summary(outcome.summary))
-    elif outcome.summary:
-        from distbench.cli.query import render
-
-        columns = list(outcome.summary[0])
-        click.echo(render(columns, [tuple(r.get(c) for c in columns)
-                                    for r in outcome.summary], "table"))
+    click.echo(format_run_summary(command.format_summary, outcome.summary,
+                                  None if wide else summary_width()))
     if command.finish is not None:
         top = run_dir.parent if command.nested else run_dir
         for path in command.finish(outcome.run_dir, top):
@@ -249,6 +248,30 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
     retry = resume_command(sys.argv[1:], run_dir.name)
     check_calls(outcome.calls, allow_failed=allow_failed_calls,
                 retry=retry if "--retry-failed" in retry else [*retry, "--retry-failed"])
+
+
+def summary_width() -> int:
+    """Columns a console summary may use: the terminal's (``COLUMNS`` when set), at most 100."""
+    return min(100, shutil.get_terminal_size((100, 24)).columns)
+
+
+def format_run_summary(formatter: Any, records: list[dict[str, Any]], width: int | None) -> str:
+    """A run's summary for the console: the family's ``format_summary`` (given ``width`` when
+    it takes one: every line fits it; None: its wide table), else a plain table of the
+    records."""
+    import inspect
+
+    from distbench.report.document import fit_lines
+
+    if formatter is not None:
+        if "width" in inspect.signature(formatter).parameters:
+            return formatter(records, width=width)
+        return formatter(records)
+    if not records:
+        return ""
+    columns = list(records[0])
+    cells = [["-" if r.get(c) is None else str(r.get(c)) for c in columns] for r in records]
+    return "\n".join(fit_lines(columns, cells, width))
 
 
 def resume_command(args: list[str], run_id: str) -> list[str]:

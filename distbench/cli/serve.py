@@ -27,8 +27,8 @@ _FRACTION = click.FloatRange(0.0, 1.0)
 
 
 def _listen_options(func: Any) -> Any:
-    func = click.option("--port", type=click.IntRange(0, 65535), required=True,
-                        help="TCP port (0 picks a free one; the serving line shows it).")(func)
+    func = click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+                        help="TCP port (0: any free one; the serving line shows it).")(func)
     func = click.option("--host", default="127.0.0.1", show_default=True,
                         help="Address to listen on (IPv4).")(func)
     return func

@@ -262,6 +262,8 @@ def tournament(family: str, players: str, family_options: tuple[str, ...], num_i
         raise UserError(str(exc)) from None
     run_id = check_run_id(run_id or f"tournament-{family}-{time.strftime('%Y%m%d-%H%M%S')}")
     run_dir = make_output_dir(output_dir) / run_id
+    click.echo(f"run {run_id}: {family} tournament of {len(tour.labels)} players "
+               f"({', '.join(tour.labels)})", err=True)
     budget = {"max_cost": max_cost, "max_tokens_total": max_tokens_total,
               "retry_failed": retry_failed}
     if adaptive:
@@ -281,6 +283,8 @@ def tournament(family: str, players: str, family_options: tuple[str, ...], num_i
     click.echo(format_ranking(result.ratings))
     click.echo(f"\n{outcome.executed} shard(s) run, {outcome.skipped} already committed, "
                f"{outcome.elapsed_s:.1f} s. Results: {outcome.run_dir}", err=True)
+    click.echo(f'Query them: distbench query {outcome.run_dir} "select * from ratings"',
+               err=True)
     if outcome.budget_reached is not None:
         raise _budget_stop(outcome.budget_reached, outcome.executed, run_dir)
     _check_calls(run_dir, allow_failed_calls)

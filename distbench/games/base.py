@@ -36,7 +36,8 @@ from distbench.llm.base import BackendSpec
 
 __all__ = ["CommandRun", "Family", "FieldTypeError", "PairingSettings", "Rescored", "RunPlan",
            "SeatOutcome", "ShardResult", "StoredShard",
-           "check_config", "derive_seed", "parse_player", "seed_key", "shard_specs", "stable_hash"]
+           "catalog_rows", "check_config", "derive_seed", "parse_player", "seed_key", "shard_specs",
+           "stable_hash"]
 
 #: Configuration fields that, when a run configuration has them, must be at least 1.
 POSITIVE_FIELDS = ("num_games", "num_trials", "num_opponents", "shard_trials", "shard_episodes",
@@ -52,6 +53,9 @@ memory together, by its worker and by the driver that writes them."""
 
 SHARD_SIZE_FIELDS = ("shard_trials", "shard_episodes", "shard_games")
 
+CATALOG_KINDS = ("games", "strategies", "classes", "buckets", "players")
+"""What a family's ``catalog`` hook may list (``distbench list KIND``)."""
+
 
 def check_plan_size(shards: int, what: str) -> None:
     """Refuses, in one line, a configuration that would plan more than
@@ -65,6 +69,14 @@ def check_plan_size(shards: int, what: str) -> None:
         raise ValueError(f"this run would plan {shards:,} shards ({what}), more than "
                          f"{MAX_PLANNED_SHARDS:,}: play fewer games or seeds per run (split it "
                          "into several runs)")
+
+
+def catalog_rows(pairs: Any, **extra: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Rows of a family's ``catalog`` from (name, description) pairs; ``extra`` maps a column
+    to {name: value} for the rows that have it (the others get None)."""
+    return [{"name": name, "description": description,
+             **{column: values.get(name) for column, values in extra.items()}}
+            for name, description in pairs]
 
 
 def stable_hash(payload: object, size: int = 8) -> str:
@@ -519,6 +531,11 @@ class Family:
         pairing_options: The family's own tournament settings, name -> one line of help:
             what ``distbench tournament --option NAME=VALUE`` may set (it reaches ``pairing``
             in ``PairingSettings.options``); any other name is refused in one line.
+        catalog: ``"module:function"`` of ``() -> {kind: [row, ...]}``: what the family offers
+            by name, for ``distbench list``; a kind is one of :data:`CATALOG_KINDS` (``games``,
+            ``strategies``, ``classes``, ``buckets``, ``players``: the scripted ``--players``
+            of a tournament), a row a dict with at least ``name`` and ``description``. None:
+            nothing to list beyond the family itself.
     """
 
     name: str
@@ -546,6 +563,7 @@ class Family:
     pairing: str | None = None
     outcomes: str | None = None
     pairing_options: Mapping[str, str] = field(default_factory=dict)
+    catalog: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -602,6 +620,13 @@ class Family:
         """The family's ``distbench export`` files (its ``export`` hook), or None when it has
         no hook (the generic export applies)."""
         return list(_load(self.export)(con, out_dir, run_id)) if self.export else None
+
+    def catalog_entries(self) -> dict[str, list[dict[str, Any]]]:
+        """What the family offers by name (its ``catalog`` hook; empty when it has none)."""
+        if not self.catalog:
+            return {}
+        return {kind: [dict(row) for row in rows] for kind, rows in _load(self.catalog)().items()}
+
     @property
     def pairable(self) -> bool:
         """Whether players can be paired in this family's seats (a tournament can run)."""

@@ -19,6 +19,7 @@ import numpy as np
 from distbench.games.matrix.prompts import MIXED_CUE, PURE_CUE
 from distbench.llm.base import BackendSpec, Request
 from distbench.llm.dummy import DummyBackend, splitmix64, uniforms
+from distbench.mockserver.skill import safest, skilled_answer
 from distbench.mockserver.wire import (
     BadRequest,
     approx_tokens,
@@ -31,6 +32,7 @@ __all__ = ["Answerer", "LocalAnswerer", "MockAnswerer", "detect_task", "sample_s
 
 _LOGPROB_STREAM = 0x10C9_0B5  # keeps the logprob draw apart from the answer's draw
 _SKILL_STREAM = 0x5C1_11ED  # keeps the skill draw (equilibrium or random) apart from both
+_POLICY_STREAM = 0x9011_C7  # the draw among an equilibrium's actions, apart from the others
 _TABLE_ROW = re.compile(r"^Action (\d+)((?:[ ]+-?[0-9][0-9.e+-]*)+)$", re.MULTILINE)
 _UNRECOGNISED_TEXT = "I can only answer matrix game questions."
 # The answer lines of the gama family's requests (distbench.games.gama.prompts)
@@ -138,13 +140,7 @@ def equilibrium(prompt: str) -> tuple[np.ndarray, int] | None:
     rows = [[float(v) for v in found.group(2).split()] for found in _TABLE_ROW.finditer(prompt)]
     if not rows or len({len(r) for r in rows}) != 1:
         return None
-    from distbench.kernels.zero_sum import solve_zero_sum
-
-    payoff = np.array(rows)
-    x = np.asarray(solve_zero_sum(payoff[None]).row[0], dtype=np.float64)
-    worst = payoff.min(axis=1)
-    safest = max(range(len(rows)), key=lambda i: (worst[i], x[i]))
-    return x, safest
+    return safest(np.array(rows))
 
 
 def _plays_equilibrium(seed: int, skill: float) -> bool:
@@ -190,8 +186,10 @@ class MockAnswerer:
     sample from its seed: in mixed mode the row player's equilibrium strategy (4 decimals), in
     pure mode its safest action (the best worst case: the least exploitable pure action, the
     saddle point when there is one); the other answers are the dummy's. Its logprob labels
-    carry that share of their mass on the equilibrium strategy. So models of different skill
-    differ as real models do, and in a known order. Any other name answers as the dummy.
+    carry that share of their mass on the equilibrium strategy. The skilled answers to the
+    bimatrix, repeated and OpenSpiel prompts are :mod:`distbench.mockserver.skill`'s. So
+    models of different skill differ as real models do, and in a known order. Any other name
+    answers as the dummy.
 
     Args:
         seed: Server seed, used for calls without a seed.
@@ -218,10 +216,16 @@ class MockAnswerer:
         if _plays_equilibrium(seed, skill):
             solved = equilibrium(prompt)
             if solved is not None and len(solved[0]) == m:
-                if mode == "pure":
-                    k = solved[1] + 1
-                    return f" {k}" if completion else f"Action: {k}"
-                values = ", ".join(f"{p:.4f}" for p in solved[0])
+                answer: tuple[str, Any] | None = ("pure", solved[1] + 1) if mode == "pure" \
+                    else ("mixed", solved[0])
+            else:  # the other families' prompts (distbench.mockserver.skill)
+                draw = uniforms(splitmix64(np.array([seed ^ _POLICY_STREAM], dtype=np.uint64)),
+                                1)[0, 0]
+                answer = skilled_answer(prompt, mode, m, float(draw))
+            if answer is not None and answer[0] == "pure":
+                return f" {answer[1]}" if completion else f"Action: {answer[1]}"
+            if answer is not None:
+                values = ", ".join(f"{p:.4f}" for p in answer[1])
                 return f" {values}]" if completion else f"Strategy: [{values}]"
         backend = self._completion if completion else self._chat
         request = Request(prompt=prompt, seed=seed, task=f"matrix.{mode}:{m}")

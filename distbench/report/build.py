@@ -273,6 +273,11 @@ def build_report(run_dir: Path, out_dir: Path,
         doc.meta = run_metadata(run_dir, con)
         doc.links = list(links)
         found = ", ".join(f"{n} {part.unit} ({part.family})" for part, n in counts if n)
+        if not found:  # a tournament's games sit in its pairing tables, not a main table
+            from distbench.report.tournament import tournament_games
+
+            games = tournament_games(con)
+            found = f"{games:,} tournament games" if games else ""
         doc.intro.append(
             f"Run {run_dir.name}: {found or 'no rows'}, {calls} model calls. Built from DuckDB "
             "queries (queries/report_*.sql) over the committed Parquet files.")

@@ -21,6 +21,7 @@ import html
 import io
 import math
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,6 +129,9 @@ class Table:
     columns: list[str]
     rows: list[tuple]
     note: str = ""
+    keys: int = 1
+    """Leading columns that name a row, repeated in each block of a table cut to fit a
+    console (:func:`format_console` with a width)."""
 
 
 @dataclass
@@ -325,24 +329,91 @@ def write_markdown(doc: Document, out_dir: Path) -> Path:
     return path
 
 
-def format_console(t: Table) -> str:
+def format_console(t: Table, width: int | None = None) -> str:
     """The table as aligned plain text for the terminal (numbers as on the page: rounded to
-    their intervals), its note under it."""
+    their intervals), its note under it.
+
+    With ``width`` (the console summaries of ``distbench run``), it fits that many columns:
+    each value and its interval are one cell ``0.214 [0.145, 0.282]`` under ``name [95% CI]``,
+    column names are words (no ``_``), a table wider than ``width`` is cut into blocks of
+    columns (:func:`fit_lines`, the first ``t.keys`` columns repeated in each) and the note is
+    wrapped. Without it, the table as it is (``distbench run --wide``).
+    """
     shown = display_rows(t)
-    widths = [max(len(c), *(len(r[i]) for r in shown)) if shown else len(c)
-              for i, c in enumerate(t.columns)]
+    columns = list(t.columns)
     numeric = [not all(isinstance(r[i], str) for r in t.rows if i < len(r)) for i in
                range(len(t.columns))]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if num else c.ljust(w)
-                         for c, w, num in zip(cells, widths, numeric, strict=True)).rstrip()
-
-    out = [line(list(t.columns)), "  ".join("-" * w for w in widths)]
-    out += [line(r) for r in shown]
+    if width is not None:
+        columns, shown, numeric = _with_intervals(columns, shown, numeric)
+        columns = [c.replace("_", " ") for c in columns]
+    out = fit_lines(columns, shown, width, keys=t.keys, right=numeric)
     if t.note:
-        out.append(t.note)
+        out += textwrap.wrap(t.note, width) if width else [t.note]
     return "\n".join(out)
+
+
+def _with_intervals(columns: list[str], shown: list[list[str]], numeric: list[bool],
+                    ) -> tuple[list[str], list[list[str]], list[bool]]:
+    """Each value column with an interval (``x``, ``x_ci95_low``, ``x_ci95_high``) as one
+    column ``x [95% CI]`` of cells ``value [low, high]``."""
+    groups = _ci_groups(columns)
+    ends = {i for pair in groups.values() for i in pair}
+    keep = [i for i in range(len(columns)) if i not in ends]
+    names = [f"{columns[i]} [95% CI]" if i in groups else columns[i] for i in keep]
+    rows = []
+    for row in shown:
+        cells = []
+        for i in keep:
+            lo, hi = groups.get(i, (None, None))
+            bounds = (row[lo], row[hi]) if lo is not None else ("n/a", "n/a")
+            cells.append(row[i] if "n/a" in bounds else f"{row[i]} [{bounds[0]}, {bounds[1]}]")
+        rows.append(cells)
+    return names, rows, [numeric[i] and i not in groups for i in keep]
+
+
+def fit_lines(header: list[str], rows: list[list[str]], width: int | None, *, keys: int = 1,
+              right: list[bool] | None = None) -> list[str]:
+    """A table as aligned lines: the header, a rule, the rows. When ``width`` is given and the
+    table is wider, its columns after the first ``keys`` are cut into blocks, one under the
+    other (a blank line between), each repeating the ``keys`` columns and fitting ``width``
+    (a single column wider than it stays whole).
+
+    Args:
+        header: The column names.
+        rows: The cells, as text.
+        width: Columns available, or None: one block however wide.
+        keys: Leading columns that name a row (repeated in every block).
+        right: Per column, align right (numbers); default left.
+    """
+    n = len(header)
+    widths = [max([len(header[i])] + [len(r[i]) for r in rows]) for i in range(n)]
+    right = right or [False] * n
+    keys = max(0, min(keys, n - 1))
+
+    def span(cols: list[int]) -> int:
+        return sum(widths[i] for i in cols) + 2 * (len(cols) - 1)
+
+    def block(cols: list[int]) -> list[str]:
+        def line(cells: list[str]) -> str:
+            return "  ".join(cells[i].rjust(widths[i]) if right[i] else cells[i].ljust(widths[i])
+                             for i in cols).rstrip()
+        return [line(header), "  ".join("-" * widths[i] for i in cols),
+                *(line(r) for r in rows)]
+
+    everything = list(range(n))
+    if width is None or span(everything) <= width:
+        return block(everything)
+    blocks, current = [], list(range(keys))
+    for i in range(keys, n):
+        if len(current) > keys and span([*current, i]) > width:
+            blocks.append(current)
+            current = list(range(keys))
+        current.append(i)
+    blocks.append(current)
+    out: list[str] = []
+    for k, cols in enumerate(blocks):
+        out += ([""] if k else []) + block(cols)
+    return out
 
 
 _TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",

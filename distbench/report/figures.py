@@ -381,7 +381,10 @@ def heatmap(
             text = f"{vals[i, j]:+.2f}"
             if counts is not None and i != j:
                 text += f"\nn={int(counts[i, j])}"
-            ax.text(j, i, text, ha="center", va="center", fontsize=7)
+            # white on the dark ends of the colour map, black on its light middle
+            dark = abs(vals[i, j]) > 0.55 * span
+            ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                    color="white" if dark else "black")
     ax.set_xticks(range(k), labels, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(k), labels, fontsize=8)
     ax.set_xlabel("opponent")

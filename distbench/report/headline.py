@@ -248,8 +248,16 @@ def headline_cell(record: dict, name: str) -> str:
     """A summary record's field ``name`` rounded to the digits its interval
     (``<name>_ci95``) supports, with the interval; ``-`` when it is None (the console
     summaries of the families)."""
-    value = record.get(name)
-    if value is None:
-        return "-"
     low, high = record.get(f"{name}_ci95") or (None, None)
-    return rounded(value, low, high) + (f" {interval(low, high)}" if low is not None else "")
+    return with_interval(record.get(name), low, high)
+
+
+def with_interval(value: float | None, low: float | None, high: float | None) -> str:
+    """``value [low, high]``, all rounded to the digits the interval supports (the console's
+    one interval style); ``value`` alone when there is no interval, ``-`` when there is no
+    value."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    if low is None or high is None:
+        return rounded(value)
+    return f"{rounded(value, low, high)} {interval(low, high)}"

@@ -33,6 +33,12 @@ def has_tournament(con: Any) -> bool:
     return bool(con.execute("select count(*) from ratings").fetchone()[0])
 
 
+def tournament_games(con: Any) -> int:
+    """The games a tournament rated (each counted once: the ratings count both players')."""
+    total = con.execute("select sum(matches) from ratings").fetchone()[0]
+    return int(total or 0) // 2
+
+
 def section(doc: Document, con: Any) -> None:
     """Adds the tournament section to ``doc``."""
     from distbench.report import figures

@@ -191,3 +191,24 @@ def test_on_a_terminal_the_line_is_cut_to_its_width(monkeypatch):
     drawn = [part.replace("\x1b[K", "") for part in out.text.split("\r")[1:]]
     assert len(drawn) >= 2 and all(len(part.rstrip("\n")) <= 59 for part in drawn), drawn
     assert drawn[1].startswith("trials 0/100 (0%)  shards 0/1  calls 0 (100 in flight)")
+
+
+def test_calls_past_the_plans_count_drop_the_call_eta_for_the_units_one():
+    """Logprob follow-ups make more calls than the plan announced: the ETA from the calls would
+    sit at its last value (or 0:00) while work is left; it goes, and the units' pace takes over."""
+    clock = _Clock()
+    p = Progress("trials", planned=4, clock=clock, expected_calls=80)
+    p.start(4, 400)
+    clock.now = 10.0
+    p.live({"calls": 10, "sent": 80})
+    clock.now = 20.0
+    p.live({"calls": 60, "sent": 80})  # 50 calls in 10 s: 20 left, 4 s
+    assert p.eta() == pytest.approx(4.0)
+    clock.now = 30.0
+    p.live({"calls": 90, "sent": 120})  # past the plan's 80: its count is no guide
+    assert p.eta() is None and "ETA" not in p.suffix()
+    p.update(_shard(100), {"calls": 90})
+    clock.now = 40.0
+    p.update(_shard(100), {"calls": 40})  # 100 trials in 10 s: 200 left, 20 s
+    assert p.eta() == pytest.approx(20.0)
+    p.close()

@@ -23,10 +23,22 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CLASSES", "COOPERATIVE", "COORDINATION", "draw_class"]
+__all__ = ["CLASSES", "CONDITIONS", "COOPERATIVE", "COORDINATION", "draw_class"]
 
 CLASSES: tuple[str, ...] = ("prisoners_dilemma", "stag_hunt", "chicken", "battle_of_the_sexes",
                             "matching_pennies", "pure_coordination", "deadlock", "harmony")
+#: Each class's defining payoff order, one line (``distbench list classes``): R, S, T, P the
+#: row player's payoffs of (C, C), (C, D), (D, C), (D, D); H > L the two meeting points.
+CONDITIONS: dict[str, str] = {
+    "prisoners_dilemma": "symmetric, T > R > P > S and 2R > T + S",
+    "stag_hunt": "symmetric, R > T > P > S",
+    "chicken": "symmetric, T > R > S > P",
+    "battle_of_the_sexes": "two meeting points, each player prefers another (H > L > 0 apart)",
+    "matching_pennies": "the row player wins on a match, the column player on a mismatch",
+    "pure_coordination": "both prefer the same meeting point (H, L > 0 apart)",
+    "deadlock": "symmetric, T > P > R > S",
+    "harmony": "symmetric, R > T > S > P",
+}
 #: Classes whose action 1 is the cooperative one.
 COOPERATIVE = ("prisoners_dilemma", "stag_hunt", "chicken", "deadlock", "harmony")
 #: Classes where landing on a pure equilibrium (coordination) is the classic rate.

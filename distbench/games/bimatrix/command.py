@@ -94,3 +94,31 @@ def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
              f"{config.num_trials} trials")
     return CommandRun(plan=lambda run_id: plan_bimatrix(config, run_id), label=label,
                       folder="bimatrix", format_summary=format_summary)
+
+
+def catalog() -> dict[str, list[dict[str, Any]]]:
+    """What ``distbench list`` shows of the bimatrix family (``Family.catalog``)."""
+    from distbench.games.answers.classes import CONDITIONS
+    from distbench.games.base import catalog_rows
+    from distbench.games.bimatrix.instances import MAX_ACTIONS, SPREADS
+    from distbench.games.bimatrix.pairing import PLAYERS
+    from distbench.games.bimatrix.types import NUM_TYPES
+
+    players = {
+        "eq": "the game's first equilibrium (pure ones first)",
+        "uniform": "every action with the same probability",
+        "maxmin": "the seat's security strategy (its maximin value)",
+        "class": "the class rule: action 1 (cooperate, stag, swerve...; class games only)",
+    }
+    scripted = catalog_rows((name, players[name]) for name in PLAYERS)
+    return {
+        "buckets": catalog_rows([(f"MxN_{'|'.join(SPREADS)}",
+                                  f"random integer payoffs, sizes 1..{MAX_ACTIONS} "
+                                  "(--bucket 3x3_midVar)")]),
+        "classes": catalog_rows((f"class:{name}", CONDITIONS[name]) for name in CLASSES),
+        "games": catalog_rows([(f"type:rg001..rg{NUM_TYPES:03d}",
+                                f"the {NUM_TYPES} ordinal 2x2 types of Robinson and Goforth "
+                                "(--types all|I,J,...)")]),
+        "strategies": [row for row in scripted if row["name"] in SCRIPTED],
+        "players": scripted,
+    }

@@ -249,6 +249,7 @@ FAMILY = register(Family(
     command="distbench.games.bimatrix.command:command",
     warm_up="distbench.games.bimatrix.runner:warm_up",
     options="distbench.games.bimatrix.command:OPTIONS",
+    catalog="distbench.games.bimatrix.command:catalog",
     section="distbench.games.bimatrix.plan:section",
     modes=MODES,
     viewer="distbench.games.bimatrix.viewer:view",

@@ -8,14 +8,15 @@ one game are not independent). A group with nothing answered has no headline (No
 
 from __future__ import annotations
 
-import math
+import textwrap
 from typing import Any
 
 import numpy as np
 
 from distbench.games.answers.classes import COORDINATION
 from distbench.report.bootstrap import start_bootstrap_ci
-from distbench.report.headline import headline, headline_cell
+from distbench.report.document import fit_lines
+from distbench.report.headline import headline, headline_cell, with_interval
 
 #: (summary name, per-trial SQL expression) of each averaged metric besides the headline.
 METRICS: tuple[tuple[str, str], ...] = (
@@ -92,18 +93,11 @@ def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
     return records
 
 
-def _fmt(rec: dict[str, Any], name: str, digits: int = 3) -> str:
-    value = rec.get(name)
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    lo, hi = rec.get(f"{name}_lo"), rec.get(f"{name}_hi")
-    text = f"{value:.{digits}f}"
-    if lo is not None and hi is not None:
-        text += f" [{lo:.{digits}f}, {hi:.{digits}f}]"
-    return text
+def _fmt(rec: dict[str, Any], name: str) -> str:
+    return with_interval(rec.get(name), rec.get(f"{name}_lo"), rec.get(f"{name}_hi"))
 
 
-def format_summary(records: list[dict[str, Any]]) -> str:
+def format_summary(records: list[dict[str, Any]], width: int | None = None) -> str:
     """The console summary: per row, the headline first (quality, valid rate and quality of
     valid answers, each with its 95% interval; ``missing``: trials whose call failed, left
     out), then the cooperation rate, mean regret and equilibrium play rate (and for the
@@ -126,12 +120,10 @@ def format_summary(records: list[dict[str, Any]]) -> str:
             cells += (_fmt(r, "coordination")
                       if r["game_set"].removeprefix("class:") in COORDINATION else "-",)
         lines.append(cells)
-    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-    out = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-           for line in lines]
-    out.insert(1, "-" * len(out[0]))
+    out = fit_lines(list(lines[0]), [list(line) for line in lines[1:]], width, keys=4)
     model = f"{records[0]['provider']}:{records[0]['model']}"
-    return (f"bimatrix summary ({model}; quality (the headline): 1 - regret / (best - worst "
-            "payoff against the opponent faced), an invalid answer 0, calls that failed left "
-            "out (missing); quality = valid x quality of valid; intervals: cluster bootstrap "
-            "over games)\n" + "\n".join(out))
+    title = (f"bimatrix summary ({model}; quality (the headline): 1 - regret / (best - worst "
+             "payoff against the opponent faced), an invalid answer 0, calls that failed left "
+             "out (missing); quality = valid x quality of valid; intervals: cluster bootstrap "
+             "over games)")
+    return "\n".join([*(textwrap.wrap(title, width) if width else [title]), *out])

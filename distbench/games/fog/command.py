@@ -89,3 +89,14 @@ def section(table: Any) -> dict[str, Any]:
         if key in out:
             s.int(key, default)
     return out
+
+
+def catalog() -> dict[str, list[dict[str, Any]]]:
+    """What ``distbench list`` shows of the fog family (``Family.catalog``): its scripted
+    tiers (opponents and a tournament's scripted players), by tier and strategy name."""
+    from distbench.games.base import catalog_rows
+
+    names = {tier: name for name, tier in STRATEGIES.items()}
+    tiers = catalog_rows((tier, f"scripted agent {names.get(tier, tier)}") for tier in TIERS)
+    tiers.append({"name": "module:Class", "description": "your own agent class"})
+    return {"strategies": tiers, "players": tiers}

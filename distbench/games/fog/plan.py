@@ -297,6 +297,7 @@ FAMILY = register(Family(
     report="distbench.games.fog.report:section",
     command="distbench.games.fog.command:command",
     options="distbench.games.fog.command:OPTIONS",
+    catalog="distbench.games.fog.command:catalog",
     section="distbench.games.fog.command:section",
     viewer="distbench.games.fog.viewer:view",
     rescore="distbench.games.fog.rescore:rescore",

@@ -97,7 +97,7 @@ def _seat_headline(quality: np.ndarray, invalid: np.ndarray, failed: np.ndarray,
             for k, v in out.items()}
 
 
-def format_summary(records: list[dict[str, Any]]) -> str:
+def format_summary(records: list[dict[str, Any]], width: int | None = None) -> str:
     """The fog summary for the terminal: per pairing and scouting condition, the games and
     outcomes, player a's score rate with its Wilson interval, and both seats' belief scores
     (rounded to what the intervals support)."""
@@ -131,6 +131,6 @@ def format_summary(records: list[dict[str, Any]]) -> str:
         note="quality (the headline, per seat): the game's score (win 1, draw 1/2) when "
              "every answer of the seat was valid, 0 when one was not (forfeit), over the "
              "answered games (missing: games where a model call failed, left out); valid: "
-             "share of games without an invalid answer. score_a: player a's score rate (win 1, draw 1/2), 95% Wilson interval; Brier "
+             "share of games without an invalid answer. score a: player a's score rate (win 1, draw 1/2), 95% Wilson interval; Brier "
              "and log loss of the power beliefs, and Brier of the predicted enemy actions "
-             "and objectives (lower is better), over valid reports."))
+             "and objectives (lower is better), over valid reports.", keys=3), width)

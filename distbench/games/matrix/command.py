@@ -121,3 +121,25 @@ def _seed_files(run_dir: Path, top: Path) -> list[Path]:
     from distbench.report.seed_format import write_seed_files
 
     return write_seed_files(run_dir, top)
+
+
+def catalog() -> dict[str, list[dict[str, Any]]]:
+    """What ``distbench list`` shows of the matrix family (``Family.catalog``): its buckets."""
+    from distbench.games.base import catalog_rows
+    from distbench.games.matrix.buckets import (
+        DEFAULT_BUCKETS,
+        KINDS,
+        MAX_ACTIONS,
+        SPREADS,
+        get_bucket,
+    )
+
+    def describe(bucket_id: str) -> str:
+        b = get_bucket(bucket_id)
+        kind = {"pure": "with a pure saddle point", "mixed": "with mixed equilibria only",
+                "any": "unconditioned"}[b.kind]
+        return f"{b.rows}x{b.cols} integer payoffs in [{b.low}, {b.high}], {kind} (seed suite)"
+
+    pattern = ("MxN_SPREAD_KIND", f"any size 1..{MAX_ACTIONS} x 1..{MAX_ACTIONS}; spreads "
+               f"{'|'.join(SPREADS)} (integers) or with Float (reals); kinds {'|'.join(KINDS)}")
+    return {"buckets": catalog_rows([*((b, describe(b)) for b in DEFAULT_BUCKETS), pattern])}

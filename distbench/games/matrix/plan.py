@@ -561,6 +561,7 @@ FAMILY = register(Family(
     warm_up="distbench.games.matrix.runner:warm_up",
     sweep_key="sweep",
     options="distbench.games.matrix.command:OPTIONS",
+    catalog="distbench.games.matrix.command:catalog",
     views=VIEWS,
     modes=MODES,
     viewer="distbench.games.matrix.viewer:view",

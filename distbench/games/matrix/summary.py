@@ -30,6 +30,7 @@ otherwise; ``degenerate_game_share`` is the share of the group's games whose gap
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any
 
 import duckdb
@@ -37,7 +38,7 @@ import numpy as np
 
 from distbench.games.matrix.buckets import UnknownBucketError, get_bucket
 from distbench.report.bootstrap import Offload, start_bootstrap_ci
-from distbench.report.headline import QUALITY_TOLERANCE, interval, rounded
+from distbench.report.headline import QUALITY_TOLERANCE, headline_cell, rounded
 
 GROUP_KEYS: tuple[str, ...] = ("bucket", "provider", "model", "tier", "mode")
 
@@ -336,14 +337,17 @@ _STAT_KEYS = (
 )
 
 
-def format_summary(records: list[dict[str, Any]]) -> str:
+def format_summary(records: list[dict[str, Any]], width: int | None = None) -> str:
     """A compact plain-text table of summary records for the terminal: the headline first
     (mean quality over the answered trials, an invalid answer 0, failed calls left out) with
     its interval, then its components (valid rate, quality of the valid answers) and the
-    figures over the valid answers; numbers rounded to what their intervals support."""
+    figures over the valid answers; numbers rounded to what their intervals support. With
+    ``width``, every line fits it (the table cut into blocks of columns, the notes wrapped)."""
+    from distbench.report.document import fit_lines
+
     if not records:
         return "no trials"
-    header = ["bucket", "model", "mode", "games", "trials", "missing", "quality", "95% CI",
+    header = ["bucket", "model", "mode", "games", "trials", "missing", "quality [95% CI]",
               "valid", "quality of valid", "mean gap", "mean expl.", "degenerate"]
     masses = any(r.get("mean_label_mass") is not None for r in records)
     if masses:
@@ -353,42 +357,46 @@ def format_summary(records: list[dict[str, Any]]) -> str:
     def fmt(x: float | None) -> str:
         return "-" if x is None else f"{x:.4g}"
 
-    def with_ci(r: dict[str, Any], key: str) -> tuple[str, str]:
+    def with_ci(r: dict[str, Any], key: str) -> str:
         ci = r.get(f"{key}_ci95") or [None, None]
-        return rounded(r.get(key), *ci), interval(*ci)
+        return rounded(r.get(key), *ci)
 
     for r in records:
-        quality, quality_ci = with_ci(r, "quality")
-        valid, _ = with_ci(r, "valid_rate")
-        of_valid, _ = with_ci(r, "quality_of_valid")
         rows.append([
             r["bucket"], f"{r['provider']}:{r['model']}", r["mode"], str(r["num_games"]),
-            str(r["total_trials"]), str(r.get("missing_trials", 0)), quality, quality_ci,
-            valid, of_valid, fmt(r["mean_nash_gap"]), fmt(r["mean_exploitability"]),
+            str(r["total_trials"]), str(r.get("missing_trials", 0)), headline_cell(r, "quality"),
+            with_ci(r, "valid_rate"), with_ci(r, "quality_of_valid"), fmt(r["mean_nash_gap"]), fmt(r["mean_exploitability"]),
             f"{100 * r['degenerate_game_share']:.0f}%",
         ])
         if masses:
             rows[-1].append(fmt(r.get("mean_label_mass")))
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    lines = fit_lines(header, rows, width, keys=3)
+    notes = []
     for r in records:
         name = f"{r['bucket']} {r['provider']}:{r['model']} {r['mode']}"
         statuses = r.get("invalid_by_status") or {}
         if not r.get("answered_trials"):
-            lines.append(f"{name}: no answer (every call failed): no headline")
+            notes.append(f"{name}: no answer (every call failed): no headline")
         if statuses:
             answers = ", ".join(f"{st} {n}" for st, n in statuses.items() if st != "call_failed")
             failed = r.get("call_failed", 0)
-            lines.append(f"{name}: invalid answers (the model's, quality 0) "
+            notes.append(f"{name}: invalid answers (the model's, quality 0) "
                          f"{r.get('invalid_answers', 0)}{': ' + answers if answers else ''}; "
                          f"failed calls (not the model's, left out) {failed}"
                          f"{' (--retry-failed plays them again)' if failed else ''}")
-    lines.append("quality (the headline): 1 - exploitability / the worst pure action's "
+    notes.append("quality (the headline): 1 - exploitability / the worst pure action's "
                  "exploitability on the game, an invalid answer 0, over the answered trials "
                  "(missing: failed calls, left out); = valid x quality of valid. mean gap, "
                  "mean expl.: over valid answers only.")
+    for note in notes:
+        if not width or len(note) <= width:
+            lines.append(note)
+            continue
+        # one clause a line ("; "), so a count stays beside its words; a long clause wrapped
+        first, *rest = note.split("; ")
+        for k, part in enumerate([first, *rest]):
+            lines += textwrap.wrap(part, width, initial_indent="  " if k else "",
+                                   subsequent_indent="  ")
     lines += format_invariance(records)
     return "\n".join(lines)
 

@@ -104,3 +104,15 @@ def section(table: Any) -> dict[str, Any]:
         except ValueError as exc:
             raise SectionError("instances", str(exc)) from None
     return out
+
+
+def catalog() -> dict[str, list[dict[str, Any]]]:
+    """What ``distbench list`` shows of the negotiation family (``Family.catalog``): its
+    scripted negotiators (opponents and a tournament's scripted players)."""
+    from distbench.games.base import catalog_rows
+
+    rules = {"scripted:fair": "asks for half of every item type (odd items alternate)",
+             "scripted:greedy": "asks for every item it values, nothing else",
+             "scripted:random": "asks for a uniformly random amount of each type"}
+    scripted = catalog_rows((name, rules[name]) for name in SCRIPTED)
+    return {"strategies": scripted, "players": scripted}

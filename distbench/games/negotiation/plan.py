@@ -348,6 +348,7 @@ FAMILY = register(Family(
     report="distbench.games.negotiation.report:section",
     command="distbench.games.negotiation.command:command",
     options="distbench.games.negotiation.command:OPTIONS",
+    catalog="distbench.games.negotiation.command:catalog",
     section="distbench.games.negotiation.command:section",
     modes=MODES,
     viewer="distbench.games.negotiation.viewer:view",

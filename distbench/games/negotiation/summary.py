@@ -47,7 +47,7 @@ def negotiation_summary(con: Any, offload: Any = None) -> list[dict[str, Any]]:
     return records
 
 
-def format_summary(records: list[dict[str, Any]]) -> str:
+def format_summary(records: list[dict[str, Any]], width: int | None = None) -> str:
     """The negotiation summary for the terminal: per player, mode and language, the headline
     (quality) with its interval and its components first, then the outcome
     shares (success = a deal), the success rate's 95% Wilson interval, distbench's main score
@@ -79,4 +79,4 @@ def format_summary(records: list[dict[str, Any]]) -> str:
              "call, left out of every figure); valid: share not aborted; quality = valid x "
              "quality of valid. Shares of episodes (each counted once per seat). main score: 0-100, 100 = "
              "Pareto-optimal deal, over episodes not aborted; clem columns as clembench "
-             "defines them (clemscore = % played / 100 x quality)."))
+             "defines them (clemscore = % played / 100 x quality).", keys=3), width)

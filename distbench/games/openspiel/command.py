@@ -119,3 +119,24 @@ def section(table: Any) -> dict[str, Any]:
             except ValueError as exc:
                 raise SectionError("games", str(exc)) from None
     return out
+
+
+def catalog() -> dict[str, list[dict[str, Any]]]:
+    """What ``distbench list`` shows of the openspiel family (``Family.catalog``): the games
+    with a rules text of distbench's own and the exact reference each has (at its default
+    parameters), then the scripted players. Any other OpenSpiel game plays too, with
+    OpenSpiel's description as its rules and its reference computed on first use."""
+    from distbench.games.base import catalog_rows
+    from distbench.games.openspiel.rules import REFERENCES, RULES
+
+    games = catalog_rows(((name, text.split(". ")[0]) for name, text in RULES.items()),
+                         rules={name: True for name in RULES}, reference=REFERENCES)
+    games.append({"name": "any other OpenSpiel game",
+                  "description": "OpenSpiel's own description as its rules (the run warns)",
+                  "rules": False, "reference": "computed on first use (none if too large)"})
+    players = catalog_rows([
+        ("random", "uniform over the legal actions"),
+        ("equilibrium", "the exact reference's equilibrium (alias solver; needs a reference)"),
+        ("mcts", "OpenSpiel's MCTS bot (perfect-information games only)"),
+    ])
+    return {"games": games, "strategies": players, "players": players}

@@ -293,6 +293,7 @@ FAMILY = register(Family(
     report="distbench.games.openspiel.report:section",
     command="distbench.games.openspiel.command:command",
     options="distbench.games.openspiel.command:OPTIONS",
+    catalog="distbench.games.openspiel.command:catalog",
     section="distbench.games.openspiel.command:section",
     modes=MODES,
     viewer="distbench.games.openspiel.viewer:view",

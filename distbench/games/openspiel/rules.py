@@ -62,6 +62,20 @@ RULES: dict[str, str] = {
         "information state shows your cards, the point cards, the points and past bids."),
 }
 
+REFERENCES: dict[str, str] = {
+    "kuhn_poker": "equilibrium",
+    "leduc_poker": "equilibrium",
+    "tic_tac_toe": "minimax",
+    "liars_dice": "none",
+    "goofspiel": "none",
+}
+"""The exact reference (:mod:`.reference`) each game of :data:`RULES` has at its default
+parameters: ``equilibrium`` (CFR+), ``minimax`` or ``none`` (too large; its regrets are NULL),
+as ``distbench list games`` shows it (pinned by a test against :func:`.reference.compute`
+for the quick ones; Leduc poker (100 s), Liar's Dice (1 die each, 6 sides) and goofspiel
+(13 cards) checked by hand: the last two exceed the limits; smaller parameters may not, e.g.
+``liars_dice(dice_sides=4)`` has an equilibrium reference)."""
+
 PROMPT_CUE = "Action:"
 
 

@@ -116,15 +116,12 @@ def _logprob_records(con: Any) -> list[dict[str, Any]]:
 
 
 def _fmt(value: Any, ci: Any = None) -> str:
-    if value is None:
-        return "-"
-    text = f"{value:.3f}"
-    if ci:
-        text += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
-    return text
+    from distbench.report.headline import with_interval
+
+    return with_interval(value, *(ci or (None, None)))
 
 
-def format_summary(records: list[dict[str, Any]]) -> str:
+def format_summary(records: list[dict[str, Any]], width: int | None = None) -> str:
     """The openspiel summary for the terminal: per game, player and opponent, the headline
     quality, win and forfeit rates, mean regret per move and NashConv, each with its 95%
     interval."""
@@ -156,4 +153,4 @@ def format_summary(records: list[dict[str, Any]]) -> str:
              "(minimax, or an equilibrium from CFR+), over the player's legal moves. NashConv: "
              "of the player's policy (from its moves in play, unseen information states "
              "uniform; or read from next-token probabilities), the matrix family's "
-             "exploitability carried to sequential games."))
+             "exploitability carried to sequential games.", keys=3), width)

@@ -60,3 +60,31 @@ def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
              f"{length} | {config.num_games} matches per opponent")
     return CommandRun(plan=lambda run_id: plan_repeated(config, run_id), label=label,
                       folder="repeated", format_summary=format_summary)
+
+
+RULES: dict[str, str] = {
+    "Cooperator": "always C",
+    "Defector": "always D",
+    "TitForTat": "C first, then the opponent's last move",
+    "SuspiciousTitForTat": "D first, then the opponent's last move",
+    "Grudger": "C until the opponent defects, then D forever",
+    "WinStayLoseShift": "C first; C after (C,C) or (D,D), else D",
+    "Alternator": "C, D, C, D, ...",
+    "TitFor2Tats": "D only after two D of the opponent in a row",
+    "TwoTitsForTat": "D if the opponent defected in either of the last two rounds",
+    "GTFT": "generous tit for tat: after a D, still C with a probability set by the payoffs",
+    "Random": "C with probability 1/2",
+}
+"""One line per axelrod strategy (``distbench list strategies``; the table of
+:mod:`distbench.games.repeated.strategies`)."""
+
+
+def catalog() -> dict[str, list[dict[str, Any]]]:
+    """What ``distbench list`` shows of the repeated family (``Family.catalog``): its stage
+    games and axelrod's strategies (the opponents and a tournament's scripted players)."""
+    from distbench.games.answers.classes import CONDITIONS
+    from distbench.games.base import catalog_rows
+
+    strategies = catalog_rows((name, RULES[name]) for name in NAMES)
+    return {"games": catalog_rows((name, f"stage game: {CONDITIONS[name]}") for name in CLASSES),
+            "strategies": strategies, "players": strategies}

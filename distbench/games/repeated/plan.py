@@ -235,6 +235,7 @@ FAMILY = register(Family(
     report="distbench.games.repeated.report:section",
     command="distbench.games.repeated.command:command",
     options="distbench.games.repeated.command:OPTIONS",
+    catalog="distbench.games.repeated.command:catalog",
     section="distbench.games.repeated.plan:section",
     modes=("pure",),
     viewer="distbench.games.repeated.viewer:view",

@@ -8,12 +8,14 @@ the means of the match metrics; each with its 95% interval (a bootstrap over mat
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any
 
 import numpy as np
 
 from distbench.report.bootstrap import start_bootstrap_ci
-from distbench.report.headline import headline, headline_cell
+from distbench.report.document import fit_lines
+from distbench.report.headline import headline, headline_cell, with_interval
 
 METRICS: tuple[tuple[str, str], ...] = (
     ("complete_rate", "(status = 'complete')::double"),
@@ -81,11 +83,10 @@ def _fmt(rec: dict[str, Any], name: str) -> str:
     value = rec.get(name)
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
-    lo, hi = rec.get(f"{name}_lo"), rec.get(f"{name}_hi")
-    return f"{value:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None else "")
+    return with_interval(value, rec.get(f"{name}_lo"), rec.get(f"{name}_hi"))
 
 
-def format_summary(records: list[dict[str, Any]]) -> str:
+def format_summary(records: list[dict[str, Any]], width: int | None = None) -> str:
     """The console summary: per opponent, the headline first (quality, valid rate and quality
     of complete matches with their 95% intervals, ``missing`` matches left out), then mean
     total, regret, cooperation, retaliation and forgiveness, each with its 95% interval."""
@@ -100,11 +101,10 @@ def format_summary(records: list[dict[str, Any]]) -> str:
                        _fmt(r, "mean_total"), _fmt(r, "mean_regret"), _fmt(r, "cooperation"),
                        _fmt(r, "retaliation"), _fmt(r, "forgiveness"), _fmt(r, "brier"))
                       for r in records]
-    widths = [max(len(x[i]) for x in lines) for i in range(len(head))]
-    out = ["  ".join(c.ljust(w) for c, w in zip(x, widths, strict=True)).rstrip() for x in lines]
-    out.insert(1, "-" * len(out[0]))
+    out = fit_lines(list(lines[0]), [list(x) for x in lines[1:]], width, keys=2)
     model = f"{records[0]['provider']}:{records[0]['model']}"
-    return (f"repeated summary ({model}; quality (the headline): a complete match's total "
-            "between the worst and the best achievable against the opponent, a forfeit 0, "
-            "matches ended by a failed call left out (missing); valid = complete; quality = "
-            "valid x quality of valid; intervals: bootstrap over matches)\n" + "\n".join(out))
+    title = (f"repeated summary ({model}; quality (the headline): a complete match's total "
+             "between the worst and the best achievable against the opponent, a forfeit 0, "
+             "matches ended by a failed call left out (missing); valid = complete; quality = "
+             "valid x quality of valid; intervals: bootstrap over matches)")
+    return "\n".join([*(textwrap.wrap(title, width) if width else [title]), *out])

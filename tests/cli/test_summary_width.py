@@ -1,0 +1,51 @@
+"""Every family's console summary of ``distbench run`` fits 100 columns by default (the table
+cut into blocks of columns, the notes wrapped), with one interval style and no raw SQL column
+names; ``--wide`` prints today's single table."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+RUNS = {
+    "matrix": ["--llm-type", "dummy", "--combined", "--num-games", "4",
+               "--num-trials", "2"],
+    "bimatrix": ["--llm-type", "dummy", "--class", "stag_hunt", "--class", "chicken",
+                 "--num-games", "3", "--num-trials", "2", "--opponent", "eq,self"],
+    "repeated": ["--llm-type", "dummy", "--opponent", "TitForTat", "--rounds", "3",
+                 "--num-games", "3"],
+    "negotiation": ["--llm-type", "scripted:fair", "--opponent", "scripted:greedy",
+                    "--num-games", "3"],
+    "fog": ["--agent", "tier2", "--opponent", "tier1", "--num-games", "3"],
+    "openspiel": ["--llm-type", "dummy", "--game", "kuhn_poker", "--num-games", "4"],
+}
+_INTERVAL = re.compile(r"-?\d[\d.]* \[-?\d[\d.]*, -?\d[\d.]*\]")
+
+
+def _run(cwd, family: str, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "distbench", "run", "--family", family, *RUNS[family],
+         "--no-parallel", "--run-id", f"{family}{len(extra)}", *extra],
+        cwd=cwd, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "RAY_AUTH_MODE": "disabled", "COLUMNS": "100",
+             "DISTBENCH_CACHE_DIR": str(cwd / "cache")})
+
+
+@pytest.mark.parametrize("family", list(RUNS))
+def test_the_run_summary_fits_100_columns(tmp_path, family):
+    if family == "openspiel":
+        pytest.importorskip("pyspiel")
+    out = _run(tmp_path, family)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines and max(len(line) for line in lines) <= 100, out.stdout
+    assert "quality" in out.stdout and "ci95" not in out.stdout, out.stdout
+    assert not re.search(r"\b[a-z]+_[a-z_]+\b \[95% CI\]", out.stdout), out.stdout
+    assert _INTERVAL.search(out.stdout), out.stdout  # value [low, high]
+    wide = _run(tmp_path, family, "--wide")
+    assert wide.returncode == 0, wide.stderr
+    assert max(len(line) for line in wide.stdout.splitlines()) > 100
