@@ -17,8 +17,9 @@ underestimates.
 
 Cache hits cost nothing and are not counted; the cost of a call is its model's price
 (``--price``) applied to the tokens its endpoint reported (a call whose counts were missing or
-implausible at its request's ceiling: ``calls.usage_estimated``, see
-:mod:`distbench.llm.calls`; the spend is then said to be partly estimated), times ``batch_price`` for a call
+implausible at its request's ceiling: ``calls.estimated_prompt_tokens`` and
+``estimated_completion_tokens``, see :mod:`distbench.llm.calls`; the spend is then said to be
+partly estimated), times ``batch_price`` for a call
 answered by a batch (``calls.batch_id``). With ``--execution batch`` the estimates are at the
 batch price too, and :mod:`distbench.engine.batching` asks :meth:`Budget.admit` shard by shard
 before it submits a shard's requests: a wave of batches holds only admitted shards, is waited
@@ -36,6 +37,7 @@ from typing import Any
 from distbench.engine.worker import in_process, shard_specs
 from distbench.errors import UserError
 from distbench.llm.base import BackendSpec, cost_usd
+from distbench.llm.calls import COUNTED_COMPLETION, COUNTED_PROMPT, ESTIMATED
 
 __all__ = ["Budget", "BudgetError", "BUDGET_EXIT", "Spend"]
 
@@ -176,21 +178,28 @@ class Budget:
         """The spend of one shard's ``calls`` table (cache hits excluded)."""
         if not calls_parquet:
             return Spend()
+        import pyarrow as pa
         import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
         table = pq.read_table(io.BytesIO(calls_parquet), columns=[
             "provider", "model", "prompt_tokens", "completion_tokens", "cache_hit", "batch_id",
-            "usage_estimated"])
+            "estimated_prompt_tokens", "estimated_completion_tokens"])
         table = table.filter(pc.invert(pc.fill_null(table["cache_hit"], False)))
-        estimated = pc.sum(pc.cast(pc.fill_null(table["usage_estimated"], False), "int64"))
         with self._lock:
-            self.estimated_calls += estimated.as_py() or 0
-        table = table.append_column("batched", pc.is_valid(table["batch_id"]))
+            self.estimated_calls += pc.sum(pc.cast(pc.or_(
+                pc.is_valid(table["estimated_prompt_tokens"]),
+                pc.is_valid(table["estimated_completion_tokens"])), "int64")).as_py() or 0
+        table = pa.table({  # a call whose counts were not usable counts at its ceiling
+            "provider": table["provider"], "model": table["model"],
+            "batched": pc.is_valid(table["batch_id"]),
+            "prompt": pc.coalesce(table["estimated_prompt_tokens"], table["prompt_tokens"]),
+            "completion": pc.coalesce(table["estimated_completion_tokens"],
+                                      table["completion_tokens"])})
         rows = table.group_by(["provider", "model", "batched"]).aggregate(
-            [("prompt_tokens", "sum"), ("completion_tokens", "sum")]).to_pylist()
-        return self._priced([(r["provider"], r["model"], r["prompt_tokens_sum"] or 0,
-                              r["completion_tokens_sum"] or 0, r["batched"]) for r in rows])
+            [("prompt", "sum"), ("completion", "sum")]).to_pylist()
+        return self._priced([(r["provider"], r["model"], r["prompt_sum"] or 0,
+                              r["completion_sum"] or 0, r["batched"]) for r in rows])
 
     def _priced(self, rows: list[tuple[Any, ...]]) -> Spend:
         """The spend of (provider, model, prompt tokens, completion tokens[, batched]) rows."""
@@ -208,11 +217,11 @@ class Budget:
         connection over the run's ``calls`` (none: nothing spent)."""
         try:
             rows = con.execute(
-                "select provider, model, coalesce(sum(prompt_tokens), 0), "
-                "coalesce(sum(completion_tokens), 0), batch_id is not null from calls "
+                f"select provider, model, coalesce(sum({COUNTED_PROMPT}), 0), "
+                f"coalesce(sum({COUNTED_COMPLETION}), 0), batch_id is not null from calls "
                 "where not cache_hit group by all order by all").fetchall()
-            estimated = con.execute("select count(*) from calls where not cache_hit and "
-                                    "coalesce(usage_estimated, false)").fetchone()[0]
+            estimated = con.execute(f"select count(*) filter (where {ESTIMATED}) from calls "
+                                    "where not cache_hit").fetchone()[0]
         except Exception:  # noqa: BLE001 - no calls table yet: nothing spent
             return
         self.estimated_calls += int(estimated)

@@ -31,6 +31,7 @@ from distbench.engine.worker import (
 from distbench.games.base import RunPlan
 from distbench.games.registry import load_families
 from distbench.llm.base import BackendSpec, cost_usd, redact
+from distbench.llm.calls import COUNTED_COMPLETION, COUNTED_PROMPT, ESTIMATED
 from distbench.store.catalog import open_run
 from distbench.store.integrity import COMMITS, DAMAGED_SUFFIX, Damage, set_aside, verify
 from distbench.store.writer import (
@@ -109,9 +110,9 @@ def call_health(con: Any, specs: list[BackendSpec] | None = None,
         out["top_failure"] = {"http_status": status, "error": error, "count": count,
                               "explained": explain_failure(status, error or "",
                                                            endpoint.partition(":")[2])}
-    by_kind = con.execute(
-        "select provider, model, coalesce(sum(prompt_tokens), 0), "
-        "coalesce(sum(completion_tokens), 0), batch_id is not null as batched from calls "
+    by_kind = con.execute(  # a call whose counts were not usable at its ceiling
+        f"select provider, model, coalesce(sum({COUNTED_PROMPT}), 0), "
+        f"coalesce(sum({COUNTED_COMPLETION}), 0), batch_id is not null as batched from calls "
         "where not cache_hit group by all order by all").fetchall()
     out["prompt_tokens"] = int(sum(r[2] for r in by_kind))
     out["completion_tokens"] = int(sum(r[3] for r in by_kind))
@@ -125,8 +126,8 @@ def call_health(con: Any, specs: list[BackendSpec] | None = None,
         kinds[(p, m)] = None if before is None or cost is None else before + cost
     by_model = [(p, m, None, None) for p, m in kinds]
     costs = list(kinds.values())
-    estimated = con.execute("select count(*) from calls where not cache_hit and "
-                            "coalesce(usage_estimated, false)").fetchone()[0]
+    estimated = con.execute(f"select count(*) filter (where {ESTIMATED}) from calls "
+                            "where not cache_hit").fetchone()[0]
     if estimated:  # counted at their requests' ceilings (distbench.llm.calls)
         out["usage_estimated_calls"] = int(estimated)
     batched_calls = con.execute("select count(*) from calls where batch_id is not null"

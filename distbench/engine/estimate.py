@@ -81,7 +81,7 @@ def observed_completion(folder: Path | str | None,
     """(provider, model, mode) -> the median (t-digest) completion tokens per answer of the committed
     ``calls`` of the runs in ``folder`` (a folder of run folders, such as ``results/``; the
     newest :data:`MAX_RUNS` by name), ok calls only (not those whose counts were missing or
-    implausible: ``usage_estimated``), a request of several samples counted per sample.
+    implausible: ``estimated_completion_tokens``), a request of several samples counted per sample.
     ``specs`` (when given) keeps only those models. Unreadable runs are skipped: the
     estimate then falls back on the answer format."""
     import pyarrow.compute as pc
@@ -109,13 +109,14 @@ def observed_completion(folder: Path | str | None,
                 names = set(pq.read_schema(path).names)
                 table = pq.read_table(path, columns=[
                     "provider", "model", "mode", "status", "completion_tokens", "samples",
-                    *(["usage_estimated"] if "usage_estimated" in names else [])])
+                    *(["estimated_completion_tokens"]
+                      if "estimated_completion_tokens" in names else [])])
             except Exception:  # noqa: BLE001 - an old or foreign file: skipped
                 continue
             ok = pc.and_(pc.fill_null(pc.equal(table["status"], "ok"), False),
                          pc.is_valid(table["completion_tokens"]))
-            if "usage_estimated" in table.column_names:  # a ceiling teaches no length
-                ok = pc.and_(ok, pc.invert(pc.fill_null(table["usage_estimated"], False)))
+            if "estimated_completion_tokens" in table.column_names:  # a ceiling teaches no length
+                ok = pc.and_(ok, pc.is_null(table["estimated_completion_tokens"]))
             table = table.filter(ok)
             per = pc.divide(pc.cast(table["completion_tokens"], "float64"),
                             pc.cast(pc.max_element_wise(pc.fill_null(table["samples"], 1), 1),

@@ -7,10 +7,12 @@ and their answers (``samples`` = 1 each), exactly the rows of one request per tr
 An answer is never free because its endpoint did not say what it cost: an answer of a paid
 endpoint (not in process, not from the cache) whose token counts are missing or implausible
 (:func:`usage_problem`: none, 0, negative, a completion longer than the request allowed, a
-prompt far longer than the text sent) is stored at the request's ceiling
-(:func:`ceiling_tokens`: the prompt at a quarter of its characters, the whole completion
-budget; the bound budgets admit shards on) with ``usage_estimated`` true, so budgets, costs
-and the summary count it so and say that the spend is partly estimated.
+prompt far longer than the text sent) keeps what the endpoint said in ``prompt_tokens`` and
+``completion_tokens`` (NULL when not a count) and gets the request's ceiling of each count
+that is not usable in ``estimated_prompt_tokens`` or ``estimated_completion_tokens`` (:func:`ceiling_tokens`: the
+prompt at a quarter of its characters, the whole completion budget; the bound budgets admit
+shards on): budgets, costs and the summary count those instead (:data:`COUNTED_PROMPT`,
+:data:`COUNTED_COMPLETION`) and say that the spend is partly estimated.
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ from distbench.llm.base import BackendSpec, Request, Response, redact_url
 from distbench.llm.cache import cache_key
 from distbench.store.schema import CALLS
 
-__all__ = ["calls_table", "ceiling_tokens", "usage_problem"]
+__all__ = ["COUNTED_COMPLETION", "COUNTED_PROMPT", "ESTIMATED", "calls_table", "ceiling_tokens",
+           "usage_problem"]
+
+COUNTED_PROMPT = "coalesce(estimated_prompt_tokens, prompt_tokens)"
+"""SQL of the prompt tokens a call counts for (budgets, costs): the ceiling when estimated."""
+COUNTED_COMPLETION = "coalesce(estimated_completion_tokens, completion_tokens)"
+"""SQL of the completion tokens a call counts for."""
+ESTIMATED = "(estimated_prompt_tokens is not null or estimated_completion_tokens is not null)"
+"""SQL: the call counts (partly) at its request's ceiling."""
 
 
 def ceiling_tokens(req: Request) -> tuple[int, int]:
@@ -34,24 +44,29 @@ def ceiling_tokens(req: Request) -> tuple[int, int]:
     return max(1, -(-len(text) // 4)), req.max_tokens * max(1, req.n)
 
 
-def usage_problem(req: Request, response: Response) -> str:
-    """Why an answered call's token counts cannot be trusted ("" when they can)."""
+def usage_problem(req: Request, response: Response) -> tuple[str, str]:
+    """Why an answered call's (prompt, completion) token counts cannot be trusted, each
+    ("" when it can): missing, 0 or negative, a completion longer than the request allowed
+    (or 0 for a non-empty answer), a prompt far longer than the text sent."""
     prompt, completion = response.prompt_tokens, response.completion_tokens
-    if prompt is None and completion is None:
-        return "no usable usage reported"
-    if prompt is None or prompt <= 0:
-        return f"prompt_tokens {prompt}"
-    if completion is None or completion < 0:
-        return f"completion_tokens {completion}"
-    if completion == 0 and (response.text or "").strip():
-        return "completion_tokens 0 for a non-empty answer"
-    allowed = req.max_tokens * max(1, req.n)
-    if completion > allowed:
-        return f"completion_tokens {completion:,} over the {allowed:,} the request allowed"
     sent = len(req.completion_prompt().encode("utf-8"))
-    if prompt > 2 * sent + 512:
-        return f"prompt_tokens {prompt:,} for a prompt of {sent:,} bytes"
-    return ""
+    allowed = req.max_tokens * max(1, req.n)
+    if prompt is None or prompt <= 0:
+        bad_prompt = f"prompt_tokens {prompt}"
+    elif prompt > 2 * sent + 512:
+        bad_prompt = f"prompt_tokens {prompt:,} for a prompt of {sent:,} bytes"
+    else:
+        bad_prompt = ""
+    if completion is None or completion < 0:
+        bad_completion = f"completion_tokens {completion}"
+    elif completion == 0 and (response.text or "").strip():
+        bad_completion = "completion_tokens 0 for a non-empty answer"
+    elif completion > allowed:
+        bad_completion = (f"completion_tokens {completion:,} over the {allowed:,} the request "
+                          "allowed")
+    else:
+        bad_completion = ""
+    return bad_prompt, bad_completion
 
 
 def _paid(spec: BackendSpec) -> bool:
@@ -66,20 +81,22 @@ def _paid(spec: BackendSpec) -> bool:
         return True
 
 
-def _counted(spec: BackendSpec, requests: Sequence[Request], responses: Sequence[Response]
-             ) -> list[tuple[int | None, int | None, bool, str]]:
-    """(prompt tokens, completion tokens, estimated, notes) of each call: the endpoint's
-    counts, or the request's ceiling when an answered call's counts are not usable."""
+def _estimated(spec: BackendSpec, requests: Sequence[Request], responses: Sequence[Response]
+               ) -> list[tuple[int | None, int | None, str]]:
+    """(estimated prompt tokens, estimated completion tokens, notes) of each call: for an
+    answered call, the request's ceiling of each count that is not usable, else None."""
     paid = _paid(spec)
     out = []
     for req, r in zip(requests, responses, strict=True):
-        why = usage_problem(req, r) if paid and r.status == "ok" and not r.cache_hit else ""
-        if not why:
-            out.append((r.prompt_tokens, r.completion_tokens, False, r.notes))
+        bad = usage_problem(req, r) if paid and r.status == "ok" and not r.cache_hit \
+            else ("", "")
+        if not any(bad):
+            out.append((None, None, r.notes))
             continue
         prompt, completion = ceiling_tokens(req)
-        note = f"usage: {why}; counted at the request's ceiling"
-        out.append((prompt, completion, True, f"{r.notes}; {note}" if r.notes else note))
+        note = f"usage: {'; '.join(w for w in bad if w)}: counted at the request's ceiling"
+        out.append((prompt if bad[0] else None, completion if bad[1] else None,
+                    f"{r.notes}; {note}" if r.notes else note))
     return out
 
 
@@ -107,7 +124,7 @@ def calls_table(
     """
     endpoint = redact_url(f"{spec.provider}:{spec.option('base_url') or 'in-process'}")
     n = len(requests)
-    counted = _counted(spec, requests, responses)
+    estimated = _estimated(spec, requests, responses)
     columns = {
         "run_id": [run_id] * n,
         "shard_id": [shard_id] * n,
@@ -127,15 +144,16 @@ def calls_table(
         "attempts": [r.attempts for r in responses],
         "latency_ms": [r.latency_ms for r in responses],
         "queue_ms": [r.queue_ms for r in responses],
-        "prompt_tokens": [c[0] for c in counted],
-        "completion_tokens": [c[1] for c in counted],
+        "prompt_tokens": [r.prompt_tokens for r in responses],
+        "completion_tokens": [r.completion_tokens for r in responses],
         "reasoning_content": [r.reasoning for r in responses],
         "reasoning_tokens": [r.reasoning_tokens for r in responses],
         "cache_hit": [r.cache_hit for r in responses],
         "samples": [r.n for r in requests],
-        "notes": [c[3] for c in counted],
+        "notes": [e[2] for e in estimated],
         "batch_id": [r.batch_id for r in responses],
-        "usage_estimated": [c[2] for c in counted],
+        "estimated_prompt_tokens": [e[0] for e in estimated],
+        "estimated_completion_tokens": [e[1] for e in estimated],
     }
     return pa.table(columns, schema=CALLS)
 

@@ -69,12 +69,14 @@ CALLS = pa.schema(
         _f("batch_id", pa.string(),
            "The provider batch that answered the call (--execution batch; billed at the batch "
            "price); NULL for a live call."),
-        _f("usage_estimated", pa.bool_(),
-           "The endpoint's token counts were missing or implausible (none, 0, negative, a "
-           "completion over max_tokens, a prompt far over the text sent): prompt_tokens and "
-           "completion_tokens hold the request's ceiling (a quarter of the prompt's "
-           "characters, the whole completion budget), as budgets and costs count it; NULL in "
-           "runs made before the column."),
+        _f("estimated_prompt_tokens", pa.int64(),
+           "Set when the endpoint's token counts of an answered call were missing or "
+           "implausible (none, 0, negative, a completion over max_tokens, a prompt far over "
+           "the text sent): the request's ceiling, a quarter of the prompt's characters, which "
+           "budgets and costs count instead of prompt_tokens; NULL otherwise."),
+        _f("estimated_completion_tokens", pa.int64(),
+           "With estimated_prompt_tokens: the whole completion budget (max_tokens per "
+           "sample), counted instead of completion_tokens; NULL otherwise."),
     ]
 )
 

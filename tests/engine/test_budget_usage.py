@@ -61,8 +61,8 @@ def test_max_cost_holds_by_the_servers_bill_when_usage_is_misreported(tmp_path, 
     last = out.stderr.strip().splitlines()[-1]
     assert "partly estimated" in last, last
     con = open_run(tmp_path / "results" / "u")
-    assert con.execute("select count(*) filter (where not usage_estimated), "
-                       "count(*) filter (where completion_tokens <> 16) from calls "
+    assert con.execute("select count(*) filter (where estimated_prompt_tokens is null), "
+                       "count(*) filter (where estimated_completion_tokens <> 16) from calls "
                        "where status = 'ok'").fetchone() == (0, 0)
     con.close()
     if usage == "zero" and execution == "live":  # 0 reported teaches no answer length
@@ -86,6 +86,5 @@ def test_a_run_with_honest_usage_is_not_said_to_be_estimated(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "partly estimated" not in out.stderr
     con = open_run(tmp_path / "results" / "u")
-    assert con.execute("select count(*) filter (where usage_estimated) from calls"
-                       ).fetchone() == (0,)
+    assert con.execute("select count(estimated_prompt_tokens) from calls").fetchone() == (0,)
     con.close()

@@ -103,22 +103,23 @@ def test_a_get_that_keeps_failing_gives_up_after_its_retries():
     client.close()
 
 
-@pytest.mark.parametrize("prompt,completion,problem", [
-    (None, None, "no usable usage"),
-    (0, 0, "prompt_tokens 0"),
-    (None, 3, "prompt_tokens None"),
-    (30, None, "completion_tokens None"),
-    (30, 0, "completion_tokens 0 for a non-empty answer"),
-    (30, 17, "over the 16 the request allowed"),
-    (99_999_999, 3, "for a prompt of"),
-    (30, 3, ""),
-    (30, 16, ""),
+@pytest.mark.parametrize("prompt,completion,bad_prompt,bad_completion", [
+    (None, None, "prompt_tokens None", "completion_tokens None"),
+    (0, 0, "prompt_tokens 0", "completion_tokens 0 for a non-empty answer"),
+    (None, 3, "prompt_tokens None", ""),
+    (30, None, "", "completion_tokens None"),
+    (-5, -5, "prompt_tokens -5", "completion_tokens -5"),
+    (30, 17, "", "over the 16 the request allowed"),
+    (99_999_999, 3, "for a prompt of", ""),
+    (30, 3, "", ""),
+    (30, 16, "", ""),
 ])
-def test_usage_missing_or_implausible_is_named(prompt, completion, problem):
+def test_usage_missing_or_implausible_is_named(prompt, completion, bad_prompt, bad_completion):
     r = Response(text="Action: 1", status="ok", prompt_tokens=prompt,
                  completion_tokens=completion)
     why = usage_problem(REQ, r)
-    assert (problem in why and why) if problem else why == ""
+    for got, want in zip(why, (bad_prompt, bad_completion), strict=True):
+        assert (want in got and got) if want else got == ""
 
 
 def test_an_answer_without_usable_counts_is_stored_at_its_ceiling_never_free():
@@ -132,7 +133,9 @@ def test_an_answer_without_usable_counts_is_stored_at_its_ceiling_never_free():
                         [f"c{i}" for i in range(5)], [f"t{i}" for i in range(5)]).to_pylist()
     ceiling = ceiling_tokens(REQ)
     assert ceiling == (-(-len(REQ.prompt) // 4), 16)
-    got = [(r["prompt_tokens"], r["completion_tokens"], r["usage_estimated"]) for r in table]
-    assert got == [(30, 3, False), (*ceiling, True), (*ceiling, True), (None, None, False),
-                   (None, None, False)]
+    got = [(r["prompt_tokens"], r["completion_tokens"], r["estimated_prompt_tokens"],
+            r["estimated_completion_tokens"]) for r in table]
+    assert got == [(30, 3, None, None), (None, None, *ceiling),
+                   (30, 99_999_999, None, ceiling[1]),  # the prompt's count was plausible
+                   (None, None, None, None), (None, None, None, None)]  # as reported, beside
     assert "counted at the request's ceiling" in table[1]["notes"]
