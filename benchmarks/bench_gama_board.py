@@ -9,6 +9,9 @@ of the eight unrounded cells; both rounded to one decimal half to even (numpy). 
 with the checkout's ``leadboard.md`` and prints the cells that differ, ``cells matching /104``
 and ``Overall matching /13``.
 
+The board is the named query ``gama_board`` (``distbench/queries/gama_board.sql``), so
+``distbench query RUN --file gama_board`` prints the same table.
+
 Usage::
 
     python benchmarks/bench_gama_board.py /path/to/GAMABench [--output-dir DIR]
@@ -22,19 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 from distbench.games.gama.importer import import_folder
 from distbench.games.gama.rules import GAMA_LABELS, GAME_NAMES
 from distbench.store.catalog import open_run
 
-CELLS_SQL = """
-SELECT model_label, game, avg(gama_score) AS cell, count(*) AS runs
-FROM gama_games
-WHERE model_label IS NOT NULL AND version = 'v1' AND run_index BETWEEN 1 AND 5
-  AND variant IN ('', 'implicit', 'first') AND status = 'ok'
-GROUP BY model_label, game
-"""
+QUERY = Path(__file__).resolve().parent.parent / "distbench" / "queries" / "gama_board.sql"
+"""The named query (``distbench query RUN --file gama_board``) that computes the board."""
 
 
 def read_board(path: Path) -> dict[str, list[float]]:
@@ -64,29 +60,25 @@ def main(argv: list[str] | None = None) -> int:
         elapsed = time.perf_counter() - t0
         con = open_run(result.run_dir)
         try:
-            rows = con.execute(CELLS_SQL).fetchall()
+            rows = con.execute(QUERY.read_text(encoding="utf-8")).fetchall()
         finally:
             con.close()
-    cells = {(m, g): (cell, runs) for m, g, cell, runs in rows}
     print(f"imported {result.records} records ({result.games} games, {result.scored} scored) "
           f"in {elapsed:.1f} s")
+    ours = {row[0]: (list(row[1:10]), row[10]) for row in rows}
     matches = overall_matches = 0
     for model, published in board.items():
-        values = []
+        values, runs = ours.get(model, ([None] * 9, 0))
         for i, game in enumerate(GAME_NAMES):
-            cell, runs = cells.get((model, game), (float("nan"), 0))
-            values.append(cell)
-            ours = float(np.round(cell, 1))
-            if runs == 5 and ours == published[i + 1]:
+            if values[i + 1] == published[i + 1]:
                 matches += 1
             else:
-                print(f"differs: {model} {GAMA_LABELS[game]}: {ours} ({runs} runs), "
-                      f"published {published[i + 1]}")
-        overall = float(np.round(np.mean(values), 1))
-        if overall == published[0]:
+                print(f"differs: {model} {GAMA_LABELS[game]}: {values[i + 1]}, published "
+                      f"{published[i + 1]}")
+        if values[0] == published[0] and runs == 40:
             overall_matches += 1
         else:
-            print(f"differs: {model} Overall: {overall}, published {published[0]}")
+            print(f"differs: {model} Overall: {values[0]} ({runs} runs), published {published[0]}")
     print(f"cells matching: {matches}/{8 * len(board)}")
     print(f"Overall matching: {overall_matches}/{len(board)}")
     return 0 if matches == 8 * len(board) and overall_matches == len(board) else 1

@@ -24,14 +24,14 @@ def gama(raw_results: Path, run_id: str, output_dir: Path) -> None:
     """GAMA-Bench's RAW_RESULTS folder (its JSON records, read unchanged) as a run of the
     gama family, every game scored by distbench's code (query gama_games, gama_rounds,
     gama_moves, gama_players)."""
-    from distbench.games.gama.importer import import_folder
+    from distbench.games.gama.importer import RunExistsError, import_folder
     from distbench.games.gama.records import RecordError
 
     check_run_id(run_id)
     make_output_dir(output_dir)
     try:
         result = import_folder(raw_results, output_dir, run_id)
-    except RecordError as exc:
+    except (RecordError, RunExistsError) as exc:
         raise UserError(f"import gama: {exc}") from None
     click.echo(f"imported {result.records} GAMA-Bench records ({result.games} games, "
                f"{result.scored} scored) from {result.shards} folders "

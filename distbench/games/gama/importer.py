@@ -296,8 +296,8 @@ _ECHO_KEYS = {"guessing": "chosen_number", "bar": "decision", "dollar": "bid_amo
 
 def _echo(game: str, role: str, answer: Any) -> str:
     """A JSON echo of the parsed answer, as GAMA keeps it (GAMA stores no raw text)."""
-    if game == "battle":
-        target = "null" if answer is None else f"player_{answer}"
+    if game == "battle":  # GAMA echoes the target as it stores it: the seat number or null
+        target = "null" if answer is None else str(answer)
         return json.dumps({"action": "miss" if answer is None else "shoot", "target": target})
     if game == "pirate":
         if role == "propose":
@@ -314,6 +314,7 @@ def import_folder(folder: str | Path, output_dir: str | Path, run_id: str,
     Raises:
         RecordError: the folder holds no record, or a record is malformed (one line naming
             the file); shards committed before it stay committed.
+        RunExistsError: the run folder holds another run.
     """
     from distbench.store.schema import register_tables
     from distbench.store.writer import RunWriter, exclusive, write_json
@@ -325,6 +326,8 @@ def import_folder(folder: str | Path, output_dir: str | Path, run_id: str,
     for path in paths:
         groups[str(path.parent.relative_to(folder))].append(path)
     run_dir = Path(output_dir) / run_id
+    identity = {"import": "gama", "folders": sorted(groups)}
+    _check_existing(run_dir, identity)
     run_dir.mkdir(parents=True, exist_ok=True)
     imported = games = scored = 0
     with exclusive(run_dir):
@@ -334,27 +337,34 @@ def import_folder(folder: str | Path, output_dir: str | Path, run_id: str,
             "run_id": run_id, "family": "gama",
             "command": list(command) if command is not None else sys.argv,
             "config": {"import": "gama", "records": len(paths)},
-            "identity": {"import": "gama", "folders": sorted(groups)},
+            "identity": identity,
             "models": [], "seeds": [], "state": "running",
             "shards": {"planned": len(groups), "committed": len(done)},
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
         write_json(run_dir / "manifest.json", manifest)
-        for sub, files in sorted(groups.items()):
-            shard_id = "gama-import-" + stable_hash({"folder": sub})
-            if shard_id in done:
-                continue
-            rows: dict[str, list[dict]] = {name: [] for name in TABLES}
-            for path in files:
-                rec = read_record(path)
-                part = game_rows(rec, run_id, shard_id, str(path.relative_to(folder)))
-                for name, items in part.items():
-                    rows[name].extend(items)
-            tables = {name: (shard_id, _table(name, items)) for name, items in rows.items()}
-            writer.commit_shard(shard_id, tables, {"games": len(files), "folder": sub})
-            imported += 1
-            if progress is not None:
-                progress(sub, len(files))
+        try:
+            for sub, files in sorted(groups.items()):
+                shard_id = "gama-import-" + stable_hash({"folder": sub})
+                if shard_id in done:
+                    continue
+                rows: dict[str, list[dict]] = {name: [] for name in TABLES}
+                for path in files:
+                    rec = read_record(path)
+                    part = game_rows(rec, run_id, shard_id, str(path.relative_to(folder)))
+                    for name, items in part.items():
+                        rows[name].extend(items)
+                tables = {name: (shard_id, _table(name, items)) for name, items in rows.items()}
+                writer.commit_shard(shard_id, tables, {"games": len(files), "folder": sub})
+                imported += 1
+                if progress is not None:
+                    progress(sub, len(files))
+        except (RecordError, KeyboardInterrupt) as exc:
+            state = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+            manifest.update(state=state, error=str(exc) or state,
+                            shards={"planned": len(groups), "committed": len(writer.committed())})
+            write_json(run_dir / "manifest.json", manifest)
+            raise
         manifest.update(state="complete",
                         shards={"planned": len(groups), "committed": len(writer.committed())},
                         finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
@@ -369,6 +379,23 @@ def import_folder(folder: str | Path, output_dir: str | Path, run_id: str,
         con.close()
     return ImportResult(run_dir=run_dir, records=len(paths), shards=len(groups),
                         imported=imported, games=int(games), scored=int(scored))
+
+
+class RunExistsError(ValueError):
+    """The run folder holds another run (another family, or an import of other folders)."""
+
+
+def _check_existing(run_dir: Path, identity: dict[str, Any]) -> None:
+    path = run_dir / "manifest.json"
+    if not path.exists():
+        return
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = {}
+    if manifest.get("family") != "gama" or manifest.get("identity") != identity:
+        raise RunExistsError(f"{run_dir} already holds another run (family "
+                             f"{manifest.get('family')!r}); choose another --run-id")
 
 
 def _table(name: str, rows: list[dict]) -> Any:

@@ -280,9 +280,28 @@ def find_records(folder: str | Path) -> list[Path]:
     folder does not exist or holds none."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise RecordError(f"{folder}: no such folder (give GAMA-Bench's raw_results folder)")
+        what = "not a folder" if folder.exists() else "no such folder"
+        raise RecordError(f"{folder}: {what} (give GAMA-Bench's raw_results folder)")
     paths = sorted(p for p in folder.rglob("*.json") if parse_file_name(p.name) is not None)
     if not paths:
         raise RecordError(f"{folder}: no GAMA-Bench record in it "
                           "(expected files like guessing_game/gpt-4o_guessing_game_v1_1.json)")
     return paths
+
+
+def recorded_answers(rec: GamaRecord, index: int, seats: list[int]) -> tuple[dict[int, Any], bool | None]:
+    """What the record's round ``index`` (0-based) says ``seats`` (``rules.actors`` of the
+    state the round is played from) answered, as :func:`rules.resolve_round` takes them, and
+    Battle Royale's hit (None in the other games): simultaneous games from each seat's own
+    ``records``; Battle Royale the target (None for a deliberate miss); Pirate Game the plan
+    then the votes. KeyError/IndexError when the record lacks them."""
+    stored = rec.rounds[index]
+    if rec.game == "battle":
+        shot = stored["shot_player"]
+        target = None if stored["action"] == "miss" or shot == "null" else int(shot)
+        return {seats[0]: target}, bool(stored["out"])
+    if rec.game == "pirate":
+        answers: dict[int, Any] = {seats[0]: list(stored["gold_distribution"])}
+        answers.update(zip(seats[1:], stored["responses"][1:]))
+        return answers, None
+    return {s: rec.players[s].answers[index] for s in seats}, None

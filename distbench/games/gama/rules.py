@@ -107,7 +107,7 @@ class GoodsParams(Params):
     ``multiplier`` (GAMA's ``ratio``) and split equally."""
 
     tokens: int = 20
-    multiplier: float = 2
+    multiplier: float = 2.0
     reset: bool = True
 
 
@@ -164,25 +164,44 @@ PARAMS: dict[str, type[Params]] = {
 """The parameter class of each game."""
 
 
+ALIASES: dict[str, dict[str, str]] = {
+    "bar": {"capacity": "ratio", "feedback": "mode", "go_payoff": "max", "crowded_payoff": "min",
+            "home_payoff": "home"},
+    "goods": {"ratio": "multiplier"},
+    "auction": {"price": "mode", "valuation_seed": "seed"},
+    "battle": {"hit_rate": "base_hit_rate", "hit_step": "interval"},
+    "diner": {"cheap_price": "cheap_cost", "costly_price": "exp_cost",
+              "costly_utility": "exp_utility"},
+}
+"""Option names accepted beside the parameters' own (the issue's and GAMA's words): e.g. Bar's
+``capacity`` is its ``ratio``, Public Goods' GAMA ``ratio`` its ``multiplier``."""
+
+
 def make_params(name: str, overrides: dict[str, Any] | None = None) -> Params:
     """The game's default parameters with ``overrides`` (option values, e.g. from
-    ``--option ratio=1/2``; strings are converted to the field's type; a ratio ``a/b`` or
-    ``60%`` also sets ``ratio_str``). ValueError (one line naming the option) on an unknown
-    name, key or value."""
+    ``--option ratio=1/2``; strings are converted to the field's type; names of
+    :data:`ALIASES` accepted). A Guessing ratio also sets ``ratio_str`` as written (``1/2``);
+    a Bar capacity sets it as a percentage (``0.7`` or ``70%`` -> ``70%``). ValueError (one
+    line naming the option) on an unknown name, key or value."""
     cls = _params_class(name)
     known = {f.name: f for f in fields(cls)}
+    aliases = ALIASES.get(name, {})
     values: dict[str, Any] = {}
-    for key, raw in (overrides or {}).items():
+    for given, raw in (overrides or {}).items():
+        key = aliases.get(given, given)
         if key not in known:
-            raise ValueError(f"--option {key}: not a parameter of {name} (one of "
-                             f"{', '.join(sorted(known))})")
+            raise ValueError(f"--option {given}: not a parameter of {name} (one of "
+                             f"{', '.join(sorted(set(known) | set(aliases)))})")
         default = getattr(cls(), key)
         try:
             values[key] = _convert(raw, default)
         except (TypeError, ValueError):
-            raise ValueError(f"--option {key}={raw}: not a valid {type(default).__name__}") from None
-        if key == "ratio" and isinstance(raw, str) and "ratio_str" in known and "ratio_str" not in (overrides or {}):
-            values["ratio_str"] = raw.strip()
+            raise ValueError(f"--option {given}={raw}: not a valid {type(default).__name__}") from None
+        if key == "mode" and isinstance(values[key], str):
+            values[key] = values[key].lower().replace("_price", "").replace("-price", "")
+        if key == "ratio" and "ratio_str" in known and "ratio_str" not in (overrides or {}):
+            text = str(raw).strip()
+            values["ratio_str"] = f"{values[key] * 100:g}%" if name == "bar" else text
     params = cls(**values)
     check_params(name, params)
     return params

@@ -195,10 +195,12 @@ def plan_text(plan: list[int], first: int) -> str:
 
 
 def request(t: Templates, state: GameState, seat: int, cot: int | None = None,
-            plan: list[int] | str | None = None) -> str:
-    """The request GAMA sends ``seat`` in the next round (``plan``: Pirate Game voters, the
-    proposer's golds or the plan's text). Its last sentence, the answer format, is read from
-    the checkout's ``games/<game>.py``."""
+            plan: list[int] | dict | None = None) -> str:
+    """The request GAMA sends ``seat`` in the next round. ``plan``: Pirate Game voters, the
+    proposer's golds (a list, printed as GAMA prints a plan of integers) or the proposal
+    object as the proposer wrote it (a dict, printed as is: GAMA prints the parsed JSON, so
+    ``'98'`` and ``98`` differ). Its last sentence, the answer format, is read from the
+    checkout's ``games/<game>.py``."""
     p = state.params
     g = state.game
     t_next = state.round + 1
@@ -210,9 +212,9 @@ def request(t: Templates, state: GameState, seat: int, cot: int | None = None,
             return str(render(t, f"{folder}/request2_{t.version}.txt", [seat + 1, p.gold, fmt]))
         if plan is None:
             raise ValueError("pirate: a voter's request needs the plan")
-        golds = plan if isinstance(plan, list) else None
-        text = plan_text(plan, proposer + 1) if isinstance(plan, list) else plan
-        mine = golds[list(state.alive).index(seat)] if golds is not None else ""
+        golds = [int(g) for g in (plan.values() if isinstance(plan, dict) else plan)]
+        text = str(plan) if isinstance(plan, dict) else plan_text(golds, proposer + 1)
+        mine = golds[list(state.alive).index(seat)]
         fmt = output_format(t, state, seat, cot)
         return str(render(t, f"{folder}/request1_{t.version}.txt", [t_next, text, mine, fmt]))
     fmt = output_format(t, state, seat, cot)
@@ -238,11 +240,13 @@ def _parts(value: str | list[str]) -> list[str]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def report(t: Templates, before: GameState, outcome: RoundOutcome, seat: int) -> list[str]:
+def report(t: Templates, before: GameState, outcome: RoundOutcome, seat: int,
+           proposal: dict | None = None) -> list[str]:
     """The report GAMA gives ``seat`` after the round (``before``: the state the round was
     played from): its parts (user text, GAMA's canonical echo of the seat's answer as the
     assistant turn, user text). Battle Royale: the shooter's three parts then the report
-    every living player gets (one part); Pirate Game: every pirate living before the round."""
+    every living player gets (one part); Pirate Game: every pirate living before the round
+    (``proposal``: the plan as the proposer wrote it, see :func:`request`)."""
     p = before.params
     g = before.game
     r = outcome.record
@@ -296,7 +300,7 @@ def report(t: Templates, before: GameState, outcome: RoundOutcome, seat: int) ->
         return _parts(render(t, f"{folder}/report_{t.version}.txt", inputs))
     if g == "battle":
         return _battle_report(t, before, outcome, seat)
-    return _pirate_report(t, before, outcome, seat)
+    return _pirate_report(t, before, outcome, seat, proposal)
 
 
 def _battle_report(t: Templates, before: GameState, outcome: RoundOutcome, seat: int) -> list[str]:
@@ -327,7 +331,8 @@ def seniority(rank: int) -> str:
     return f"{rank}-" + {1: "st", 2: "nd", 3: "rd"}.get(rank, "th")
 
 
-def _pirate_report(t: Templates, before: GameState, outcome: RoundOutcome, seat: int) -> list[str]:
+def _pirate_report(t: Templates, before: GameState, outcome: RoundOutcome, seat: int,
+                   proposal: dict | None) -> list[str]:
     r = outcome.record
     plan = r["gold_distribution"]
     alive = list(before.alive)
@@ -341,7 +346,8 @@ def _pirate_report(t: Templates, before: GameState, outcome: RoundOutcome, seat:
     index = (0 if seat == proposer else 1) if passed else (2 if seat == proposer else 3)
     result = code_string(t, "pirate", "result", index, gold_distribution=plan, count=0, self=this)
     vote = r["responses"][alive.index(seat)]
-    inputs = [seniority(outcome.round), plan_text(plan, rank), outcome.extra["accepted"],
+    text = str(proposal) if proposal is not None else plan_text(plan, rank)
+    inputs = [seniority(outcome.round), text, outcome.extra["accepted"],
               len(alive), vote, majority, result]
     return _parts(render(t, f"{_prompt_folder('pirate')}/report_{t.version}.txt", inputs))
 

@@ -161,10 +161,22 @@ def test_cli_imports_a_folder(raw_results, tmp_path, capsys):
     assert "imported 5 GAMA-Bench records" in capsys.readouterr().out
 
 
+def test_cli_refuses_a_run_id_that_holds_another_run(raw_results, tmp_path, capsys):
+    run = tmp_path / "r" / "other"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text(json.dumps({"family": "matrix", "identity": {}}))
+    line = _one_error_line(capsys, ["import", "gama", str(raw_results), "--run-id", "other",
+                                    "--output-dir", str(tmp_path / "r")])
+    assert "already holds another run" in line and "'matrix'" in line
+
+
 def test_cli_bad_folder_is_one_line(tmp_path, capsys):
     line = _one_error_line(capsys, ["import", "gama", str(tmp_path / "nope"), "--run-id", "g",
                                     "--output-dir", str(tmp_path / "r")])
     assert "nope" in line and "no such folder" in line
+    (tmp_path / "afile").write_text("x")
+    assert "not a folder" in _one_error_line(
+        capsys, ["import", "gama", str(tmp_path / "afile"), "--run-id", "g", "--output-dir", str(tmp_path / "r")])
     (tmp_path / "empty").mkdir()
     assert "no GAMA-Bench record" in _one_error_line(
         capsys, ["import", "gama", str(tmp_path / "empty"), "--run-id", "g", "--output-dir", str(tmp_path / "r")])
@@ -182,6 +194,8 @@ def test_cli_malformed_file_is_one_line_naming_it(raw_results, tmp_path, capsys,
     line = _one_error_line(capsys, ["import", "gama", str(raw_results), "--run-id", "g",
                                     "--output-dir", str(tmp_path / "r")])
     assert "divide_dollar_v1_1.json" in line and says in line
+    manifest = json.loads((tmp_path / "r" / "g" / "manifest.json").read_text())
+    assert manifest["state"] == "failed" and "divide_dollar_v1_1.json" in manifest["error"]
 
 
 def test_read_record_error_names_the_file(tmp_path):
@@ -189,3 +203,35 @@ def test_read_record_error_names_the_file(tmp_path):
     path.write_text("[]")
     with pytest.raises(RecordError, match="pirate_game_v1_1.json"):
         read_record(path)
+
+
+def test_recorded_answers_replay_through_the_rules(raw_results):
+    from distbench.games.gama import rules
+    from distbench.games.gama.records import recorded_answers
+
+    for rel in ("pirate_game/llama-3.1-8b_pirate_game_v1_2.json", "battle_royale/battle_royale_v1_3.json",
+                "bar_game_implicit/qwen2-72b_bar_game_implicit_v1_4.json"):
+        rec = read_record(raw_results / rel)
+        state = rules.new_game(rec.game, rec.params)
+        for index, stored in enumerate(rec.rounds):
+            answers, hits = recorded_answers(rec, index, rules.actors(state))
+            state, outcome = rules.resolve_round(state, answers, hits=hits)
+            for key in ("gold_distribution", "responses", "shot_player", "out", "go_num", "winner"):
+                if key in stored:
+                    assert outcome.record[key] == stored[key], (rel, index, key)
+        assert state.done or len(rec.rounds) == rec.params.rounds
+
+
+def test_named_board_query_rounds_half_to_even_as_numpy(raw_results, tmp_path):
+    result = import_folder(raw_results, tmp_path / "results", "board")
+    sql = (Path(__file__).resolve().parents[3] / "distbench" / "queries" / "gama_board.sql").read_text()
+    con = open_run(result.run_dir)
+    try:
+        rows = {r[0]: r[1:] for r in con.execute(sql).fetchall()}
+        # numpy rounds 83.55 (835.5 tenths as a double) up, DuckDB's round(x, 1) down
+        assert con.execute("SELECT round_even(83.55::DOUBLE * 10, 0) / 10").fetchone()[0] == 83.6
+    finally:
+        con.close()
+    assert rows["GPT-4o-0806"] == (75.0, 75.0, None, None, None, None, None, None, None, 1)
+    assert rows["GPT-3.5-0125"][7] == 100.0  # battle
+    assert "Gemini-1.5-Pro" in rows and "LLaMA-3.1-8B" in rows

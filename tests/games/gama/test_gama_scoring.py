@@ -166,6 +166,12 @@ def test_make_params_reads_options_and_names_bad_ones():
     p = rules.make_params("guessing", {"ratio": "1/2", "players": "5"})
     assert p.ratio == 0.5 and p.ratio_str == "1/2" and p.players == 5
     assert rules.make_params("bar", {"ratio": "70%"}).ratio == pytest.approx(0.7)
+    bar = rules.make_params("bar", {"capacity": "0.5", "feedback": "explicit"})
+    assert (bar.ratio, bar.ratio_str, bar.mode) == (0.5, "50%", "explicit")
+    assert rules.make_params("goods", {"ratio": "1.5"}).multiplier == 1.5
+    assert rules.make_params("auction", {"price": "second"}).mode == "second"
+    assert rules.make_params("auction", {"mode": "second_price"}).variant == "second"
+    assert rules.hit_rate(rules.make_params("battle", {"hit_rate": "30", "hit_step": "7"}), 2) == 44
     with pytest.raises(ValueError, match="--option colour"):
         rules.make_params("bar", {"colour": "red"})
     with pytest.raises(ValueError, match="--option players=x"):

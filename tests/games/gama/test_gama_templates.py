@@ -74,6 +74,10 @@ def test_pirate_requests(checkout):
     assert templates.request(t, state, 0) == "Rank 1 splits 100. Split from 1 to 3"
     assert templates.request(t, state, 2, plan=[99, 0, 1]) == (
         "Plan of round 1: {'1-th': 99, '2-th': 0, '3-th': 1}; yours 1. Vote")
+    # the proposal as the proposer wrote it (GAMA prints the parsed JSON object)
+    written = {"1-th": "99", "2-th": "0", "3-th": "1"}
+    assert templates.request(t, state, 1, plan=written) == (
+        "Plan of round 1: {'1-th': '99', '2-th': '0', '3-th': '1'}; yours 0. Vote")
 
 
 def test_missing_checkout_or_template_is_one_line(tmp_path, checkout):
