@@ -30,7 +30,7 @@ spend; the run stops, ``budget_reached``, when a wave admits nothing.
 A driver killed at any moment resumes from the records: a batch recorded is polled, never
 submitted again; only requests no record covers are submitted. A create whose answer was lost
 (a 502 from a gateway, a kill before the record's rename) is not paid twice: a
-``pending-<tag>.json`` note is written before each create and the batch carries the tag in its
+``<tag>.pending`` note is written before each create and the batch carries the tag in its
 ``metadata``, so the provider's list of batches is searched for it before creating again
 (OpenAI; a Message Batch has no metadata, so there its requests are submitted again, once).
 
@@ -177,6 +177,11 @@ def _chunk_tag(ids: Sequence[str]) -> str:
     """The tag of a batch's requests in the metadata it is created with: how a batch whose
     create answer was lost is found again (:meth:`BatchRun._submit`)."""
     return hashlib.sha256("\n".join(ids).encode()).hexdigest()[:32]
+
+
+def _pending_note(run_dir: Path, ids: Sequence[str]) -> Path:
+    """The note that a batch of ``ids`` is being created (not named like a record)."""
+    return run_dir / FOLDER / f"{_chunk_tag(ids)}.pending"
 
 
 def _chunks(items: list[tuple[str, str, dict[str, Any]]], limits: BatchLimits
@@ -330,8 +335,7 @@ class BatchRun:
                           "endpoint": chunk[0][1], "ids": chunk_ids,
                           "status": batch.get("status"), "submitted_at": time.time()}
                 _save(self.run_dir, record)  # before anything is waited on
-                (self.run_dir / FOLDER / f"pending-{_chunk_tag(chunk_ids)}.json").unlink(
-                    missing_ok=True)
+                _pending_note(self.run_dir, chunk_ids).unlink(missing_ok=True)
                 self.records.append(record)
                 self.say(f"submitted batch {batch['id']} ({len(chunk):,} requests, round "
                          f"{round_})")
@@ -339,16 +343,16 @@ class BatchRun:
     def _create(self, spec: BackendSpec, ids: list[str], lines: list[dict[str, Any]],
                 endpoint: str) -> tuple[str | None, dict[str, Any]]:
         """(input file id, batch) of a new batch of ``lines``, or of the batch an earlier
-        attempt created although its answer was lost: a ``pending-<tag>.json`` note is
-        written before each create, and while it stands the provider's list of batches is
-        searched for the batch tagged so (its ``metadata``) before creating one, so a
-        resume never pays twice for one batch."""
+        attempt created although its answer was lost: a ``<tag>.pending`` note
+        (:func:`_pending_note`) is written before each create, and while it stands the
+        provider's list of batches is searched for the batch tagged so (its ``metadata``)
+        before creating one, so a resume never pays twice for one batch."""
         from distbench.llm.batch import BatchError
 
         client = self._client(spec)
         tag = _chunk_tag(ids)
         metadata = {"distbench_run": self.run_dir.name[:500], "distbench_batch": tag}
-        pending = self.run_dir / FOLDER / f"pending-{tag}.json"
+        pending = _pending_note(self.run_dir, ids)
         if pending.exists():
             found = self._find(client, metadata)
             if found is not None:

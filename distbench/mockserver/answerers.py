@@ -51,7 +51,7 @@ def gama_answer(prompt: str, seed: int) -> str | None:
         n, gold = int(m.group(1)), int(m.group(2))
         cuts = sorted(int(x * (gold + 1)) for x in u[: n - 1])
         edges = [0, *cuts, gold]
-        return "Answer: " + ", ".join(str(b - a) for a, b in zip(edges, edges[1:]))
+        return "Answer: " + ", ".join(str(b - a) for a, b in zip(edges[:-1], edges[1:], strict=True))
     if (m := _GAMA_RANGE.search(prompt)) is not None:
         low, high = int(m.group(1)), int(m.group(2))
         return f"Answer: {low + min(int(u[0] * (high - low + 1)), high - low)}"

@@ -95,7 +95,7 @@ def test_a_create_answered_502_is_found_by_its_metadata_not_paid_twice(tmp_path)
     assert "was created although its answer was lost" in out.stderr
     assert (batches["created"], batches["requests"], batches["completed"]) == (1, 50, 50)
     assert _trials(tmp_path / "results" / "c") == (50, 50, 0)
-    assert not list((tmp_path / "results" / "c" / "batches").glob("pending-*"))
+    assert not list((tmp_path / "results" / "c" / "batches").glob("*.pending"))
 
 
 def _plan(url: str, run_id: str):
@@ -113,7 +113,8 @@ def test_a_resume_after_a_lost_create_finds_the_batch_before_creating_one(tmp_pa
     # a driver died after the provider created its batch, before the record was written:
     # only its pending note stands. The resume looks the batch up by the tag in its
     # metadata and polls it instead of creating another
-    from distbench.engine.batching import FOLDER, BatchLimits, BatchRun, _chunk_tag
+    from distbench.engine.batching import (FOLDER, BatchLimits, BatchRun, _chunk_tag,
+                                           _pending_note)
     from distbench.llm.batch import batch_line, client_for
 
     lines: list[str] = []
@@ -126,13 +127,13 @@ def test_a_resume_after_a_lost_create_finds_the_batch_before_creating_one(tmp_pa
                       metadata={"distbench_run": tmp_path.name,
                                 "distbench_batch": _chunk_tag(ids)})
         client.close()
-        (tmp_path / FOLDER / f"pending-{_chunk_tag(ids)}.json").write_text("{}")
+        _pending_note(tmp_path, ids).write_text("{}")
         played = [result for _, result in run.results()]
         batches = server.stats()["batches"]
     assert len(played) == len(plan.shards)
     assert (batches["created"], batches["requests"]) == (1, 20)
     assert any("was created although its answer was lost" in line for line in lines), lines
-    assert not list((tmp_path / FOLDER).glob("pending-*"))
+    assert not list((tmp_path / FOLDER).glob("*.pending"))
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])

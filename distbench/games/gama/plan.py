@@ -95,8 +95,11 @@ class GamaRunConfig:
             raise ValueError(f"--option version={self.version}: GAMA's templates need "
                              "--option templates=PATH (a GAMA-Bench checkout)")
         if self.templates:
-            raise ValueError("--option templates=PATH: playing with GAMA's own templates is not "
-                             "available yet; drop it to play with distbench's prompts")
+            from distbench.games.gama.templates import open_templates
+
+            if self.version == "distbench":
+                object.__setattr__(self, "version", "v1")
+            open_templates(self.templates, self.version)  # one line when there are none
         if self.role is not None and not 1 <= self.role <= 3:
             raise ValueError(f"--option role={self.role}: 1, 2 or 3")
         chunks = -(-self.num_games // self.shard_games)

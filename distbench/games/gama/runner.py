@@ -93,8 +93,8 @@ class _Caller:
         history = g.reports[ask.seat]
         if state.game == "goods":
             history = history[-prompts.GOODS_WINDOW:]
-        text = prompts.request(state, ask.seat, cot=cot, plan=ask.plan)
-        messages = (("system", prompts.describe(state, ask.seat)),
+        text = words_request(c, state, ask.seat, cot, ask.plan)
+        messages = (("system", words_description(c, state, ask.seat)),
                     *(m for rnd in history for m in rnd), ("user", text))
         bound = prompts.answer_bound(state, proposer=ask.proposer)
         completion = spec.style == "completion" and not cot
@@ -161,6 +161,43 @@ class _Caller:
             text = f"{ANSWER_CUE} {text}"
         ask.parsed = prompts.parse_answer(ask.game.state, ask.seat, text,
                                           proposer=ask.proposer, plan=ask.plan)
+
+
+def _templates(config: GamaRunConfig) -> Any:
+    from distbench.games.gama.templates import open_templates
+
+    return open_templates(config.templates, config.version)
+
+
+def words_description(config: GamaRunConfig, state: rules.GameState, seat: int) -> str:
+    """The system message: distbench's words, or GAMA's from its templates."""
+    if not config.templates:
+        return prompts.describe(state, seat)
+    from distbench.games.gama import templates
+
+    return templates.description(_templates(config), state, seat, config.role)
+
+
+def words_request(config: GamaRunConfig, state: rules.GameState, seat: int, cot: bool,
+                  plan: list[int] | None) -> str:
+    """This round's request: distbench's words, or GAMA's (``cot``: its step-by-step prompt)."""
+    if not config.templates:
+        return prompts.request(state, seat, cot=cot, plan=plan)
+    from distbench.games.gama import templates
+
+    return templates.request(_templates(config), state, seat, 1 if cot else None, plan)
+
+
+def words_report(config: GamaRunConfig, before: rules.GameState,
+                 outcome: rules.RoundOutcome, seat: int, answer: Any) -> list[tuple[str, str]]:
+    """The round's report as messages: distbench's, or GAMA's parts (the second of each three
+    the assistant's canonical echo, as GAMA builds them)."""
+    if not config.templates:
+        return prompts.report(before, outcome, seat, answer)
+    from distbench.games.gama import templates
+
+    parts = templates.report(_templates(config), before, outcome, seat)
+    return [("assistant" if i % 3 == 1 else "user", text) for i, text in enumerate(parts)]
 
 
 def record_path(state: rules.GameState, seat: int, proposer: bool) -> str:
@@ -299,7 +336,8 @@ def _play_round(caller: _Caller, live: list[_Game]
             g.out_round[seat] = outcome.round
         answers = {a.seat: a.parsed.value for a in asks}
         for seat in before.alive:
-            g.reports[seat].append(prompts.report(before, outcome, seat, answers.get(seat)))
+            g.reports[seat].append(words_report(g.config, before, outcome, seat,
+                                                answers.get(seat)))
         g.state = after
         resolved[g.game_id] = (before, outcome)
     return resolved
