@@ -73,7 +73,14 @@ def open_templates(path: str | Path, version: str = "v1") -> Templates:
 
 
 def read_template(path: Path) -> str:
-    """A template's text after its comment block, stripped (GAMA's ``get_prompt``)."""
+    """A template's text after its comment block, stripped (GAMA's ``get_prompt``); read once
+    per process (a game renders the same few templates thousands of times)."""
+    return _read_template(str(path))
+
+
+@lru_cache(maxsize=512)
+def _read_template(name: str) -> str:
+    path = Path(name)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:
