@@ -145,15 +145,56 @@ def all_descriptions(checkout: Path) -> None:
         print(f"descriptions equal, {version}: {same}/{total} records")
 
 
+def all_reports(checkout: Path) -> None:
+    """Every report of every round and seat of every leaderboard record (plain records: the
+    parts the saved conversation still holds) against the stored conversation: a rendered
+    report is found when its parts stand in the conversation in order, one after another."""
+    found = total = 0
+    missing: dict[str, int] = {}
+    for path in find_records(checkout / "raw_results"):
+        rec = read_record(path)
+        if not (rec.name.model_label and rec.run_index and rec.version == "v1"):
+            continue
+        if "parts" in rec.players[0].raw_prompt[0]:
+            continue  # Gemini turns merge parts of several messages
+        t = templates.open_templates(checkout, version=rec.version)
+        try:
+            played = replay(rec)
+        except ValueError:
+            missing[str(path.relative_to(checkout))] = -1
+            continue
+        for seat in range(rec.params.players):
+            contents = [m["content"] for m in rec.players[seat].messages[1:]]
+            joined = "\x00".join(contents)
+            for before, outcome in played:
+                if rec.game == "pirate" and seat not in before.alive:
+                    continue
+                parts = templates.report(t, before, outcome, seat)
+                # GAMA's saves drop the oldest messages: only reports still held count
+                if not any(p in contents for p in parts[-1:]):
+                    continue
+                total += 1
+                if "\x00".join(parts[1:]) in joined or "\x00".join(parts) in joined:
+                    found += 1
+                else:
+                    key = str(path.relative_to(checkout))
+                    missing[key] = missing.get(key, 0) + 1
+    for name, count in sorted(missing.items()):
+        print(f"reports differ: {name}: {count if count >= 0 else 'not replayable'}")
+    print(f"reports equal (leaderboard records, plain): {found}/{total}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("checkout", type=Path, help="a GAMA-Bench checkout (commit 41ebccf)")
     parser.add_argument("--all", action="store_true",
-                        help="also compare every record's descriptions (all versions v1..v5)")
+                        help="also compare every record's descriptions (all versions v1..v5) "
+                             "and every report of the plain leaderboard records")
     args = parser.parse_args(argv)
     t = templates.open_templates(args.checkout)
     if args.all:
         all_descriptions(args.checkout)
+        all_reports(args.checkout)
     by_name = {p.name: p for p in find_records(args.checkout / "raw_results")}
     results: list[bool] = []
     for game, (plain_name, gemini_name) in LEADERBOARD.items():

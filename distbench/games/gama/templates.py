@@ -73,7 +73,14 @@ def open_templates(path: str | Path, version: str = "v1") -> Templates:
 
 
 def read_template(path: Path) -> str:
-    """A template's text after its comment block, stripped (GAMA's ``get_prompt``)."""
+    """A template's text after its comment block, stripped (GAMA's ``get_prompt``); read once
+    per process (a game renders the same few templates thousands of times)."""
+    return _read_template(str(path))
+
+
+@lru_cache(maxsize=512)
+def _read_template(name: str) -> str:
+    path = Path(name)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:
@@ -352,12 +359,21 @@ def _pirate_report(t: Templates, before: GameState, outcome: RoundOutcome, seat:
     return _parts(render(t, f"{_prompt_folder('pirate')}/report_{t.version}.txt", inputs))
 
 
-@lru_cache(maxsize=64)
-def _code_tree(path: str) -> ast.Module:
+@lru_cache(maxsize=256)
+def _assignments(path: str, target: str) -> tuple[Any, ...]:
+    """The compiled right-hand sides of the assignments to ``target`` in a game's code, in the
+    file's order (parsed once per process)."""
     try:
-        return ast.parse(Path(path).read_text(encoding="utf-8"))
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
         raise TemplateError(f"{path}: cannot read GAMA's game code") from None
+    found = [node.value for node in ast.walk(tree)
+             if (isinstance(node, ast.Assign) and any(
+                 isinstance(tg, ast.Name) and tg.id == target for tg in node.targets))
+             or (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
+                 and node.target.id == target)]
+    found.sort(key=lambda n: (n.lineno, n.col_offset))
+    return tuple(compile(ast.Expression(n), path, "eval") for n in found)
 
 
 def code_string(t: Templates, game: str, target: str, index: int, **names: Any) -> str:
@@ -366,15 +382,9 @@ def code_string(t: Templates, game: str, target: str, index: int, **names: Any) 
     evaluated with ``names`` (``self``, ``player``, ``cot_msg``, ...; assignments and
     augmented assignments count, in the file's order); nothing but the expression is run,
     without builtins."""
-    path = t.root / "games" / f"{_prompt_folder(game)}.py"
-    tree = _code_tree(str(path))
-    found = [node.value for node in ast.walk(tree)
-             if (isinstance(node, ast.Assign) and any(
-                 isinstance(tg, ast.Name) and tg.id == target for tg in node.targets))
-             or (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
-                 and node.target.id == target)]
-    found.sort(key=lambda n: (n.lineno, n.col_offset))
+    path = str(t.root / "games" / f"{_prompt_folder(game)}.py")
+    found = _assignments(path, target)
     if index >= len(found):
         raise TemplateError(f"{path}: no assignment #{index + 1} to {target}")
-    code = compile(ast.Expression(found[index]), str(path), "eval")
+    code = found[index]
     return str(eval(code, {"__builtins__": {"str": str, "int": int}}, dict(names)))  # noqa: S307
