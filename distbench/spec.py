@@ -273,7 +273,7 @@ def _models(source: str, providers: Any) -> list[ModelEntry]:
 
 def _section_families() -> list[str]:
     """The families that take a table in a spec, in registry order."""
-    return [name for name, family in families().items() if family.section]
+    return [name for name, family in families().items() if family.sweeps and family.sweeps.section]
 
 
 def _sections(source: str, data: dict[str, Any]) -> dict[str, dict[str, Any]]:

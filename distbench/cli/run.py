@@ -152,11 +152,11 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         raise UserError(str(exc)) from None
     assert isinstance(ctx.command, FamilyCommand)
     ctx.command.check_family_options(ctx, chosen.name)
-    bad_modes = [m for m in options.get("mode_names") or () if m not in chosen.modes]
+    bad_modes = [m for m in options.get("mode_names") or () if m not in chosen.identity.modes]
     if bad_modes:
         raise click.BadParameter(
             f"{chosen.name} has no mode {bad_modes[0]!r}"
-            + (f"; use {', '.join(chosen.modes)}" if chosen.modes else " (it has no modes)"),
+            + (f"; use {', '.join(chosen.identity.modes)}" if chosen.identity.modes else " (it has no modes)"),
             param_hint="'--mode'")
     if base_url is not None and check_url(base_url):
         raise click.BadParameter(check_url(base_url), param_hint="'--base-url'")

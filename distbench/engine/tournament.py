@@ -84,10 +84,10 @@ class Tournament:
             labels.append(label)
         if len(players) < 2:
             raise ValueError(f"a tournament needs at least two players, got {len(players)}")
-        unknown = [k for k in settings.options if k not in family.pairing_options]
+        known = family.tournaments.options if family.tournaments else {}
+        unknown = [k for k in settings.options if k not in known]
         if unknown:
-            takes = (f"takes {', '.join(family.pairing_options)}" if family.pairing_options
-                     else "takes none")
+            takes = f"takes {', '.join(known)}" if known else "takes none"
             raise ValueError(f"--option {unknown[0]}: not a setting of the {family.name} "
                              f"family's tournaments (it {takes})")
         if settings.options:  # a bad value fails here, in one line, before anything runs

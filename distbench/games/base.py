@@ -1,23 +1,40 @@
 """The family contract: what a game family gives the engine, and the types they share.
 
-A family is a package under ``distbench/games/`` (or an installed plugin) that describes itself
-with a :class:`Family` and registers it at the bottom of its plan module, the way an OpenSpiel
-game registers itself (``distbench.games.registry``). The engine runs any family through it:
+A family is a package under ``distbench/games/`` (or an installed plugin) that declares itself
+with a :class:`Family` at the bottom of its plan module and registers it
+(``distbench.games.registry``), the way an OpenSpiel game declares its ``GameType`` and
+registers it. The declaration, at a glance (each group a frozen dataclass; a capability is
+declared by giving its group, every hook in a group is required unless marked optional)::
 
-- ``plan(config, run_id) -> RunPlan``: the family's configuration expanded into shards with
-  stable ids (:func:`stable_hash` of what decides their rows);
-- ``run_shard(shard, backends) -> ShardResult``: plays one shard and returns Arrow tables
-  (named ``module:attr``, imported on the worker only, so a driver never loads a family's
-  kernels);
-- ``tables``: the family's table schemas (handed to the store, which knows no game);
-- ``summarize(con, offload) -> records``: the summary records of a run, from DuckDB views;
-- ``unit``: what a shard's ``num_units`` counts, for the progress line;
-- ``rescore(stored) -> Rescored`` (optional): re-reads one committed shard's stored answers with
-  today's parsers and re-scores them with today's metrics, calling no model
-  (``distbench rescore``; :class:`StoredShard`, :class:`Rescored`).
+    Family(
+        identity=Identity(name, description, tables, main_table, unit, modes, views),
+        play=Play(runner, summarize, command, options?, warm_up?, batch),
+        presentation=Presentation(report?, viewer?, export?, formats),
+        sweeps=Sweeps(configs, describer, section?, key)          | None,
+        tournaments=Tournaments(seats, player, pairing, outcomes, options) | None,
+        rescoring=Rescoring(rescore)                               | None,
+        comparing=Comparing(units)                                 | None,
+    )
 
-Everything here is plain data and functions: families import it, the engine imports it, and
-it imports no family and nothing above ``games``.
+Hooks are ``"module:attr"`` strings, imported on first use (a driver never loads a family's
+kernels). What they do:
+
+- a :class:`RunConfig` (``Play.command``, ``Sweeps.configs``, ``Tournaments.pairing``) plans
+  itself: ``plan(run_id) -> RunPlan``, shards with stable ids (:func:`stable_hash` of what
+  decides their rows), and says what decides its rows (``identity()``);
+- every shard is a :class:`Shard` (``shard_id``, ``family``, ``num_units``, and ``specs`` or
+  ``llm``); ``Play.runner`` plays one: ``run_shard(shard, backends) -> ShardResult`` (Arrow
+  tables of the family's ``Identity.tables``, which the store receives and knows no game);
+- ``Play.summarize``: ``summarize(con, offload) -> records`` from DuckDB views;
+  ``Identity.unit``: what ``num_units`` counts;
+- ``Rescoring.rescore``: ``rescore(StoredShard) -> Rescored``, no model call;
+- ``Comparing.units``: the ``FamilyUnits`` of ``distbench compare`` (units, groups, metrics);
+- ``Tournaments``: a ``--players`` entry as a player, a pairing as a :class:`RunConfig` with
+  the seats filled, and the :class:`SeatOutcome` of every game a tournament rates.
+
+:meth:`Family.capabilities` lists what a family declares; ``docs/contract.md`` is this page
+checked against the code. Everything here is plain data and functions: families import it,
+the engine imports it, and it imports no family and nothing above ``games``.
 """
 
 from __future__ import annotations
@@ -28,12 +45,13 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from distbench.llm.base import BackendSpec
 
-__all__ = ["CommandRun", "Family", "PairingSettings", "Rescored", "RunPlan", "SeatOutcome",
-           "ShardResult", "StoredShard",
+__all__ = ["CAPABILITIES", "CommandRun", "Comparing", "Family", "Identity", "PairingSettings",
+           "Play", "Presentation", "Rescored", "Rescoring", "RunConfig", "RunPlan", "SeatOutcome",
+           "Shard", "ShardResult", "StoredShard", "Sweeps", "Tournaments",
            "check_config", "derive_seed", "parse_player", "shard_specs", "stable_hash"]
 
 #: Configuration fields that, when a run configuration has them, must be at least 1.
@@ -402,97 +420,225 @@ class SeatOutcome:
     shard_id: str = ""
 
 
-@dataclass(frozen=True)
-class Family:
-    """A game family, as the engine, the store and the CLI see it.
+@runtime_checkable
+class Shard(Protocol):
+    """What every family's shard is (a frozen dataclass of the family's own fields besides
+    these): the driver schedules, records and resumes shards by these alone, and hands each
+    back to its family's runner.
 
     Attributes:
-        name: The ``--family`` value and the ``family`` of its shards.
+        shard_id: Stable id (:func:`stable_hash` of what decides the shard's rows).
+        family: The family's name (the runner the shard goes to).
+        num_units: The units it plays (``Identity.unit``: trials, episodes, games...).
+
+    A shard also names the models it calls, as ``specs`` (several) or ``llm`` (one):
+    :func:`shard_specs` reads either.
+    """
+
+    shard_id: str
+    family: str
+    num_units: int
+
+
+@runtime_checkable
+class RunConfig(Protocol):
+    """What every family's run configuration is (a frozen dataclass that checks itself with
+    :func:`check_config` in ``__post_init__``): it plans itself and says what decides its rows."""
+
+    def plan(self, run_id: str) -> RunPlan:
+        """The configuration expanded into shards."""
+        ...
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the rows (compared on resume): no execution-only setting."""
+        ...
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a family is (``Family.identity``).
+
+    Attributes:
+        name: The ``--family`` value and the ``family`` of its shards (an identifier).
         description: One line for ``--help`` and the README.
         tables: The family's tables, name -> Arrow schema (every column described).
         main_table: The table a user looks at first (one row per game or episode).
-        runner: ``"module:function"`` of ``run_shard(shard, backends) -> ShardResult``,
-            imported where shards run.
-        summarize: ``"module:function"`` of ``summarize(con, offload) -> list[dict]``.
-        unit: What a shard's ``num_units`` counts.
-        sweep: ``"module:function"`` of ``(sweep_spec, model_entry) -> [config, ...]``: what
-            the family plays for one model of a sweep (each config has ``plan(run_id)`` and
-            ``identity()``); None: the family takes no part in sweeps.
-        describer: ``"module:function"`` of ``(sweep_spec, shards) -> dict``: the family's
-            figures for ``distbench sweep plan`` (cells, calls, tokens, episodes...).
-        command: ``"module:function"`` of ``(options, spec) -> CommandRun``: builds the
-            family's configuration from ``distbench run``'s options (a dict of every option's
-            value) and the model spec; raises ValueError with a one-line message on bad input.
-        report: ``"module:function"`` of ``section(doc, con)``: the family's section of
-            ``distbench report`` (figures and tables), or None.
-        warm_up: ``"module:function"`` run once by a warm executor before its first shard
-            (import the runner, load compiled kernels), or None.
-        sweep_key: Where the family's configurations sit in a sweep's recorded identity
-            (``"sweep"`` for the matrix family, as in runs made before families were
-            plugins; ``"families"`` for the others).
-        options: ``"module:attr"`` of a list of ``click.Option``: the family's own flags of
-            ``distbench run`` (shown under its name in ``--help``; refused with another
-            family). Their values reach ``command`` in ``options`` by parameter name.
-        section: ``"module:function"`` of ``(table) -> dict``: validates the family's
-            ``[<name>]`` table of a sweep spec and returns it with its defaults filled in
-            (ValueError ``"key: problem"`` on bad input); the sweep hook reads it as
-            ``spec.section(<name>)``. None: the family has no spec section.
+        unit: What a shard's ``num_units`` counts (trials, episodes, games...), stated here
+            once: a plan of the family counts in it unless it says otherwise.
         modes: The family's ``--mode`` values, first the default (for ``--help``).
         views: SQL views over the family's tables, name -> (SELECT statement, the tables it
-            reads), handed to the store with the tables: every connection to a run has them
-            (e.g. the matrix family's ``matrix_scored``, the trials with their honest scores).
-        viewer: ``"module:function"`` of ``view(con, options) -> ViewPart``: the family's
-            part of ``distbench view`` (sampled transcripts; see
-            :mod:`distbench.report.viewer`), or None: a generic table of its main table.
-        rescore: ``"module:function"`` of ``rescore(stored: StoredShard) -> Rescored``: re-reads
-            a committed shard's stored answers with today's parsers and re-scores them, with no
-            model call (``distbench rescore``); None: the family's runs cannot be rescored.
-        export: ``"module:function"`` of ``export(con, out_dir, run_id) -> [paths]``: the
-            files ``distbench export`` writes for a run of the family, or None: each of the
-            family's tables as JSON records (``<table>.json``) and its summary
-            (``summary.json``).
-        seats: The seats a player fills, in order (e.g. ``("a", "b")``); empty: players
-            cannot be paired (no tournaments of the family).
-        player: ``"module:function"`` of ``(text) -> (player, label)``: a tournament's
-            ``--players`` entry as the family's player (a model spec or a scripted name) and
-            its label as the family's tables write it (ValueError: one line).
-        pairing: ``"module:function"`` of ``(player_a, player_b, settings) -> config``: the
-            configuration (with ``plan(run_id)`` and ``identity()``) playing one pairing in
-            every seat, on the same instances in each seat order (paired); ``settings`` is a
-            :class:`PairingSettings`.
-        outcomes: ``"module:function"`` of ``(con) -> list[SeatOutcome]``: every game of a run
-            with who sat where and each seat's score (higher is better, in the family's
-            units), what a tournament rates.
-        pairing_options: The family's own tournament settings, name -> one line of help:
-            what ``distbench tournament --option NAME=VALUE`` may set (it reaches ``pairing``
-            in ``PairingSettings.options``); any other name is refused in one line.
+            reads), handed to the store with the tables: every connection to a run has them.
     """
 
     name: str
     description: str
     tables: Mapping[str, Any]
     main_table: str
-    runner: str
-    summarize: str
     unit: str = "trials"
-    sweep: str | None = None
-    describer: str | None = None
-    warm_up: str | None = None
-    report: str | None = None
-    command: str | None = None
-    sweep_key: str = "families"
-    options: str | None = None
-    section: str | None = None
     modes: tuple[str, ...] = ()
     views: Mapping[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Play:
+    """How a family plays a run (``Family.play``): every family has all of it.
+
+    Attributes:
+        runner: ``"module:function"`` of ``run_shard(shard, backends) -> ShardResult``,
+            imported where shards run (a driver never loads a family's kernels).
+        summarize: ``"module:function"`` of ``summarize(con, offload) -> list[dict]``: the
+            summary records of a run, from DuckDB views (stated here once).
+        command: ``"module:function"`` of ``(options, spec) -> CommandRun``: the family's
+            configuration from ``distbench run``'s options (a dict of every option's value)
+            and the model spec; ValueError with a one-line message on bad input.
+        options: ``"module:attr"`` of a list of ``click.Option``: the family's own flags of
+            ``distbench run`` (refused with another family); None: it has none.
+        warm_up: ``"module:function"`` run once by a warm executor before its first shard
+            (import the runner, load compiled kernels); None: nothing to warm.
+        batch: Whether the family's plans can be single-turn (every request of a shard known
+            before any answer), so they may run through a provider's batch API
+            (``--execution batch``); each plan still says so for itself (``RunPlan.batchable``).
+    """
+
+    runner: str
+    summarize: str
+    command: str
+    options: str | None = None
+    warm_up: str | None = None
+    batch: bool = False
+
+
+@dataclass(frozen=True)
+class Sweeps:
+    """A family's part of ``distbench sweep`` (``Family.sweeps``; None: it takes no part).
+
+    Attributes:
+        configs: ``"module:function"`` of ``(sweep_spec, model_entry) -> [RunConfig, ...]``:
+            what the family plays for one model of a sweep.
+        describer: ``"module:function"`` of ``(sweep_spec, shards) -> dict``: the family's
+            figures for ``distbench sweep plan`` (cells, calls, tokens, episodes...).
+        section: ``"module:function"`` of ``(table) -> dict``: validates the family's
+            ``[<name>]`` table of a sweep spec, defaults filled in (ValueError ``"key:
+            problem"``); None: the family has no spec section.
+        key: Where the family's configurations sit in a sweep's recorded identity
+            (``"sweep"`` for the first family, as in runs made before families were plugins;
+            ``"families"`` for the others).
+    """
+
+    configs: str
+    describer: str
+    section: str | None = None
+    key: str = "families"
+
+
+@dataclass(frozen=True)
+class Tournaments:
+    """A family whose players fill seats (``Family.tournaments``; None: no tournament).
+
+    Attributes:
+        seats: The seats a player fills, in order (e.g. ``("a", "b")``).
+        player: ``"module:function"`` of ``(text) -> (player, label)``: a ``--players``
+            entry as the family's player (a model spec or a scripted name) and its label as
+            the family's tables write it (ValueError: one line).
+        pairing: ``"module:function"`` of ``(player_a, player_b, settings) -> RunConfig``:
+            one pairing in every seat, on the same instances in each seat order (paired);
+            ``settings`` is a :class:`PairingSettings`.
+        outcomes: ``"module:function"`` of ``(con) -> list[SeatOutcome]``: every game of a
+            run with who sat where and each seat's score (higher is better), what a
+            tournament rates.
+        options: The family's own tournament settings, name -> one line of help (``distbench
+            tournament --option NAME=VALUE``; they reach ``pairing`` in
+            ``PairingSettings.options``); any other name is refused in one line.
+    """
+
+    seats: tuple[str, ...]
+    player: str
+    pairing: str
+    outcomes: str
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if len(self.seats) < 2:
+            raise ValueError(f"a tournament needs at least two seats, got {self.seats!r}")
+
+
+@dataclass(frozen=True)
+class Rescoring:
+    """A family whose runs can be rescored (``Family.rescoring``; None: they cannot).
+
+    Attributes:
+        rescore: ``"module:function"`` of ``rescore(stored: StoredShard) -> Rescored``:
+            re-reads a committed shard's stored answers with today's parsers and re-scores
+            them with today's metrics, calling no model (``distbench rescore``).
+    """
+
+    rescore: str
+
+
+@dataclass(frozen=True)
+class Comparing:
+    """A family whose runs ``distbench compare`` compares (``Family.comparing``; None: not
+    compared).
+
+    Attributes:
+        units: ``"module:attr"`` of a :class:`distbench.report.compare.FamilyUnits`: how the
+            family's rows are cut into units within groups, and the metrics (the headline
+            ``quality`` and its components first, then the family's own).
+    """
+
+    units: str
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """How a family's results are shown (``Family.presentation``); each hook is optional, its
+    absence meaning the generic behaviour named.
+
+    Attributes:
+        report: ``"module:function"`` of ``section(doc, con)``: the family's section of
+            ``distbench report``; None: the report has no section of it.
+        viewer: ``"module:function"`` of ``view(con, options) -> ViewPart``: its part of
+            ``distbench view``; None: a generic table of its main table.
+        export: ``"module:function"`` of ``export(con, out_dir, run_id) -> [paths]``: the
+            files ``distbench export`` writes; None: each table as JSON records
+            (``<table>.json``) and the summary (``summary.json``).
+        formats: The family's own ``distbench export --format`` values, name ->
+            ``"module:function"`` of ``(con, out_dir) -> [paths]`` (e.g. negotiation's
+            ``clembench`` tree); refused in one line for another family's runs.
+    """
+
+    report: str | None = None
     viewer: str | None = None
-    rescore: str | None = None
     export: str | None = None
-    seats: tuple[str, ...] = ()
-    player: str | None = None
-    pairing: str | None = None
-    outcomes: str | None = None
-    pairing_options: Mapping[str, str] = field(default_factory=dict)
+    formats: Mapping[str, str] = field(default_factory=dict)
+
+
+CAPABILITIES = ("batch", "sweeps", "tournaments", "rescoring", "comparing")
+"""What a family may declare it can do, besides playing (every family plays)."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """A game family, as the engine, the store and the CLI see it: what it is, how it plays,
+    and each thing it can do declared as a group (None: it cannot).
+
+    Attributes:
+        identity: Name, description, tables, main table, unit, modes, views.
+        play: Runner, summary, ``distbench run`` command and flags, warm-up, batch.
+        presentation: Report section, viewer, export.
+        sweeps: Its part of ``distbench sweep`` (None: none).
+        tournaments: Its seats and pairing (None: no tournament).
+        rescoring: Its rescore hook (None: runs cannot be rescored).
+        comparing: Its comparison units and metrics (None: not compared).
+    """
+
+    identity: Identity
+    play: Play
+    presentation: Presentation = Presentation()
+    sweeps: Sweeps | None = None
+    tournaments: Tournaments | None = None
+    rescoring: Rescoring | None = None
+    comparing: Comparing | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -501,86 +647,140 @@ class Family:
             raise ValueError(f"family {self.name!r}: main table {self.main_table!r} is not "
                              f"among its tables ({', '.join(self.tables)})")
 
-    def run_shard(self, shard: Any, backends: Mapping[BackendSpec, Any]) -> ShardResult:
-        """Plays ``shard`` (imports the runner on first use)."""
-        return _load(self.runner)(shard, backends)
+    # What it is (read through, for brevity at call sites).
+    @property
+    def name(self) -> str:
+        """The family's name."""
+        return self.identity.name
 
-    def summary(self, con: Any, offload: Any = None) -> list[dict[str, Any]]:
-        """The summary records of a run's rows of this family."""
-        return _load(self.summarize)(con, offload)
+    @property
+    def description(self) -> str:
+        """One line for ``--help``."""
+        return self.identity.description
 
-    def command_run(self, options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
-        """What ``distbench run --family <name>`` plays with these options."""
-        if not self.command:
-            raise ValueError(f"the {self.name} family cannot be run with distbench run")
-        return _load(self.command)(options, spec)
+    @property
+    def tables(self) -> Mapping[str, Any]:
+        """Table name -> Arrow schema."""
+        return self.identity.tables
 
-    def cli_options(self) -> list[Any]:
-        """The family's own ``click.Option`` objects for ``distbench run`` (none by default)."""
-        return list(_load(self.options)) if self.options else []
+    @property
+    def main_table(self) -> str:
+        """The table a user looks at first."""
+        return self.identity.main_table
 
-    def spec_section(self, table: Any) -> dict[str, Any]:
-        """The family's sweep-spec section validated, defaults filled in (ValueError)."""
-        if not self.section:
-            raise ValueError("this family takes no section in a sweep spec")
-        return dict(_load(self.section)(table))
+    @property
+    def unit(self) -> str:
+        """What a shard's ``num_units`` counts."""
+        return self.identity.unit
 
-    def report_section(self, doc: Any, con: Any) -> None:
-        """Adds the family's section to a report document (imports it on first use)."""
-        if self.report:
-            _load(self.report)(doc, con)
+    @property
+    def seats(self) -> tuple[str, ...]:
+        """The seats players fill (empty: no tournament)."""
+        return self.tournaments.seats if self.tournaments else ()
 
-    def view_part(self, con: Any, options: Any) -> Any:
-        """The family's part of ``distbench view`` (its ``viewer`` hook; ValueError when it
-        has none)."""
-        if not self.viewer:
-            raise ValueError(f"the {self.name} family has no viewer hook")
-        return _load(self.viewer)(con, options)
-
-    def rescore_shard(self, stored: StoredShard) -> Rescored:
-        """Re-reads and re-scores one stored shard (its ``rescore`` hook; ValueError when it
-        has none)."""
-        if not self.rescore:
-            raise ValueError(f"the {self.name} family cannot rescore a run (it has no rescore "
-                             "hook)")
-        return _load(self.rescore)(stored)
-
-    def export_files(self, con: Any, out_dir: Path, run_id: str) -> list[Path] | None:
-        """The family's ``distbench export`` files (its ``export`` hook), or None when it has
-        no hook (the generic export applies)."""
-        return list(_load(self.export)(con, out_dir, run_id)) if self.export else None
     @property
     def pairable(self) -> bool:
         """Whether players can be paired in this family's seats (a tournament can run)."""
-        return bool(self.seats and self.player and self.pairing and self.outcomes)
+        return self.tournaments is not None
 
-    def tournament_player(self, text: str) -> tuple[Any, str]:
-        """A ``--players`` entry as (the family's player, its label) (ValueError)."""
-        if not self.pairable:
-            raise ValueError(f"the {self.name} family has no seats for players to fill")
-        return _load(self.player)(text)
+    def capabilities(self) -> dict[str, bool]:
+        """Each of :data:`CAPABILITIES` -> whether the family declares it."""
+        return {"batch": self.play.batch, "sweeps": self.sweeps is not None,
+                "tournaments": self.tournaments is not None,
+                "rescoring": self.rescoring is not None, "comparing": self.comparing is not None}
 
-    def plan_pairing(self, player_a: Any, player_b: Any, settings: PairingSettings) -> Any:
-        """The configuration playing ``player_a`` against ``player_b`` in every seat."""
-        if not self.pairable:
-            raise ValueError(f"the {self.name} family has no seats for players to fill")
-        return _load(self.pairing)(player_a, player_b, settings)
+    # Play.
+    def run_shard(self, shard: Shard, backends: Mapping[BackendSpec, Any]) -> ShardResult:
+        """Plays ``shard`` (imports the runner on first use)."""
+        return _load(self.play.runner)(shard, backends)
 
-    def seat_outcomes(self, con: Any) -> list[SeatOutcome]:
-        """Every game of a run with each seat's player and score."""
-        if not self.pairable:
-            raise ValueError(f"the {self.name} family has no seats for players to fill")
-        return list(_load(self.outcomes)(con))
+    def summary(self, con: Any, offload: Any = None) -> list[dict[str, Any]]:
+        """The summary records of a run's rows of this family."""
+        return _load(self.play.summarize)(con, offload)
+
+    def command_run(self, options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
+        """What ``distbench run --family <name>`` plays with these options."""
+        return _load(self.play.command)(options, spec)
+
+    def cli_options(self) -> list[Any]:
+        """The family's own ``click.Option`` objects for ``distbench run`` (none by default)."""
+        return list(_load(self.play.options)) if self.play.options else []
 
     def warm(self) -> None:
         """Runs the family's warm-up (nothing when it has none)."""
-        if self.warm_up:
-            _load(self.warm_up)()
+        if self.play.warm_up:
+            _load(self.play.warm_up)()
 
+    # Presentation.
+    def report_section(self, doc: Any, con: Any) -> None:
+        """Adds the family's section to a report document (imports it on first use)."""
+        if self.presentation.report:
+            _load(self.presentation.report)(doc, con)
+
+    def view_part(self, con: Any, options: Any) -> Any:
+        """The family's part of ``distbench view`` (ValueError when it has no viewer)."""
+        if not self.presentation.viewer:
+            raise ValueError(f"the {self.name} family has no viewer hook")
+        return _load(self.presentation.viewer)(con, options)
+
+    def export_files(self, con: Any, out_dir: Path, run_id: str) -> list[Path] | None:
+        """The family's ``distbench export`` files, or None when it has no hook (the
+        generic export applies)."""
+        export = self.presentation.export
+        return list(_load(export)(con, out_dir, run_id)) if export else None
+
+    def export_format(self, fmt: str, con: Any, out_dir: Path) -> list[Path]:
+        """The files of one of the family's own export formats (ValueError when it has not
+        that format)."""
+        if fmt not in self.presentation.formats:
+            raise ValueError(f"export --format {fmt} does not apply to {self.name} runs")
+        return list(_load(self.presentation.formats[fmt])(con, out_dir))
+
+    # Sweeps.
     def sweep_configs(self, spec: Any, entry: Any) -> list[Any]:
         """The configurations the family plays for one model entry of a sweep."""
-        return list(_load(self.sweep)(spec, entry)) if self.sweep else []
+        return list(_load(self.sweeps.configs)(spec, entry)) if self.sweeps else []
 
     def describe(self, spec: Any, shards: list[Any]) -> dict[str, Any]:
         """The family's figures of a sweep's shards, for ``distbench sweep plan``."""
-        return dict(_load(self.describer)(spec, shards)) if self.describer else {}
+        return dict(_load(self.sweeps.describer)(spec, shards)) if self.sweeps else {}
+
+    def spec_section(self, table: Any) -> dict[str, Any]:
+        """The family's sweep-spec section validated, defaults filled in (ValueError)."""
+        if not (self.sweeps and self.sweeps.section):
+            raise ValueError("this family takes no section in a sweep spec")
+        return dict(_load(self.sweeps.section)(table))
+
+    # Tournaments.
+    def _seated(self) -> Tournaments:
+        if self.tournaments is None:
+            raise ValueError(f"the {self.name} family has no seats for players to fill")
+        return self.tournaments
+
+    def tournament_player(self, text: str) -> tuple[Any, str]:
+        """A ``--players`` entry as (the family's player, its label) (ValueError)."""
+        return _load(self._seated().player)(text)
+
+    def plan_pairing(self, player_a: Any, player_b: Any, settings: PairingSettings) -> Any:
+        """The configuration playing ``player_a`` against ``player_b`` in every seat."""
+        return _load(self._seated().pairing)(player_a, player_b, settings)
+
+    def seat_outcomes(self, con: Any) -> list[SeatOutcome]:
+        """Every game of a run with each seat's player and score."""
+        return list(_load(self._seated().outcomes)(con))
+
+    # Rescoring and comparing.
+    def rescore_shard(self, stored: StoredShard) -> Rescored:
+        """Re-reads and re-scores one stored shard (ValueError when the family does not
+        declare rescoring)."""
+        if self.rescoring is None:
+            raise ValueError(f"the {self.name} family cannot rescore a run (it has no rescore "
+                             "hook)")
+        return _load(self.rescoring.rescore)(stored)
+
+    def compare_units(self) -> Any:
+        """The family's comparison units and metrics (a ``FamilyUnits``; ValueError when the
+        family does not declare comparing)."""
+        if self.comparing is None:
+            raise ValueError(f"the {self.name} family is not compared (it declares no units)")
+        return _load(self.comparing.units)

@@ -42,7 +42,7 @@ def register(family: Family) -> Family:
     if known is not None:
         raise ValueError(f"game family {family.name!r} is registered twice")
     register_tables(family.tables, owner=family.name)
-    register_views(family.views, owner=family.name)
+    register_views(family.identity.views, owner=family.name)
     _FAMILIES[family.name] = family
     return family
 
@@ -76,15 +76,21 @@ def report_parts() -> list[Any]:
     from distbench.report.build import ReportPart
 
     return [ReportPart(f.name, f.main_table, f.unit, f.report_section)
-            for f in families().values() if f.report]
+            for f in families().values() if f.presentation.report]
 
 
 def view_sources() -> list[Any]:
     """Every family's part of ``distbench view`` (for :func:`distbench.report.viewer.build_view`)."""
     from distbench.report.viewer import ViewSource
 
-    return [ViewSource(f.name, f.main_table, f.view_part if f.viewer else None)
+    return [ViewSource(f.name, f.main_table, f.view_part if f.presentation.viewer else None)
             for f in families().values()]
+
+
+def compare_units() -> list[Any]:
+    """Every compared family's units and metrics (``Family.comparing``; for
+    :func:`distbench.report.compare.compare_runs`)."""
+    return [f.compare_units() for f in families().values() if f.comparing]
 
 
 def get_family(name: str) -> Family:

@@ -13,7 +13,20 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from distbench.games.base import Family, RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.base import (
+    Comparing,
+    Family,
+    Identity,
+    Play,
+    Presentation,
+    Rescoring,
+    RunPlan,
+    Sweeps,
+    Tournaments,
+    check_config,
+    check_plan_size,
+    stable_hash,
+)
 from distbench.games.fog.agents import TIERS, check_agent
 from distbench.games.fog.rules import Rules
 from distbench.games.fog.schema import TABLES
@@ -284,26 +297,30 @@ def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
 
 
 FAMILY = register(Family(
-    name="fog",
-    description="fog-of-war skirmish with hidden powers: beliefs (Brier, log loss, "
-                "calibration), theory of mind, wins",
-    tables=TABLES,
-    main_table="fog_games",
-    runner="distbench.games.fog.runner:run_shard",
-    summarize="distbench.games.fog.summary:fog_summary",
-    unit="games",
-    sweep="distbench.games.fog.plan:sweep_configs",
-    describer="distbench.games.fog.plan:describe_shards",
-    report="distbench.games.fog.report:section",
-    command="distbench.games.fog.command:command",
-    options="distbench.games.fog.command:OPTIONS",
-    section="distbench.games.fog.command:section",
-    viewer="distbench.games.fog.viewer:view",
-    rescore="distbench.games.fog.rescore:rescore",
-    seats=("a", "b"),
-    player="distbench.games.fog.tournament:player",
-    pairing="distbench.games.fog.tournament:pairing",
-    outcomes="distbench.games.fog.tournament:outcomes",
-    pairing_options={"scout_accuracy": "probability a scout report is exact (default 0.7)",
-                     "scouting": "true|false (default true)"},
+    identity=Identity(
+        name="fog",
+        description="fog-of-war skirmish with hidden powers: beliefs (Brier, log loss, "
+                    "calibration), theory of mind, wins",
+        tables=TABLES, main_table="fog_games", unit="games"),
+    play=Play(
+        runner="distbench.games.fog.runner:run_shard",
+        summarize="distbench.games.fog.summary:fog_summary",
+        command="distbench.games.fog.command:command",
+        options="distbench.games.fog.command:OPTIONS"),
+    presentation=Presentation(
+        report="distbench.games.fog.report:section",
+        viewer="distbench.games.fog.viewer:view"),
+    sweeps=Sweeps(
+        configs="distbench.games.fog.plan:sweep_configs",
+        describer="distbench.games.fog.plan:describe_shards",
+        section="distbench.games.fog.command:section"),
+    tournaments=Tournaments(
+        seats=("a", "b"),
+        player="distbench.games.fog.tournament:player",
+        pairing="distbench.games.fog.tournament:pairing",
+        outcomes="distbench.games.fog.tournament:outcomes",
+        options={"scout_accuracy": "probability a scout report is exact (default 0.7)",
+                 "scouting": "true|false (default true)"}),
+    rescoring=Rescoring("distbench.games.fog.rescore:rescore"),
+    comparing=Comparing("distbench.games.fog.compare:UNITS"),
 ))

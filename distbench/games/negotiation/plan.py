@@ -18,8 +18,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from distbench.games.base import (
+    Comparing,
     Family,
+    Identity,
+    Play,
+    Presentation,
+    Rescoring,
     RunPlan,
+    Sweeps,
+    Tournaments,
     check_config,
     check_plan_size,
     derive_seed,
@@ -334,27 +341,31 @@ def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
 
 
 FAMILY = register(Family(
-    name=NAME,
-    description="Deal or No Deal: multi-turn negotiation with private values, scored against "
-                "the Pareto frontier",
-    tables=TABLES,
-    main_table="episodes",
-    runner="distbench.games.negotiation.runner:run_shard",
-    summarize="distbench.games.negotiation.summary:negotiation_summary",
-    unit="episodes",
-    sweep="distbench.games.negotiation.plan:sweep_configs",
-    describer="distbench.games.negotiation.plan:describe_shards",
-    report="distbench.games.negotiation.report:section",
-    command="distbench.games.negotiation.command:command",
-    options="distbench.games.negotiation.command:OPTIONS",
-    section="distbench.games.negotiation.command:section",
-    modes=MODES,
-    viewer="distbench.games.negotiation.viewer:view",
-    rescore="distbench.games.negotiation.rescore:rescore",
-    export="distbench.games.negotiation.export:export_json",
-    seats=("a", "b"),
-    player="distbench.games.negotiation.tournament:player",
-    pairing="distbench.games.negotiation.tournament:pairing",
-    outcomes="distbench.games.negotiation.tournament:outcomes",
-    pairing_options={"mode": "semi|coop|comp (default semi)", "lang": "en|de|it (default en)"},
+    identity=Identity(
+        name=NAME,
+        description="Deal or No Deal: multi-turn negotiation with private values, scored "
+                    "against the Pareto frontier",
+        tables=TABLES, main_table="episodes", unit="episodes", modes=MODES),
+    play=Play(
+        runner="distbench.games.negotiation.runner:run_shard",
+        summarize="distbench.games.negotiation.summary:negotiation_summary",
+        command="distbench.games.negotiation.command:command",
+        options="distbench.games.negotiation.command:OPTIONS"),
+    presentation=Presentation(
+        report="distbench.games.negotiation.report:section",
+        viewer="distbench.games.negotiation.viewer:view",
+        export="distbench.games.negotiation.export:export_json",
+        formats={"clembench": "distbench.games.negotiation.export:export_clembench"}),
+    sweeps=Sweeps(
+        configs="distbench.games.negotiation.plan:sweep_configs",
+        describer="distbench.games.negotiation.plan:describe_shards",
+        section="distbench.games.negotiation.command:section"),
+    tournaments=Tournaments(
+        seats=("a", "b"),
+        player="distbench.games.negotiation.tournament:player",
+        pairing="distbench.games.negotiation.tournament:pairing",
+        outcomes="distbench.games.negotiation.tournament:outcomes",
+        options={"mode": "semi|coop|comp (default semi)", "lang": "en|de|it (default en)"}),
+    rescoring=Rescoring("distbench.games.negotiation.rescore:rescore"),
+    comparing=Comparing("distbench.games.negotiation.compare:UNITS"),
 ))

@@ -15,8 +15,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from distbench.games.base import (
+    Comparing,
     Family,
+    Identity,
+    Play,
+    Presentation,
     RunPlan,
+    Sweeps,
+    Tournaments,
     check_config,
     check_plan_size,
     derive_seed,
@@ -274,27 +280,30 @@ def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
 
 
 FAMILY = register(Family(
-    name=NAME,
-    description="OpenSpiel's games (Kuhn and Leduc poker, tic-tac-toe, Liar's Dice, ...) played "
-                "through text, every move scored against an exact solver, NashConv of the "
-                "model's policy",
-    tables=TABLES,
-    main_table="matches",
-    runner="distbench.games.openspiel.runner:run_shard",
-    summarize="distbench.games.openspiel.summary:openspiel_summary",
-    unit="matches",
-    sweep="distbench.games.openspiel.plan:sweep_configs",
-    describer="distbench.games.openspiel.plan:describe_shards",
-    report="distbench.games.openspiel.report:section",
-    command="distbench.games.openspiel.command:command",
-    options="distbench.games.openspiel.command:OPTIONS",
-    section="distbench.games.openspiel.command:section",
-    modes=MODES,
-    viewer="distbench.games.openspiel.viewer:view",
-    seats=("0", "1"),
-    player="distbench.games.openspiel.tournament:player",
-    pairing="distbench.games.openspiel.tournament:pairing",
-    outcomes="distbench.games.openspiel.tournament:outcomes",
-    pairing_options={"game": "an OpenSpiel game with parameters (default kuhn_poker)",
-                     "mcts_simulations": "simulations of the mcts player (default 100)"},
+    identity=Identity(
+        name=NAME,
+        description="OpenSpiel's games (Kuhn and Leduc poker, tic-tac-toe, Liar's Dice, ...) "
+                    "played through text, every move scored against an exact solver, NashConv "
+                    "of the model's policy",
+        tables=TABLES, main_table="matches", unit="matches", modes=MODES),
+    play=Play(
+        runner="distbench.games.openspiel.runner:run_shard",
+        summarize="distbench.games.openspiel.summary:openspiel_summary",
+        command="distbench.games.openspiel.command:command",
+        options="distbench.games.openspiel.command:OPTIONS"),
+    presentation=Presentation(
+        report="distbench.games.openspiel.report:section",
+        viewer="distbench.games.openspiel.viewer:view"),
+    sweeps=Sweeps(
+        configs="distbench.games.openspiel.plan:sweep_configs",
+        describer="distbench.games.openspiel.plan:describe_shards",
+        section="distbench.games.openspiel.command:section"),
+    tournaments=Tournaments(
+        seats=("0", "1"),
+        player="distbench.games.openspiel.tournament:player",
+        pairing="distbench.games.openspiel.tournament:pairing",
+        outcomes="distbench.games.openspiel.tournament:outcomes",
+        options={"game": "an OpenSpiel game with parameters (default kuhn_poker)",
+                 "mcts_simulations": "simulations of the mcts player (default 100)"}),
+    comparing=Comparing("distbench.games.openspiel.compare:UNITS"),
 ))
