@@ -302,6 +302,12 @@ class FamilyCommand(click.Command):
             mode = taken.get("mode_names")
             if mode is not None and modes and mode.help and "Modes:" not in mode.help:
                 mode.help += f" Modes: {modes}."
+            family = taken.get("family")
+            if family is not None and family.help and "Families:" not in family.help:
+                from distbench.games.registry import default_family
+
+                family.help += (f" Families: {', '.join(families())}.  [default: "
+                                f"{default_family()}]")
             self._owners = owners
         return self._owners
 

@@ -71,8 +71,11 @@ class Tournament:
               **kwargs: Any) -> Tournament:
         """Resolves ``--players`` entries through the family (ValueError: one line)."""
         if not family.pairable:
+            from distbench.games.registry import families
+
+            seated = ", ".join(name for name, f in families().items() if f.pairable)
             raise ValueError(f"the {family.name} family has no seats for players to fill "
-                             "(tournaments need a family such as negotiation or fog)")
+                             f"(tournaments need a family with seats: {seated})")
         if settings.num_instances < 1:
             raise ValueError(f"--num-instances must be at least 1, got {settings.num_instances}")
         players, labels = [], []

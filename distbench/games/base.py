@@ -8,10 +8,11 @@ declared by giving its group, every hook in a group is required unless marked op
 
     Family(
         identity=Identity(name, description, tables, main_table, unit, modes, views),
-        play=Play(runner, summarize, command, options?, warm_up?, batch),
+        play=Play(runner, summarize, command, options?, warm_up?, batch, commands?),
         presentation=Presentation(report?, viewer?, export?, formats),
-        sweeps=Sweeps(configs, describer, section?, key)          | None,
-        tournaments=Tournaments(seats, player, pairing, outcomes, options) | None,
+        sweeps=Sweeps(configs, describer, section?, key, buckets?) | None,
+        tournaments=Tournaments(seats, player, pairing, outcomes, options, anchors,
+                                report?)                   | None,
         rescoring=Rescoring(rescore)                               | None,
         comparing=Comparing(units)                                 | None,
     )
@@ -49,10 +50,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from distbench.llm.base import BackendSpec
 
-__all__ = ["CAPABILITIES", "CommandRun", "Comparing", "Family", "Identity", "PairingSettings",
-           "Play", "Presentation", "Rescored", "Rescoring", "RunConfig", "RunPlan", "SeatOutcome",
-           "Shard", "ShardResult", "StoredShard", "Sweeps", "Tournaments",
-           "check_config", "derive_seed", "parse_player", "shard_specs", "stable_hash"]
+__all__ = ["CAPABILITIES", "CommandRun", "CommandServices", "Comparing", "Family", "Identity",
+           "PairingSettings", "Play", "Presentation", "Rescored", "Rescoring", "RunConfig",
+           "RunPlan", "SeatOutcome", "Shard", "ShardResult", "StoredShard", "Sweeps",
+           "Tournaments", "check_config", "derive_seed", "parse_player", "shard_specs",
+           "stable_hash"]
 
 #: Configuration fields that, when a run configuration has them, must be at least 1.
 POSITIVE_FIELDS = ("num_games", "num_trials", "num_opponents", "shard_trials", "shard_episodes",
@@ -454,6 +456,26 @@ class RunConfig(Protocol):
         ...
 
 
+class CommandServices(Protocol):
+    """What the CLI lends a family's own commands (``Play.commands``), so that they parse and
+    print while the same code as ``distbench run`` and ``distbench tournament`` plays."""
+
+    def run_folder(self, output_dir: Path, run_id: str) -> Path:
+        """The run's folder under ``output_dir`` (both checked: one line on bad input)."""
+        ...
+
+    def play(self, plan: RunPlan, run_dir: Path, *, parallel: bool | None) -> Any:
+        """Plays (or resumes) ``plan`` with the progress line; returns the run outcome."""
+        ...
+
+    def tournament(self, family: str, players: list[str], settings: PairingSettings,
+                   output_dir: Path, run_id: str, *, parallel: bool | None) -> None:
+        """Plays (or resumes) ``distbench tournament --family <family>`` into the run folder
+        ``run_id`` of ``output_dir``, and prints what that command prints (the family's lines,
+        then the ranking)."""
+        ...
+
+
 @dataclass(frozen=True)
 class Identity:
     """What a family is (``Family.identity``).
@@ -498,6 +520,9 @@ class Play:
         batch: Whether the family's plans can be single-turn (every request of a shard known
             before any answer), so they may run through a provider's batch API
             (``--execution batch``); each plan still says so for itself (``RunPlan.batchable``).
+        commands: ``"module:function"`` of ``(services: CommandServices) -> click.Group``: the
+            family's own commands, ``distbench <name> ...`` (e.g. a study), which run plans
+            and tournaments through ``services`` (the CLI's); None: it has none.
     """
 
     runner: str
@@ -506,6 +531,7 @@ class Play:
     options: str | None = None
     warm_up: str | None = None
     batch: bool = False
+    commands: str | None = None
 
 
 @dataclass(frozen=True)
@@ -523,12 +549,16 @@ class Sweeps:
         key: Where the family's configurations sit in a sweep's recorded identity
             (``"sweep"`` for the first family, as in runs made before families were plugins;
             ``"families"`` for the others).
+        buckets: ``"module:attr"`` of ``(bucket_id) -> dict``: the seed tool's object of one
+            of the family's buckets, for a sweep's ``--output-format seed`` suite tables;
+            None: the family has no buckets.
     """
 
     configs: str
     describer: str
     section: str | None = None
     key: str = "families"
+    buckets: str | None = None
 
 
 @dataclass(frozen=True)
@@ -549,6 +579,10 @@ class Tournaments:
         options: The family's own tournament settings, name -> one line of help (``distbench
             tournament --option NAME=VALUE``; they reach ``pairing`` in
             ``PairingSettings.options``); any other name is refused in one line.
+        anchors: The family's scripted players, as ``--players`` takes them (one line for
+            ``--help``, e.g. ``"scripted:fair|greedy|random"``).
+        report: ``"module:function"`` of ``(con) -> str``: the family's own lines printed
+            after a tournament's ranking (e.g. fog's tier gradient); None: none.
     """
 
     seats: tuple[str, ...]
@@ -556,6 +590,8 @@ class Tournaments:
     pairing: str
     outcomes: str
     options: Mapping[str, str] = field(default_factory=dict)
+    anchors: str = ""
+    report: str | None = None
 
     def __post_init__(self) -> None:
         if len(self.seats) < 2:
@@ -706,6 +742,10 @@ class Family:
         """The family's own ``click.Option`` objects for ``distbench run`` (none by default)."""
         return list(_load(self.play.options)) if self.play.options else []
 
+    def command_group(self, services: CommandServices) -> Any:
+        """The family's own ``click.Group`` (None when it has none)."""
+        return _load(self.play.commands)(services) if self.play.commands else None
+
     def warm(self) -> None:
         """Runs the family's warm-up (nothing when it has none)."""
         if self.play.warm_up:
@@ -745,6 +785,10 @@ class Family:
         """The family's figures of a sweep's shards, for ``distbench sweep plan``."""
         return dict(_load(self.sweeps.describer)(spec, shards)) if self.sweeps else {}
 
+    def bucket_info(self) -> Any:
+        """The family's ``Sweeps.buckets`` function (None when it has no buckets)."""
+        return _load(self.sweeps.buckets) if self.sweeps and self.sweeps.buckets else None
+
     def spec_section(self, table: Any) -> dict[str, Any]:
         """The family's sweep-spec section validated, defaults filled in (ValueError)."""
         if not (self.sweeps and self.sweeps.section):
@@ -768,6 +812,11 @@ class Family:
     def seat_outcomes(self, con: Any) -> list[SeatOutcome]:
         """Every game of a run with each seat's player and score."""
         return list(_load(self._seated().outcomes)(con))
+
+    def tournament_report(self, con: Any) -> str:
+        """The family's own lines after a tournament's ranking ("" when it has none)."""
+        report = self._seated().report
+        return str(_load(report)(con)) if report else ""
 
     # Rescoring and comparing.
     def rescore_shard(self, stored: StoredShard) -> Rescored:

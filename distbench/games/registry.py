@@ -21,6 +21,8 @@ from distbench.store.schema import register_tables, register_views
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "distbench.families"
+DEFAULT = "matrix"
+"""The family ``distbench run`` plays when ``--family`` is not given."""
 BUILTIN = ("distbench.games.matrix.plan", "distbench.games.negotiation.plan",
            "distbench.games.fog.plan", "distbench.games.bimatrix.plan",
            "distbench.games.repeated.plan", "distbench.games.openspiel.plan")
@@ -91,6 +93,11 @@ def compare_units() -> list[Any]:
     """Every compared family's units and metrics (``Family.comparing``; for
     :func:`distbench.report.compare.compare_runs`)."""
     return [f.compare_units() for f in families().values() if f.comparing]
+
+
+def default_family() -> str:
+    """The family ``distbench run`` plays by default."""
+    return DEFAULT
 
 
 def get_family(name: str) -> Family:

@@ -273,6 +273,7 @@ FAMILY = register(Family(
         pairing="distbench.games.bimatrix.pairing:pairing",
         outcomes="distbench.games.bimatrix.pairing:outcomes",
         options={"sets": "a game set or a JSON list of them (default: every named class)",
-                 "mode": "pure|mixed (default pure)"}),
+                 "mode": "pure|mixed (default pure)"},
+        anchors="eq|uniform|maxmin|class"),
     comparing=Comparing("distbench.games.bimatrix.compare:UNITS"),
 ))

@@ -306,7 +306,8 @@ FAMILY = register(Family(
         runner="distbench.games.fog.runner:run_shard",
         summarize="distbench.games.fog.summary:fog_summary",
         command="distbench.games.fog.command:command",
-        options="distbench.games.fog.command:OPTIONS"),
+        options="distbench.games.fog.command:OPTIONS",
+        commands="distbench.games.fog.commands:commands"),
     presentation=Presentation(
         report="distbench.games.fog.report:section",
         viewer="distbench.games.fog.viewer:view"),
@@ -320,7 +321,9 @@ FAMILY = register(Family(
         pairing="distbench.games.fog.tournament:pairing",
         outcomes="distbench.games.fog.tournament:outcomes",
         options={"scout_accuracy": "probability a scout report is exact (default 0.7)",
-                 "scouting": "true|false (default true)"}),
+                 "scouting": "true|false (default true)"},
+        anchors="tier1..tier4, mock:TIER, agent classes as module:Class",
+        report="distbench.games.fog.tournament:report"),
     rescoring=Rescoring("distbench.games.fog.rescore:rescore"),
     comparing=Comparing("distbench.games.fog.compare:UNITS"),
 ))

@@ -572,11 +572,13 @@ FAMILY = register(Family(
         batch=True),
     presentation=Presentation(
         report="distbench.games.matrix.report:section",
-        viewer="distbench.games.matrix.viewer:view"),
+        viewer="distbench.games.matrix.viewer:view",
+        export="distbench.games.matrix.export:export_json"),
     sweeps=Sweeps(
         configs="distbench.games.matrix.plan:sweep_configs",
         describer="distbench.games.matrix.plan:describe_shards",
-        key="sweep"),
+        key="sweep",
+        buckets="distbench.games.matrix.buckets:seed_bucket"),
     rescoring=Rescoring("distbench.games.matrix.rescore:rescore"),
     comparing=Comparing("distbench.games.matrix.compare:UNITS"),
 ))

@@ -365,7 +365,8 @@ FAMILY = register(Family(
         player="distbench.games.negotiation.tournament:player",
         pairing="distbench.games.negotiation.tournament:pairing",
         outcomes="distbench.games.negotiation.tournament:outcomes",
-        options={"mode": "semi|coop|comp (default semi)", "lang": "en|de|it (default en)"}),
+        options={"mode": "semi|coop|comp (default semi)", "lang": "en|de|it (default en)"},
+        anchors="scripted:fair|greedy|random"),
     rescoring=Rescoring("distbench.games.negotiation.rescore:rescore"),
     comparing=Comparing("distbench.games.negotiation.compare:UNITS"),
 ))

@@ -304,6 +304,7 @@ FAMILY = register(Family(
         pairing="distbench.games.openspiel.tournament:pairing",
         outcomes="distbench.games.openspiel.tournament:outcomes",
         options={"game": "an OpenSpiel game with parameters (default kuhn_poker)",
-                 "mcts_simulations": "simulations of the mcts player (default 100)"}),
+                 "mcts_simulations": "simulations of the mcts player (default 100)"},
+        anchors="solver|random|mcts"),
     comparing=Comparing("distbench.games.openspiel.compare:UNITS"),
 ))

@@ -247,6 +247,7 @@ FAMILY = register(Family(
         options={"stage": "the stage game (default prisoners_dilemma)",
                  "rounds": "known number of rounds (default 10)",
                  "continuation": "probability of another round (instead of rounds)",
-                 "max_rounds": "cap on rounds with a continuation probability"}),
+                 "max_rounds": "cap on rounds with a continuation probability"},
+        anchors="axelrod strategies such as TitForTat"),
     comparing=Comparing("distbench.games.repeated.compare:UNITS"),
 ))
