@@ -157,3 +157,29 @@ def test_the_checker_catches_a_break(source, expected):
         assert any(expected in b for b in _breaks())
     finally:
         fake.unlink()
+
+
+# What plays a tournament round by round (plans, schedules, stops, ratings) is the engine's
+# (``engine.tournament_run``); the CLI calls its entry points with a progress callback.
+ORCHESTRATION = {"plan_tournament", "plan_schedule", "allocate_round", "next_pairs",
+                 "separation", "stop_reason", "rate", "rate_matches", "read_matches",
+                 "write_ratings"}
+
+
+def _cli_orchestration() -> list[str]:
+    out = []
+    for path in sorted((PACKAGE / "cli").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "distbench.engine"):
+                out += [f"{_module(path)}:{node.lineno} imports {node.module}.{a.name}"
+                        for a in node.names if a.name in ORCHESTRATION]
+    return out
+
+
+def test_the_cli_holds_no_orchestration():
+    """The CLI parses and prints: it plays runs and tournaments through the engine's entry
+    points (``run_with_progress`` over ``engine.driver``, ``engine.tournament_run``), never
+    planning rounds, stopping or rating itself."""
+    found = _cli_orchestration()
+    assert not found, "orchestration in the CLI:\n" + "\n".join(found)

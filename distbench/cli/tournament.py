@@ -244,7 +244,6 @@ def play_tournament_command(family: str, players: list[str], settings: Any, outp
 
 def _print_ranking(family: Any, run_dir: Path, ratings: list[dict[str, Any]]) -> None:
     """The family's own lines about the tournament's games (if it has any), then the ranking."""
-    from distbench.engine.tournament import format_ranking
     from distbench.store.catalog import open_run
 
     if family.tournaments.report:
@@ -288,3 +287,25 @@ def _budget_stop(figures: dict[str, Any], executed: int, run_dir: Path) -> Excep
 
     return budget_stop(SimpleNamespace(budget_reached=figures, executed=executed),
                        resume_command(sys.argv[1:], run_dir.name))
+
+
+def format_ranking(ratings: list[dict[str, Any]]) -> str:
+    """The ranking with intervals, as text for the terminal."""
+    if not ratings:
+        return "no games were rated"
+    width = max(6, *(len(r["player"]) for r in ratings))
+    level = round(100 * ratings[0]["confidence"])
+    lines = [f"{'rank':>4}  {'player':<{width}} {'games':>6} {'wins':>7} {'BT':>7} "
+             f"{f'{level}% interval':>18} {'Elo':>6} {'Nash mass':>9} {'Nash rating':>11}"]
+    for r in ratings:
+        ci = ("[{:+.2f}, {:+.2f}]".format(r["bt_low"], r["bt_high"])
+              if r["bt_low"] is not None else "" if r["matches"] else "no games")
+        lines.append(f"{r['rank']:>4}  {r['player']:<{width}} {r['matches']:>6} "
+                     f"{r['wins']:>7.1f} {r['bt_strength']:>+7.2f} {ci:>18} {r['elo']:>6.0f} "
+                     f"{r['nash_mass']:>9.3f} "
+                     + (f"{r['nash_rating']:>+11.3f}" if r["nash_rating"] is not None
+                        else f"{'':>11}"))
+    if any(r["bt_low"] is not None for r in ratings):
+        lines.append(f"BT intervals: simultaneous at {level}% (all players' intervals hold at "
+                     "once; a bootstrap max-|t| band over games)")
+    return "\n".join(lines)
