@@ -89,8 +89,8 @@ class _TournamentCommand(click.Command):
         seated = {name: f.tournaments for name, f in families().items() if f.tournaments}
         extra = {
             "family": ", ".join(seated),
-            "players": "; ".join(f"{name}: {t.anchors}" for name, t in seated.items()
-                                 if t.anchors),
+            "players": "; ".join(f"{name}: {'|'.join(t.anchors)}"
+                                 for name, t in seated.items() if t.anchors),
             "family_options": "; ".join(f"{name} {', '.join(t.options)}"
                                         for name, t in seated.items() if t.options),
         }

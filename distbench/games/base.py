@@ -8,7 +8,7 @@ declared by giving its group, every hook in a group is required unless marked op
 
     Family(
         identity=Identity(name, description, tables, main_table, unit, modes, views),
-        play=Play(runner, summarize, command, options?, warm_up?, batch, commands?),
+        play=Play(runner, summarize, command, options?, warm_up?, batch, commands?, example),
         presentation=Presentation(report?, viewer?, export?, formats),
         sweeps=Sweeps(configs, describer, section?, key, buckets?) | None,
         tournaments=Tournaments(seats, player, pairing, outcomes, options, anchors,
@@ -523,6 +523,9 @@ class Play:
         commands: ``"module:function"`` of ``(services: CommandServices) -> click.Group``: the
             family's own commands, ``distbench <name> ...`` (e.g. a study), which run plans
             and tournaments through ``services`` (the CLI's); None: it has none.
+        example: Flags of ``distbench run --family <name>`` for a small run with free players
+            (in-process models or scripted ones: no API key, seconds): what the all-families
+            contract test plays.
     """
 
     runner: str
@@ -532,6 +535,7 @@ class Play:
     warm_up: str | None = None
     batch: bool = False
     commands: str | None = None
+    example: tuple[str, ...] = ("--llm-type", "dummy", "--num-games", "2")
 
 
 @dataclass(frozen=True)
@@ -579,8 +583,8 @@ class Tournaments:
         options: The family's own tournament settings, name -> one line of help (``distbench
             tournament --option NAME=VALUE``; they reach ``pairing`` in
             ``PairingSettings.options``); any other name is refused in one line.
-        anchors: The family's scripted players, as ``--players`` takes them (one line for
-            ``--help``, e.g. ``"scripted:fair|greedy|random"``).
+        anchors: The family's scripted players, as ``--players`` takes them (listed by
+            ``--help``; the contract test plays a tournament of the first two).
         report: ``"module:function"`` of ``(con) -> str``: the family's own lines printed
             after a tournament's ranking (e.g. fog's tier gradient); None: none.
     """
@@ -590,7 +594,7 @@ class Tournaments:
     pairing: str
     outcomes: str
     options: Mapping[str, str] = field(default_factory=dict)
-    anchors: str = ""
+    anchors: tuple[str, ...] = ()
     report: str | None = None
 
     def __post_init__(self) -> None:

@@ -274,6 +274,6 @@ FAMILY = register(Family(
         outcomes="distbench.games.bimatrix.pairing:outcomes",
         options={"sets": "a game set or a JSON list of them (default: every named class)",
                  "mode": "pure|mixed (default pure)"},
-        anchors="eq|uniform|maxmin|class"),
+        anchors=("eq", "uniform", "maxmin", "class")),
     comparing=Comparing("distbench.games.bimatrix.compare:UNITS"),
 ))

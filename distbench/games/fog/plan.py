@@ -322,7 +322,7 @@ FAMILY = register(Family(
         outcomes="distbench.games.fog.tournament:outcomes",
         options={"scout_accuracy": "probability a scout report is exact (default 0.7)",
                  "scouting": "true|false (default true)"},
-        anchors="tier1..tier4, mock:TIER, agent classes as module:Class",
+        anchors=("tier1", "tier2", "tier3", "tier4"),
         report="distbench.games.fog.tournament:report"),
     rescoring=Rescoring("distbench.games.fog.rescore:rescore"),
     comparing=Comparing("distbench.games.fog.compare:UNITS"),

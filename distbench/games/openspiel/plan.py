@@ -305,6 +305,6 @@ FAMILY = register(Family(
         outcomes="distbench.games.openspiel.tournament:outcomes",
         options={"game": "an OpenSpiel game with parameters (default kuhn_poker)",
                  "mcts_simulations": "simulations of the mcts player (default 100)"},
-        anchors="solver|random|mcts"),
+        anchors=SCRIPTED),
     comparing=Comparing("distbench.games.openspiel.compare:UNITS"),
 ))

@@ -248,6 +248,6 @@ FAMILY = register(Family(
                  "rounds": "known number of rounds (default 10)",
                  "continuation": "probability of another round (instead of rounds)",
                  "max_rounds": "cap on rounds with a continuation probability"},
-        anchors="axelrod strategies such as TitForTat"),
+        anchors=NAMES),
     comparing=Comparing("distbench.games.repeated.compare:UNITS"),
 ))
