@@ -16,6 +16,7 @@ from distbench.cli.main import cli
 from distbench.games.base import CAPABILITIES, Family, Identity, Play, Shard
 from distbench.games.registry import families
 from distbench.store.catalog import open_run
+from distbench.store.schema import TIMING_COLUMNS
 
 BUILT_IN = {"matrix", "negotiation", "fog", "bimatrix", "repeated", "openspiel"}
 PLUGIN = "beauty"  # examples/plugins/beauty, installed by the README's test command
@@ -28,13 +29,14 @@ def _cli(*args: str):
 
 
 def _rows(run_dir, table: str) -> list[dict]:
-    """A table's rows without their run id, in a stable order (rescoring keeps the rest)."""
+    """A table's rows without their run id and timings, in a stable order (rescoring keeps
+    the rest)."""
     con = open_run(run_dir, threads=1)
     try:
         rows = con.execute(f'SELECT * FROM "{table}"').to_arrow_table()
     finally:
         con.close()
-    rows = rows.drop_columns([c for c in ("run_id",) if c in rows.column_names])
+    rows = rows.drop_columns([c for c in ("run_id", *TIMING_COLUMNS) if c in rows.column_names])
     keys = [f.name for f in rows.schema  # nested columns cannot be sort keys
             if not pa.types.is_nested(f.type)]
     return rows.sort_by([(k, "ascending") for k in keys]).to_pylist()

@@ -25,6 +25,7 @@ from distbench.games.base import (
     Tournaments,
     check_config,
     check_plan_size,
+    seat_label,
     stable_hash,
 )
 from distbench.games.fog.agents import TIERS, check_agent
@@ -37,11 +38,6 @@ AgentSpec = str | BackendSpec
 """A scripted tier name (``tier1``..``tier4``), a user's agent class ``module:Class`` (imported
 where the shard plays, see :func:`distbench.games.fog.agents.load_agent_class`) or the spec of
 a model."""
-
-
-def agent_label(agent: AgentSpec) -> str:
-    """``tier3``, ``mypkg.agents:MyAgent`` or ``provider:model``."""
-    return agent if isinstance(agent, str) else f"{agent.provider}:{agent.model}"
 
 
 def _agent_json(agent: AgentSpec, identity: bool) -> Any:
@@ -226,8 +222,8 @@ def plan_fog_shards(config: FogRunConfig, run_id: str = "") -> list[FogShard]:
                     "max_tokens": config.max_tokens if specs else None,
                 }
                 shards.append(FogShard(
-                    shard_id=f"f-{stable_hash(key)}", agent_a=agent_label(a),
-                    agent_b=agent_label(b),
+                    shard_id=f"f-{stable_hash(key)}", agent_a=seat_label(a),
+                    agent_b=seat_label(b),
                     llm_a=a if isinstance(a, BackendSpec) else None,
                     llm_b=b if isinstance(b, BackendSpec) else None,
                     seed=seed, start=start, stop=stop, rules=rules, llm_seed=config.llm_seed,

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from distbench.games.base import PairingSettings, SeatOutcome
-from distbench.games.fog.plan import FogRunConfig, agent_label
+from distbench.games.base import PairingSettings, SeatOutcome, seat_label
+from distbench.games.fog.plan import FogRunConfig
 
 SEATS = ("a", "b")
 
@@ -52,7 +52,7 @@ def player(text: str) -> tuple[Any, str]:
     agent = fog_player(text, make_spec("dummy"))
     if not isinstance(agent, str) and agent.provider == "dummy":
         raise ValueError("the dummy model cannot play fog of war; use tier1..tier4 or a model")
-    return agent, agent_label(agent)
+    return agent, seat_label(agent)
 
 
 def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> FogRunConfig:

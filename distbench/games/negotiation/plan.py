@@ -35,7 +35,7 @@ from distbench.games.base import (
 from distbench.games.negotiation.clembench import FileInstance, load_instances, select
 from distbench.games.negotiation.items import LANGS
 from distbench.games.negotiation.parse import KEYWORDS
-from distbench.games.negotiation.players import SCRIPTED, spec_label
+from distbench.games.negotiation.players import SCRIPTED
 from distbench.games.negotiation.prompts import MODES
 from distbench.games.negotiation.schema import TABLES
 from distbench.games.registry import register
@@ -43,11 +43,6 @@ from distbench.llm.base import BackendSpec
 
 NAME = "negotiation"
 Player = BackendSpec | str
-
-
-def player_label(player: Player) -> str:
-    """``scripted:fair`` or ``<provider>:<model>``."""
-    return player if isinstance(player, str) else spec_label(player)
 
 
 def player_identity(player: Player) -> Any:

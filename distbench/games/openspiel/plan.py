@@ -26,6 +26,7 @@ from distbench.games.base import (
     check_config,
     check_plan_size,
     derive_seed,
+    seat_label,
     stable_hash,
 )
 from distbench.games.openspiel.schema import TABLES
@@ -36,16 +37,6 @@ NAME = "openspiel"
 MODES = ("play", "logprob")
 SCRIPTED = ("random", "equilibrium", "mcts")
 Player = BackendSpec | str
-
-
-def spec_label(spec: BackendSpec) -> str:
-    """``<provider>:<model>``."""
-    return f"{spec.provider}:{spec.model}"
-
-
-def player_label(player: Player) -> str:
-    """A scripted player's name, or ``<provider>:<model>``."""
-    return player if isinstance(player, str) else spec_label(player)
 
 
 def player_identity(player: Player) -> Any:
@@ -115,8 +106,8 @@ class OpenSpielRunConfig:
     def to_dict(self) -> dict[str, Any]:
         """JSON-shaped (lists, not tuples)."""
         out = json.loads(json.dumps(asdict(self), default=str))
-        out["player"] = player_label(self.player)
-        out["opponent"] = player_label(self.opponent)
+        out["player"] = seat_label(self.player)
+        out["opponent"] = seat_label(self.opponent)
         return out
 
     def identity(self) -> dict[str, Any]:
