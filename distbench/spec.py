@@ -40,7 +40,7 @@ A spec (see ``examples/tiered.toml``)::
 
 The top-level keys configure the matrix family. Any other family, built in or installed as a
 plugin, takes part through its own table (``[negotiation]``, ``[fog]``, ``[beauty]``...),
-validated by that family's ``section`` hook (``distbench.games.base.Family``).
+validated by that family's ``section`` hook (``distbench.games.family.Family``).
 
 Every (provider, tier, model) is played on the same games: games depend only on (bucket, seed).
 The dummy model cannot negotiate or report beliefs: dummy models skip the negotiation and fog

@@ -1,7 +1,7 @@
 """The package's layers, read from its own imports (top-level and inside functions).
 
 Layers, bottom to top (README, "Architecture"): ``kernels`` and ``store``; ``llm`` and
-``report``; ``games`` (the family contract ``games.base``/``games.registry``/``games.section``,
+``report``; ``games`` (the family contract ``games.base``/``games.family``/``games.registry``/``games.section``,
 the shared answer reading ``games.answers``, and one package per family); ``spec``; ``engine``, ``mockserver`` and ``studies``; ``cli``. A module imports
 its own package and the layers below it, never one above or beside it. Besides:
 
@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "distbench"
 
 RANK = {"errors": 0, "kernels": 1, "store": 1, "llm": 2, "report": 2, "games": 3, "spec": 4,
         "engine": 5, "mockserver": 5, "studies": 6, "cli": 7}
-CONTRACT = {"answers", "base", "registry", "section"}
+CONTRACT = {"answers", "base", "family", "registry", "section"}
 
 
 def _module(path: Path) -> str:

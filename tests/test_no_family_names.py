@@ -1,6 +1,6 @@
 """No family is named outside its own package but the registry (issue 34, DESIGN.md "One
 contract, declared"): the engine, the store, the reports and the CLI reach every family through
-the contract (``games.base.Family``) and the registry, so a new family lands with no edit
+the contract (``games.family.Family``) and the registry, so a new family lands with no edit
 there.
 
 Read from the code: every identifier, import and string of ``engine/``, ``store/``, ``report/``

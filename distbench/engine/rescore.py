@@ -26,7 +26,8 @@ import pyarrow.parquet as pq
 
 from distbench.engine.worker import versions
 from distbench.errors import UserError
-from distbench.games.base import Family, StoredShard
+from distbench.games.base import StoredShard
+from distbench.games.family import Family
 from distbench.games.registry import get_family, load_families
 from distbench.llm.base import redact
 from distbench.store.catalog import check_run_dir, open_run

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from distbench.games.base import Family, PairingSettings, RunPlan
+from distbench.games.base import PairingSettings, RunPlan
+from distbench.games.family import Family
 from distbench.report.ratings import (
     DEFAULT_ALPHA,
     bootstrap_bradley_terry,

@@ -15,7 +15,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from distbench.errors import did_you_mean
-from distbench.games.base import Family
+from distbench.games.family import Family
 from distbench.store.schema import register_tables, register_views
 
 log = logging.getLogger(__name__)

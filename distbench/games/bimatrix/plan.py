@@ -13,18 +13,15 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from distbench.games.base import (
+from distbench.games.base import RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.family import (
     Comparing,
     Family,
     Identity,
     Play,
     Presentation,
-    RunPlan,
     Sweeps,
     Tournaments,
-    check_config,
-    check_plan_size,
-    stable_hash,
 )
 from distbench.games.bimatrix.instances import get_set
 from distbench.games.bimatrix.schema import FAMILY_TABLES

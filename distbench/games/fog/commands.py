@@ -16,7 +16,8 @@ from typing import Any
 import click
 
 from distbench.errors import UserError
-from distbench.games.base import CommandServices, PairingSettings
+from distbench.games.base import PairingSettings
+from distbench.games.family import CommandServices
 
 _OUTPUT_DIR = click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path),
                            default=Path("results"), show_default=True,

@@ -13,20 +13,16 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from distbench.games.base import (
+from distbench.games.base import RunPlan, check_config, check_plan_size, seat_label, stable_hash
+from distbench.games.family import (
     Comparing,
     Family,
     Identity,
     Play,
     Presentation,
     Rescoring,
-    RunPlan,
     Sweeps,
     Tournaments,
-    check_config,
-    check_plan_size,
-    seat_label,
-    stable_hash,
 )
 from distbench.games.fog.agents import TIERS, check_agent
 from distbench.games.fog.rules import Rules
@@ -303,7 +299,8 @@ FAMILY = register(Family(
         summarize="distbench.games.fog.summary:fog_summary",
         command="distbench.games.fog.command:command",
         options="distbench.games.fog.command:OPTIONS",
-        commands="distbench.games.fog.commands:commands"),
+        commands="distbench.games.fog.commands:commands",
+        example=("--agent", "tier3", "--opponent", "tier1", "--num-games", "2")),
     presentation=Presentation(
         report="distbench.games.fog.report:section",
         viewer="distbench.games.fog.viewer:view"),

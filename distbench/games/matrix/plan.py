@@ -18,18 +18,15 @@ from typing import Any
 
 from distbench.games.answers.lengths import answer_tokens, approx_tokens
 from distbench.games.answers.presentation import parse_perturb
-from distbench.games.base import (
+from distbench.games.base import RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.family import (
     Comparing,
     Family,
     Identity,
     Play,
     Presentation,
     Rescoring,
-    RunPlan,
     Sweeps,
-    check_config,
-    check_plan_size,
-    stable_hash,
 )
 from distbench.games.matrix.buckets import get_bucket
 from distbench.games.matrix.generate import BLOCK

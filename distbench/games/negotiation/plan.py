@@ -17,20 +17,16 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from distbench.games.base import (
+from distbench.games.base import RunPlan, check_config, check_plan_size, derive_seed, stable_hash
+from distbench.games.family import (
     Comparing,
     Family,
     Identity,
     Play,
     Presentation,
     Rescoring,
-    RunPlan,
     Sweeps,
     Tournaments,
-    check_config,
-    check_plan_size,
-    derive_seed,
-    stable_hash,
 )
 from distbench.games.negotiation.clembench import FileInstance, load_instances, select
 from distbench.games.negotiation.items import LANGS

@@ -15,19 +15,21 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from distbench.games.base import (
-    Comparing,
-    Family,
-    Identity,
-    Play,
-    Presentation,
     RunPlan,
-    Sweeps,
-    Tournaments,
     check_config,
     check_plan_size,
     derive_seed,
     seat_label,
     stable_hash,
+)
+from distbench.games.family import (
+    Comparing,
+    Family,
+    Identity,
+    Play,
+    Presentation,
+    Sweeps,
+    Tournaments,
 )
 from distbench.games.openspiel.schema import TABLES
 from distbench.games.registry import register

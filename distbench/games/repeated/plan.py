@@ -15,18 +15,15 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from distbench.games.answers.classes import CLASSES
-from distbench.games.base import (
+from distbench.games.base import RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.family import (
     Comparing,
     Family,
     Identity,
     Play,
     Presentation,
-    RunPlan,
     Sweeps,
     Tournaments,
-    check_config,
-    check_plan_size,
-    stable_hash,
 )
 from distbench.games.registry import register
 from distbench.games.repeated.schema import FAMILY_TABLES

@@ -21,18 +21,8 @@ from typing import Any
 
 import click
 
-from distbench.games.base import (
-    CommandRun,
-    Comparing,
-    Family,
-    Identity,
-    Play,
-    Presentation,
-    RunPlan,
-    Sweeps,
-    check_config,
-    stable_hash,
-)
+from distbench.games.base import CommandRun, RunPlan, check_config, stable_hash
+from distbench.games.family import Comparing, Family, Identity, Play, Presentation, Sweeps
 from distbench.games.registry import register
 from distbench.games.section import Section
 from distbench.llm.base import BackendSpec
