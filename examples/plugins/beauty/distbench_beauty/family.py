@@ -22,7 +22,15 @@ from typing import Any
 import click
 
 from distbench.games.base import CommandRun, RunPlan, check_config, stable_hash
-from distbench.games.family import Comparing, Family, Identity, Play, Presentation, Sweeps
+from distbench.games.family import (
+    Comparing,
+    Family,
+    Identity,
+    Play,
+    Presentation,
+    Rescoring,
+    Sweeps,
+)
 from distbench.games.registry import register
 from distbench.games.section import Section
 from distbench.llm.base import BackendSpec
@@ -194,5 +202,6 @@ FAMILY = register(Family(
         configs="distbench_beauty.family:sweep_configs",
         describer="distbench_beauty.family:describe_shards",
         section="distbench_beauty.family:section"),
+    rescoring=Rescoring("distbench_beauty.runner:rescore"),
     comparing=Comparing("distbench_beauty.compare:UNITS"),
 ))
