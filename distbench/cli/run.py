@@ -145,7 +145,7 @@ def run(family: str | None, llm_type: str | None, llm_model: str | None, style: 
     ctx = click.get_current_context()
     options = dict(ctx.params)
     try:
-        chosen = get_family(family or default_family())
+        chosen = get_family(default_family() if family is None else family)
     except UnknownFamilyError as exc:
         raise UserError(str(exc)) from None
     assert isinstance(ctx.command, FamilyCommand)
