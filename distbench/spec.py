@@ -40,7 +40,7 @@ A spec (see ``examples/tiered.toml``)::
 
 The top-level keys configure the matrix family. Any other family, built in or installed as a
 plugin, takes part through its own table (``[negotiation]``, ``[fog]``, ``[beauty]``...),
-validated by that family's ``section`` hook (``distbench.games.base.Family``).
+validated by that family's ``section`` hook (``distbench.games.family.Family``).
 
 Every (provider, tier, model) is played on the same games: games depend only on (bucket, seed).
 The dummy model cannot negotiate or report beliefs: dummy models skip the negotiation and fog
@@ -273,7 +273,7 @@ def _models(source: str, providers: Any) -> list[ModelEntry]:
 
 def _section_families() -> list[str]:
     """The families that take a table in a spec, in registry order."""
-    return [name for name, family in families().items() if family.section]
+    return [name for name, family in families().items() if family.sweeps and family.sweeps.section]
 
 
 def _sections(source: str, data: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -1,7 +1,7 @@
 """The package's layers, read from its own imports (top-level and inside functions).
 
 Layers, bottom to top (README, "Architecture"): ``kernels`` and ``store``; ``llm`` and
-``report``; ``games`` (the family contract ``games.base``/``games.registry``/``games.section``,
+``report``; ``games`` (the family contract ``games.base``/``games.family``/``games.registry``/``games.section``,
 the shared answer reading ``games.answers``, and one package per family); ``spec``; ``engine``, ``mockserver`` and ``studies``; ``cli``. A module imports
 its own package and the layers below it, never one above or beside it. Besides:
 
@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "distbench"
 
 RANK = {"errors": 0, "kernels": 1, "store": 1, "llm": 2, "report": 2, "games": 3, "spec": 4,
         "engine": 5, "mockserver": 5, "studies": 6, "cli": 7}
-CONTRACT = {"answers", "base", "registry", "section"}
+CONTRACT = {"answers", "base", "family", "registry", "section"}
 
 
 def _module(path: Path) -> str:
@@ -157,3 +157,29 @@ def test_the_checker_catches_a_break(source, expected):
         assert any(expected in b for b in _breaks())
     finally:
         fake.unlink()
+
+
+# What plays a tournament round by round (plans, schedules, stops, ratings) is the engine's
+# (``engine.tournament_run``); the CLI calls its entry points with a progress callback.
+ORCHESTRATION = {"plan_tournament", "plan_schedule", "allocate_round", "next_pairs",
+                 "separation", "stop_reason", "rate", "rate_matches", "read_matches",
+                 "write_ratings"}
+
+
+def _cli_orchestration() -> list[str]:
+    out = []
+    for path in sorted((PACKAGE / "cli").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "distbench.engine"):
+                out += [f"{_module(path)}:{node.lineno} imports {node.module}.{a.name}"
+                        for a in node.names if a.name in ORCHESTRATION]
+    return out
+
+
+def test_the_cli_holds_no_orchestration():
+    """The CLI parses and prints: it plays runs and tournaments through the engine's entry
+    points (``run_with_progress`` over ``engine.driver``, ``engine.tournament_run``), never
+    planning rounds, stopping or rating itself."""
+    found = _cli_orchestration()
+    assert not found, "orchestration in the CLI:\n" + "\n".join(found)

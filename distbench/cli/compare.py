@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from distbench.errors import UserError
+from distbench.games.registry import compare_units
 from distbench.report.compare import (
-    FAMILIES,
     LEADERBOARD_COLUMNS,
     PAIRED_COLUMNS,
     Comparison,
@@ -49,10 +49,10 @@ _NOTE = ("quality (the headline): per answer in [0, 1], an invalid answer 0, cal
 def compare(run_dirs: tuple[Path, ...], fmt: str, out_dir: Path | None) -> None:
     """Compare runs: RUN_DIRs are runs, or folders of runs such as results/.
 
-    For each family (matrix, negotiation, fog): the headline difference of each pair of
+    For each family that declares its comparison units: the headline difference of each pair of
     players first, a leaderboard ranked by the headline (quality; then its components), the
-    number of instances each pair of players shares (same games: bucket, seed and game; same
-    negotiation instances; same fog games and condition; against the same opponent), and
+    number of instances each pair of players shares (the same instances under the same
+    conditions, against the same opponent, as each family cuts them), and
     paired differences with bootstrap 95% CIs over those shared instances, Holm-corrected
     across metrics, each row saying on how many units and which subset it rests.
 
@@ -63,7 +63,7 @@ def compare(run_dirs: tuple[Path, ...], fmt: str, out_dir: Path | None) -> None:
     """
     if _compare_tournaments(run_dirs, fmt, out_dir):
         return
-    result = compare_runs(run_dirs)
+    result = compare_runs(run_dirs, compare_units())
     tables = result.tables()
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -106,9 +106,9 @@ def _readable(result: Comparison, fmt: str) -> str:
     parts = [heading + "runs", render(*result.tables()["runs"], fmt)]
     if not result.families:
         parts.append("No results to compare: the runs hold no rows of "
-                     + ", ".join(f.family for f in FAMILIES) + ".")
-    units = {f.family: f.unit for f in FAMILIES}
-    metrics = {f.family: len(f.metrics) for f in FAMILIES}
+                     + ", ".join(result.units) + ".")
+    units = {name: f.unit for name, f in result.units.items()}
+    metrics = {name: len(f.metrics) for name, f in result.units.items()}
     lines = summary_lines(result)
     for family in result.families:
         heads = headline_lines(result, family)

@@ -1,4 +1,5 @@
-"""``distbench export``: the seed tool's JSON files, for users with old tooling."""
+"""``distbench export``: a run's results as JSON files (the family's own records or every
+table), the seed tool's files for users with old tooling, or a family's own format."""
 
 from __future__ import annotations
 
@@ -9,52 +10,6 @@ import click
 
 from distbench.cli.errors import UserError
 from distbench.store.catalog import fetch_records
-
-
-def export_json(run_dir: Path, out_dir: Path) -> list[Path]:
-    """Writes ``games.json``, ``trials.json`` and ``summary.json`` into ``out_dir``.
-
-    ``games.json``: one object per game (``game_id``, ``payoff_matrix``, ``row_strategy``,
-    ``col_strategy``, ``value``, ...). ``trials.json``: one object per trial, with the game's
-    id, the mode, the parsed ``action`` (1-based, as the model wrote it) or ``strategy``, the
-    scores and the raw answer. ``summary.json``: the run summary (as the run wrote it).
-    """
-    from distbench.games.matrix.summary import matrix_summary
-    from distbench.store.catalog import NotARunError, open_run
-
-    try:
-        con = open_run(run_dir)
-    except NotARunError as exc:
-        raise UserError(str(exc)) from None
-    try:
-        games = fetch_records(
-            con,
-            """SELECT game_id, bucket, seed, rows AS num_rows, cols AS num_cols,
-                      payoff AS payoff_matrix, nash_row AS row_strategy,
-                      nash_col AS col_strategy, value, gap_degenerate
-               FROM games ORDER BY bucket, seed, game_index""",
-        )
-        trials = fetch_records(
-            con,
-            """SELECT game_id, mode, trial, provider, model,
-                      decision + 1 AS action, strategy, parse_status, raw_text,
-                      llm_value, br_value, nash_gap, exploitability
-               FROM trials ORDER BY bucket, seed, game_index, mode, trial""",
-        )
-        summary = matrix_summary(con)
-    finally:
-        con.close()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, payload in (
-        ("games.json", games),
-        ("trials.json", trials),
-        ("summary.json", {"run_id": run_dir.name, "groups": summary}),
-    ):
-        path = out_dir / name
-        path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-        written.append(path)
-    return written
 
 
 def check_out(run_dir: Path, out_dir: Path) -> None:
@@ -80,40 +35,41 @@ def _family(run_dir: Path) -> str | None:
     return read_json(path).get("family") if path.is_file() else None
 
 
-def export_clembench_tree(run_dir: Path, out_dir: Path) -> list[Path]:
-    """A negotiation run as clembench's results tree (``clemeval`` reads it); one line saying
-    it does not apply to other runs."""
-    from distbench.games.negotiation.export import TreeConflict, export_clembench
+def export_format(run_dir: Path, out_dir: Path, fmt: str) -> list[Path]:
+    """A family's own export format (``Presentation.formats``, e.g. clembench's results
+    tree) of a run; one line saying which families' runs it applies to otherwise."""
+    from distbench.games.registry import families
     from distbench.store.catalog import NotARunError, open_run
 
     family = _family(run_dir)
-    if family != "negotiation":
+    having = [f for f in families().values() if fmt in f.presentation.formats]
+    fam = next((f for f in having if f.name == family), None)
+    if fam is None:
         what = f"{family} runs" if family else f"{run_dir} (no run manifest there)"
-        raise UserError(f"export --format clembench applies to negotiation runs only, not to "
-                        f"{what}")
+        runs = " or ".join(f.name for f in having) or "no"
+        raise UserError(f"export --format {fmt} applies to {runs} runs only, not to {what}")
     try:
         con = open_run(run_dir)
     except NotARunError as exc:
         raise UserError(str(exc)) from None
     try:
-        return export_clembench(con, out_dir)
-    except TreeConflict as exc:
+        return fam.export_format(fmt, con, out_dir)
+    except ValueError as exc:  # a family's format refusing its target (e.g. a tree conflict)
         raise UserError(str(exc)) from None
     finally:
         con.close()
 
 
 def export_run(run_dir: Path, out_dir: Path) -> list[Path]:
-    """The export of any run: the seed tool's files for matrix and sweep runs; for another
-    family, what its ``export`` hook writes (negotiation: per-episode records, see
-    ``distbench.games.negotiation.export``), or else each of its tables as JSON records
-    (``<table>.json``) with the run's summary (``summary.json``)."""
-    family = _family(run_dir)
-    if family in (None, "matrix", "sweep"):
-        return export_json(run_dir, out_dir)
-    from distbench.games.registry import UnknownFamilyError, get_family
+    """The export of any run: what its family's ``export`` hook writes, or else each of its
+    tables as JSON records (``<table>.json``) with the run's summary (``summary.json``). A
+    sweep (or a run whose manifest names no family) is exported as the default family's."""
+    from distbench.games.registry import UnknownFamilyError, default_family, get_family
     from distbench.store.catalog import NotARunError, open_run
 
+    family = _family(run_dir)
+    if family in (None, "sweep"):
+        family = default_family()
     try:
         fam = get_family(family)
         con = open_run(run_dir)
@@ -154,20 +110,46 @@ def _export_tables(con, fam, run_dir: Path, out_dir: Path) -> list[Path]:
     return written
 
 
-@click.command()
+class _ExportCommand(click.Command):
+    """``--format`` lists, in ``--help``, every family's own formats (``Presentation.formats``)."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        own = _own_formats()
+        for param in self.params:
+            if param.name == "fmt" and isinstance(param, click.Option) and own \
+                    and param.help and "Families' formats:" not in param.help:
+                param.help += " Families' formats: " + "; ".join(
+                    f"{fmt} ({', '.join(names)} runs)" for fmt, names in own.items()) + "."
+        super().format_options(ctx, formatter)
+
+
+def _own_formats() -> dict[str, list[str]]:
+    """Each family's own export format -> the families that have it."""
+    from distbench.games.registry import families
+
+    out: dict[str, list[str]] = {}
+    for name, family in families().items():
+        for fmt in family.presentation.formats:
+            out.setdefault(fmt, []).append(name)
+    return out
+
+
+@click.command(cls=_ExportCommand)
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["json", "seed", "clembench"]),
-              default="json", show_default=True,
-              help="json: distbench's records; seed: the seed tool's files and keys exactly "
-                   "(matrix runs and sweeps); clembench: clembench's results tree, "
-                   "MODEL_A--MODEL_B/dond/EXPERIMENT/EPISODE/{instance,interactions,scores}.json"
-                   ", which clemcore's clemeval reads (negotiation runs).")
+@click.option("--format", "fmt", default="json", show_default=True, metavar="FORMAT",
+              help="json: distbench's records (the family's own export, else every table "
+                   "and the summary); seed: the seed tool's files and keys exactly (runs and "
+                   "sweeps of the default family); or one of a family's own formats.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder.  [default: RUN_DIR/export]")
 def export(run_dir: Path, fmt: str, out_dir: Path | None) -> None:
-    """Write RUN_DIR's games, trials and summary as JSON files: distbench's keys (``json``) or
-    the seed tool's (``seed``); for a negotiation run, one record per episode (dialogue,
-    proposals, scores) and the summary."""
+    """Write RUN_DIR's results as JSON files: distbench's keys (``json``: the family's own
+    records, e.g. one per game or episode, and the summary), the seed tool's (``seed``), or a
+    family's own format."""
+    known = ["json", "seed", *_own_formats()]
+    if fmt not in known:
+        raise click.BadParameter(f"{fmt!r} is not one of {', '.join(map(repr, known))}.",
+                                 param_hint="'--format'")
     if out_dir is not None:
         check_out(run_dir, out_dir)
     if fmt == "seed":
@@ -180,8 +162,8 @@ def export(run_dir: Path, fmt: str, out_dir: Path | None) -> None:
                                      **seed_context())
         except (NotARunError, NotMatrixError) as exc:
             raise UserError(str(exc)) from None
-    elif fmt == "clembench":
-        paths = export_clembench_tree(run_dir, out_dir or run_dir / "export" / "clembench")
+    elif fmt != "json":
+        paths = export_format(run_dir, out_dir or run_dir / "export" / fmt, fmt)
     else:
         paths = export_run(run_dir, out_dir or run_dir / "export")
     for path in paths:

@@ -32,7 +32,7 @@ def family_rows() -> list[dict[str, Any]]:
     from distbench.games.registry import families
 
     return [{"name": f.name, "description": f.description, "unit": f.unit,
-             "modes": list(f.modes), "tournaments": f.pairable, "origin": _origin(f.runner)}
+             "modes": list(f.identity.modes), "tournaments": f.pairable, "origin": _origin(f.play.runner)}
             for f in families().values()]
 
 

@@ -18,7 +18,35 @@ from distbench import __version__
 from distbench.cli.errors import Interrupted, UserError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DISTBENCH"})
+class _Distbench(click.Group):
+    """The ``distbench`` group: its own commands, and each family's (``Play.commands``, e.g.
+    ``distbench fog ...``), found in the registry when asked for."""
+
+    def _family_groups(self) -> dict[str, click.Command]:
+        from distbench.cli.services import CliServices
+        from distbench.games.registry import families
+
+        out = {}
+        for name, family in families().items():
+            if family.play.commands and name not in self.commands:
+                out[name] = family.command_group(CliServices())
+        return out
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._family_groups()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None:
+            command = self._family_groups().get(cmd_name)
+            if command is not None:
+                from distbench.cli.options import bound_all_numbers
+
+                bound_all_numbers(command)
+        return command
+
+
+@click.group(cls=_Distbench, context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DISTBENCH"})
 @click.version_option(__version__, prog_name="distbench")
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
 @click.pass_context
@@ -56,7 +84,6 @@ def _register() -> None:
         check,
         compare,
         export,
-        fog,
         imports,
         listing,
         query,
@@ -77,7 +104,6 @@ def _register() -> None:
     cli.add_command(export.export)
     cli.add_command(serve.serve)
     cli.add_command(sweep.sweep)
-    cli.add_command(fog.fog)
     cli.add_command(imports.import_group)
     cli.add_command(report.report)
     cli.add_command(view.view)

@@ -297,11 +297,17 @@ class FamilyCommand(click.Command):
                     elif option.name in owners:  # two families share a flag
                         owners[option.name].append(name)
             bounded_numbers(self.params)
-            modes = "; ".join(f"{name}: {' | '.join(f.modes)}"
-                              for name, f in families().items() if f.modes)
+            modes = "; ".join(f"{name}: {' | '.join(f.identity.modes)}"
+                              for name, f in families().items() if f.identity.modes)
             mode = taken.get("mode_names")
             if mode is not None and modes and mode.help and "Modes:" not in mode.help:
                 mode.help += f" Modes: {modes}."
+            family = taken.get("family")
+            if family is not None and family.help and "Families:" not in family.help:
+                from distbench.games.registry import default_family
+
+                family.help += (f" Families: {', '.join(families())}.  [default: "
+                                f"{default_family()}]")
             self._owners = owners
         return self._owners
 

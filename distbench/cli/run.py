@@ -1,4 +1,4 @@
-"""``distbench run``: play one model on matrix games and report the Nash gap."""
+"""``distbench run``: play one model on a game family's games and print its summary."""
 
 from __future__ import annotations
 
@@ -63,20 +63,19 @@ def _resolve_run_dir(
 
 
 @click.command(cls=FamilyCommand)
-@click.option("--family", default="matrix", show_default=True, metavar="NAME",
-              help="Game family: matrix, negotiation, fog, or one an installed plugin adds "
-                   "(its own flags are listed below under its name).")
+@click.option("--family", default=None, metavar="NAME",
+              help="Game family, a built-in one or one an installed plugin adds (its own "
+                   "flags are listed below under its name).")
 @click.option("--num-games", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Games per bucket and seed (negotiation: instances per seed; fog: games "
-                   "per seat order).")
+              help="Games per seed and condition (the family's unit: instances, games per "
+                   "seat order...).")
 @click.option("--mode", "mode_names", multiple=True, metavar="MODE",
               help="How the model plays; each family has its own modes, the first being the "
-                   "default (matrix: one action, a probability vector, or the strategy read "
-                   "from next-token probabilities, one call per game).")
+                   "default.")
 @click.option("--opponent", default=None,
-              help="The other seat: scripted:fair|greedy|random (negotiation), tier1..tier4 "
-                   "or an agent class as module:Class (fog), or a model as PROVIDER[:MODEL]. "
-                   "Default: the same model (negotiation), tier1 (fog).")
+              help="The other seat, in the families that have one: one of the family's "
+                   "scripted players, or a model as PROVIDER[:MODEL].  [default: the "
+                   "family's]")
 @click.option("--seed", "seeds", type=click.IntRange(min=0), multiple=True, default=(42,),
               show_default=True, help="Seed of the games (repeatable).")
 @click.option("--llm-seed", type=click.IntRange(min=0), default=0, show_default=True,
@@ -128,7 +127,7 @@ def _resolve_run_dir(
                    "counts first, the other figures in blocks below]")
 @execution_options
 @size_options
-def run(family: str, llm_type: str | None, llm_model: str | None, style: str | None,
+def run(family: str | None, llm_type: str | None, llm_model: str | None, style: str | None,
         base_url: str | None, rpm: float | None, tpm: float | None,
         max_concurrency: int | None, timeout: float | None, max_retries: int | None,
         max_n: int | None, no_cache: bool, price: str | None, reasoning: str,
@@ -139,11 +138,10 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
         max_tokens_total: int | None, execution: str, batch_max_requests: int,
         batch_price: float, limit: int | None, yes: bool,
         **options: object) -> None:
-    """Play a model on a game family: matrix games against a Nash opponent (the Nash gap),
-    negotiations (Deal or No Deal), or fog-of-war skirmishes."""
+    """Play a model on a game family (``--family``; every registered family is listed below
+    with its own flags and modes)."""
     from distbench.engine.driver import RunDirectoryError, preflight
-    from distbench.games.matrix.buckets import UnknownBucketError
-    from distbench.games.registry import UnknownFamilyError, get_family
+    from distbench.games.registry import UnknownFamilyError, default_family, get_family
     from distbench.llm.base import BackendSpec, BackendUnavailable, check_url
     from distbench.llm.batch import BatchError
     from distbench.llm.local import LocalModelUnavailable, local_available
@@ -152,16 +150,17 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
     ctx = click.get_current_context()
     options = dict(ctx.params)
     try:
-        chosen = get_family(family)
+        chosen = get_family(default_family() if family is None else family)
     except UnknownFamilyError as exc:
         raise UserError(str(exc)) from None
     assert isinstance(ctx.command, FamilyCommand)
     ctx.command.check_family_options(ctx, chosen.name)
-    bad_modes = [m for m in options.get("mode_names") or () if m not in chosen.modes]
+    modes = chosen.identity.modes
+    bad_modes = [m for m in options.get("mode_names") or () if m not in modes]
     if bad_modes:
         raise click.BadParameter(
             f"{chosen.name} has no mode {bad_modes[0]!r}"
-            + (f"; use {', '.join(chosen.modes)}" if chosen.modes else " (it has no modes)"),
+            + (f"; use {', '.join(modes)}" if modes else " (it has no modes)"),
             param_hint="'--mode'")
     if base_url is not None and check_url(base_url):
         raise click.BadParameter(check_url(base_url), param_hint="'--base-url'")
@@ -182,7 +181,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
                 **_reasoning(reasoning, reasoning_tokens),
             ))
         command = chosen.command_run(options, spec)
-    except (UnknownBucketError, UnknownProviderError, BackendUnavailable,
+    except (UnknownProviderError, BackendUnavailable,
             LocalModelUnavailable, ValueError) as exc:
         raise UserError(str(exc)) from None
     layout = {"stamp": command.stamp, "nested": command.nested}
@@ -190,7 +189,7 @@ def run(family: str, llm_type: str | None, llm_model: str | None, style: str | N
                                **layout)
     plan = command.plan(run_dir.name)
     if defaulted and any(m.provider == "dummy" for m in plan.specs()):
-        # said only when a model plays: scripted agents alone (fog tiers) need none
+        # said only when a model plays: scripted players alone need none
         from distbench.llm.local import INSTALL_HINT
 
         click.echo(f"note: the bundled model is not installed ({INSTALL_HINT}); "

@@ -157,10 +157,11 @@ def spec_data(
 def seed_context() -> dict[str, Any]:
     """What the seed tool's files of a sweep need from above the report layer: the seed's
     bucket objects and its default tiers (``write_seed_files``'s keywords)."""
-    from distbench.games.matrix.buckets import seed_bucket
+    from distbench.games.registry import default_family, get_family
     from distbench.spec import BUILTIN_TIERS
 
-    return {"bucket_info": seed_bucket, "default_tiers": BUILTIN_TIERS}
+    return {"bucket_info": get_family(default_family()).bucket_info(),
+            "default_tiers": BUILTIN_TIERS}
 
 
 def limit_games(data: dict[str, Any], limit: int) -> dict[str, Any]:
@@ -240,6 +241,10 @@ def plan_cmd(spec: Path | None, output_dir: Path, **overrides: Any) -> None:
             output_dir, [m.spec for m in parsed.models]))
     except ValueError as exc:  # a plan over the size bounds
         raise UserError(str(exc)) from None
+    from distbench.games.registry import default_family, families
+
+    first = default_family()  # its cells are the sweep's cells above
+    batched = [name for name, f in families().items() if f.play.batch]
     click.echo(f"sweep {parsed.name} ({source})")
     click.echo(f"  seeds {list(parsed.seeds)} | {len(parsed.buckets)} buckets | "
                f"{len(parsed.models)} models | modes {', '.join(parsed.modes)}")
@@ -250,7 +255,7 @@ def plan_cmd(spec: Path | None, output_dir: Path, **overrides: Any) -> None:
     if info["requests"]:
         click.echo(f"  tokens: about {info['prompt_tokens_est']:,} prompt (a request of several "
                    f"samples bills its prompt once), at most {info['completion_tokens_max']:,} "
-                   "completion (matrix cells)")
+                   f"completion ({first} cells)")
     cost, unpriced = info["cost_usd_max"], info["unpriced_models"]
     expected = info["expected"]
     if info["requests"] and expected is not None and expected.cost is not None:
@@ -260,14 +265,14 @@ def plan_cmd(spec: Path | None, output_dir: Path, **overrides: Any) -> None:
                    f"completion tokens; completion by {expected.source_text()})")
     click.echo("  cost: " + (f"at most ${cost:,.2f} live, ${info['cost_usd_max_batch']:,.2f} "
                              "at the batch price (the ceiling: every answer at its whole "
-                             "max_tokens; --execution batch is half price; matrix and "
-                             "bimatrix cells of the models with a price)"
+                             "max_tokens; --execution batch is half price; "
+                             f"{' and '.join(batched)} cells of the models with a price)"
                              if cost is not None else "unknown" if unpriced
                              else "none (in-process models only)")
                + (f"; no price for {', '.join(unpriced)} (price_in, price_out in its "
                   "provider or model table)" if unpriced else ""))
     for name, figures in info["families"].items():
-        if name != "matrix" and any(figures.values()):
+        if name != first and any(figures.values()):
             click.echo(f"  {name}: " + " | ".join(f"{k.replace('_', ' ')} {v:,}"
                                                    for k, v in figures.items()))
     from distbench.spec import BUILTIN_TIERS

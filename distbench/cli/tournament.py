@@ -28,123 +28,38 @@ def _play(plan: Any, run_dir: Path, **kwargs: Any) -> Any:
         raise interrupted(["distbench", *sys.argv[1:]]) from None
 
 
+def budget_line(figures: dict[str, Any]) -> str:
+    """Which budget limit stopped a tournament and how much of it was spent, in words (the
+    engine's wording, :func:`distbench.engine.tournament_run.budget_line`)."""
+    from distbench.engine.tournament_run import budget_line as line
+
+    return line(figures)
+
+
+def _player(**kwargs: Any) -> Any:
+    """How the CLI plays a tournament's plans: with the progress line, its errors as one line."""
+    return lambda plan, run_dir: _play(plan, run_dir, **kwargs)
+
+
 def run_tournament(tournament: Any, run_dir: Path, *, parallel: bool | None,
                    num_workers: int | None = None, address: str | None = None,
                    max_cost: float | None = None, max_tokens_total: int | None = None,
                    retry_failed: bool = False) -> Any:
-    """Plays (or resumes) a tournament into ``run_dir``, then commits its ratings (of the games
-    committed: all of them, or those played before the budget stopped the run).
+    """Plays (or resumes) a tournament into ``run_dir`` with the progress line
+    (:func:`distbench.engine.tournament_run.play_tournament`).
 
     Returns:
-        (the run outcome, the :class:`~distbench.engine.tournament.TournamentRatings`); the
-        outcome's ``budget_reached`` says whether the budget stopped it.
+        (the run outcome, the :class:`~distbench.engine.tournament.TournamentRatings`).
     """
-    from distbench.engine.tournament import plan_tournament, rate, write_ratings
+    from distbench.engine.tournament_run import play_tournament
 
-    run_id = run_dir.name
+    play = _player(parallel=parallel, num_workers=num_workers, address=address,
+                   max_cost=max_cost, max_tokens_total=max_tokens_total,
+                   retry_failed=retry_failed)
     try:
-        plan = plan_tournament(tournament, run_id)
+        return play_tournament(tournament, run_dir, play)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    outcome = _play(plan, run_dir, parallel=parallel, num_workers=num_workers, address=address,
-                    max_cost=max_cost, max_tokens_total=max_tokens_total,
-                    retry_failed=retry_failed)
-    result = rate(tournament, run_dir, run_id)
-    if result.ratings:
-        write_ratings(run_dir, result)
-    return outcome, result
-
-
-def budget_line(figures: dict[str, Any]) -> str:
-    """Which budget limit stopped a tournament and how much of it was spent, in words."""
-    parts = []
-    if figures.get("max_cost_usd") is not None:
-        limit = figures["max_cost_usd"]
-        shown = f"{limit:,.2f}" if limit >= 0.01 else f"{limit:g}"
-        parts.append(f"--max-cost: spent ${figures.get('spent_usd') or 0:,.4f} of ${shown}")
-    if figures.get("max_tokens_total") is not None:
-        parts.append(f"--max-tokens-total: spent {figures.get('spent_tokens', 0):,} of "
-                     f"{figures['max_tokens_total']:,} tokens")
-    return "; ".join(parts)
-
-
-def run_adaptive(tournament: Any, run_dir: Path, *, max_matches: int, parallel: bool | None,
-                 num_workers: int | None = None, address: str | None = None,
-                 max_cost: float | None = None, max_tokens_total: int | None = None,
-                 retry_failed: bool = False) -> Any:
-    """Plays an adaptive tournament: round 0 every pair, then rounds whose blocks go to the
-    adjacent ranks not separated yet, more to those further from it
-    (:func:`~distbench.engine.tournament.allocate_round`), until the adjacent ranks are
-    separated, ``max_matches`` games were played (the round that crosses it is played whole),
-    or the budget (``max_cost``, ``max_tokens_total``: the whole tournament's, every round's
-    spend counted) admits no more shards: the shards in flight finish and are rated.
-    Deterministic by seed: the schedule is a function of the results, so a resume replays it,
-    skipping committed shards (a larger budget continues where the budget stopped it).
-
-    Returns:
-        (shards executed, shards skipped in the last round, the ratings, the stop line, rounds
-        played, the budget figures when the budget stopped it, else None).
-    """
-    from distbench.engine.tournament import (
-        SEPARATION_TOL,
-        allocate_round,
-        plan_schedule,
-        rate_matches,
-        read_matches,
-        separation,
-        stop_reason,
-        write_ratings,
-    )
-
-    run_id = run_dir.name
-    adaptive = {"round_instances": tournament.settings.num_instances,
-                "max_matches": max_matches}
-    schedule = [tournament.pairs()]
-    executed = 0
-    budget = None
-    while True:
-        plan = plan_schedule(tournament, schedule, run_id, adaptive)
-        outcome = _play(plan, run_dir, parallel=parallel, num_workers=num_workers,
-                        address=address, max_cost=max_cost, max_tokens_total=max_tokens_total,
-                        retry_failed=retry_failed)
-        executed += outcome.executed
-        a, b, result, margin = read_matches(tournament, run_dir,
-                                            {shard.shard_id for shard in plan.shards})
-        if outcome.budget_reached is not None and not len(a):
-            budget = outcome.budget_reached
-            reason = f"budget: {budget_line(budget)}; no game was played within it"
-            break
-        state = separation(len(tournament.labels), a, b, result,
-                           seed=tournament.settings.seed, confidence=tournament.confidence,
-                           resamples=tournament.resamples)
-        reason = stop_reason(state, len(a), max_matches, tournament.labels,
-                             tournament.confidence)
-        if outcome.budget_reached is not None and (reason is None or not state.separated):
-            budget = outcome.budget_reached
-            left = budget.get("shards_left", 0)
-            open_gaps = "; ".join(
-                f"{tournament.labels[h]} vs {tournament.labels[lo]} [{low:+.2f}, {high:+.2f}]"
-                for h, lo, low, high in state.gaps if not low > SEPARATION_TOL)
-            reason = (f"budget: {budget_line(budget)} in round {len(schedule) - 1} "
-                      f"({left} shard(s) of it not sent), {len(a):,} games, with adjacent "
-                      f"ranks not separated at {round(100 * tournament.confidence)}%: "
-                      f"{open_gaps}")
-        pairs = allocate_round(state) if reason is None else []
-        click.echo(f"round {len(schedule) - 1}: {len(schedule[-1])} block(s) played, "
-                   f"{len(a):,} games in all; "
-                   + ("stop" if reason else f"next: {len(pairs)} block(s) for "
-                      f"{len(set(pairs))} adjacent pair(s) of ranks not separated"), err=True)
-        if reason:
-            break
-        schedule.append(pairs)
-    ratings = None
-    if len(a):
-        ratings = rate_matches(tournament.labels, tournament.family.name, run_id, a, b, result,
-                               margin, seed=tournament.settings.seed,
-                               resamples=tournament.resamples,
-                               confidence=tournament.confidence)
-        write_ratings(run_dir, ratings)
-    return executed, outcome.skipped, ratings, reason, len(schedule), budget
 
 
 def _family_options(items: tuple[str, ...]) -> dict[str, Any]:
@@ -164,21 +79,39 @@ def _family_options(items: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-@click.command()
+class _TournamentCommand(click.Command):
+    """``--family``, ``--players`` and ``--option`` list, in ``--help``, what each registered
+    family with seats declares (``Family.tournaments``): its name, anchors and settings."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from distbench.games.registry import families
+
+        seated = {name: f.tournaments for name, f in families().items() if f.tournaments}
+        extra = {
+            "family": ", ".join(seated),
+            "players": "; ".join(f"{name}: {'|'.join(t.anchors)}"
+                                 for name, t in seated.items() if t.anchors),
+            "family_options": "; ".join(f"{name} {', '.join(t.options)}"
+                                        for name, t in seated.items() if t.options),
+        }
+        for param in self.params:
+            text = extra.get(param.name or "")
+            if text and isinstance(param, click.Option) and param.help \
+                    and not param.help.endswith(f" ({text})."):
+                param.help = param.help.rstrip(".") + f" ({text})."
+        super().format_options(ctx, formatter)
+
+
+@click.command(cls=_TournamentCommand)
 @click.option("--family", required=True,
-              help="The game family whose seats the players fill (negotiation, fog, "
-                   "bimatrix, repeated, openspiel).")
+              help="The game family whose seats the players fill.")
 @click.option("--players", required=True,
               help="The population (comma list): models as PROVIDER[:MODEL] "
                    "(local:smollm2-135m, openai:gpt-4o-mini, ...) and the family's scripted "
-                   "players as anchors (negotiation: scripted:fair|greedy|random; fog: "
-                   "tier1..tier4; bimatrix: eq|uniform|maxmin|class; repeated: axelrod "
-                   "strategies such as TitForTat; openspiel: solver|random|mcts).")
+                   "players as anchors.")
 @click.option("--option", "family_options", multiple=True, metavar="NAME=VALUE",
               help="A setting of the family's games, repeatable (VALUE read as JSON when it "
-                   "parses, else as text): negotiation mode, lang; fog scout_accuracy, "
-                   "scouting; bimatrix sets, mode; repeated stage, rounds, continuation, "
-                   "max_rounds; openspiel game (e.g. game=tic_tac_toe), mcts_simulations.")
+                   "parses, else as text; e.g. game=tic_tac_toe).")
 @click.option("--num-instances", type=click.IntRange(min=1), default=10, show_default=True,
               help="Instances every pair plays, each in both seat orders.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
@@ -242,20 +175,41 @@ def tournament(family: str, players: str, family_options: tuple[str, ...], num_i
     """Every pair of PLAYERS plays both seats of FAMILY on the same instances; prints the
     ranking by Bradley–Terry strength with its intervals, the Elo display and Nash averaging,
     and stores the ratings and pairings tables."""
-    from distbench.engine.tournament import Tournament, format_ranking
     from distbench.games.base import PairingSettings
+
+    texts = [p.strip() for p in players.split(",") if p.strip()]
+    settings = PairingSettings(num_instances=num_instances, seed=seed, llm_seed=llm_seed,
+                               temperature=temperature, max_tokens=max_tokens,
+                               options=_family_options(family_options))
+    play_tournament_command(
+        family, texts, settings, output_dir, run_id, resamples=resamples,
+        confidence=confidence, price=price, base_url=base_url,
+        max_matches=max_matches if adaptive else None, parallel=parallel,
+        num_workers=num_workers, address=address, max_cost=max_cost,
+        max_tokens_total=max_tokens_total, retry_failed=retry_failed,
+        allow_failed_calls=allow_failed_calls)
+
+
+def play_tournament_command(family: str, players: list[str], settings: Any, output_dir: Path,
+                            run_id: str | None, *, resamples: int = 1000,
+                            confidence: float = 0.95, price: str | None = None,
+                            base_url: str | None = None, max_matches: int | None = None,
+                            parallel: bool | None = None, num_workers: int | None = None,
+                            address: str | None = None, max_cost: float | None = None,
+                            max_tokens_total: int | None = None, retry_failed: bool = False,
+                            allow_failed_calls: bool = False) -> None:
+    """``distbench tournament``, parsed: builds the tournament (one line on bad input), plays
+    it (plain, or adaptive with ``max_matches``) and prints the family's lines and the
+    ranking; the exit statuses of a budget stop (4) and of failed calls (3)."""
+    from distbench.engine.tournament import Tournament
     from distbench.games.registry import get_family
 
     try:
         fam = get_family(family)
     except (KeyError, ValueError) as exc:
         raise UserError(str(exc).strip("'\"")) from None
-    texts = [p.strip() for p in players.split(",") if p.strip()]
-    settings = PairingSettings(num_instances=num_instances, seed=seed, llm_seed=llm_seed,
-                               temperature=temperature, max_tokens=max_tokens,
-                               options=_family_options(family_options))
     try:
-        tour = Tournament.build(fam, texts, settings, resamples=resamples,
+        tour = Tournament.build(fam, players, settings, resamples=resamples,
                                 confidence=confidence)
         tour = tour.with_model_options(**_price(price), base_url=base_url)
     except ValueError as exc:
@@ -266,21 +220,23 @@ def tournament(family: str, players: str, family_options: tuple[str, ...], num_i
                f"({', '.join(tour.labels)})", err=True)
     budget = {"max_cost": max_cost, "max_tokens_total": max_tokens_total,
               "retry_failed": retry_failed}
-    if adaptive:
-        executed, _, result, reason, rounds, reached = run_adaptive(
-            tour, run_dir, max_matches=max_matches, parallel=parallel,
-            num_workers=num_workers, address=address, **budget)
-        if result is not None:
-            click.echo(format_ranking(result.ratings))
-        click.echo(f"\nstopped after {rounds} round(s): {reason}")
-        click.echo(f"{executed} shard(s) run. Results: {run_dir}", err=True)
-        if reached is not None:
-            raise _budget_stop(reached, executed, run_dir)
+    if max_matches is not None:
+        from distbench.engine.tournament_run import play_adaptive
+
+        play = _player(parallel=parallel, num_workers=num_workers, address=address, **budget)
+        end = play_adaptive(tour, run_dir, play, max_matches=max_matches,
+                            note=lambda line: click.echo(line, err=True))
+        if end.ratings is not None:
+            _print_ranking(fam, run_dir, end.ratings.ratings)
+        click.echo(f"\nstopped after {end.rounds} round(s): {end.reason}")
+        click.echo(f"{end.executed} shard(s) run. Results: {run_dir}", err=True)
+        if end.budget is not None:
+            raise _budget_stop(end.budget, end.executed, run_dir)
         _check_calls(run_dir, allow_failed_calls)
         return
     outcome, result = run_tournament(tour, run_dir, parallel=parallel,
                                      num_workers=num_workers, address=address, **budget)
-    click.echo(format_ranking(result.ratings))
+    _print_ranking(fam, run_dir, result.ratings)
     click.echo(f"\n{outcome.executed} shard(s) run, {outcome.skipped} already committed, "
                f"{outcome.elapsed_s:.1f} s. Results: {outcome.run_dir}", err=True)
     click.echo(f'Query them: distbench query {outcome.run_dir} "select * from ratings"',
@@ -288,6 +244,19 @@ def tournament(family: str, players: str, family_options: tuple[str, ...], num_i
     if outcome.budget_reached is not None:
         raise _budget_stop(outcome.budget_reached, outcome.executed, run_dir)
     _check_calls(run_dir, allow_failed_calls)
+
+
+def _print_ranking(family: Any, run_dir: Path, ratings: list[dict[str, Any]]) -> None:
+    """The family's own lines about the tournament's games (if it has any), then the ranking."""
+    from distbench.store.catalog import open_run
+
+    if family.tournaments.report:
+        con = open_run(run_dir, threads=1, tables=list(family.tables))
+        try:
+            click.echo(family.tournament_report(con) + "\n")
+        finally:
+            con.close()
+    click.echo(format_ranking(ratings))
 
 
 def _check_calls(run_dir: Path, allow_failed: bool) -> None:
@@ -322,3 +291,25 @@ def _budget_stop(figures: dict[str, Any], executed: int, run_dir: Path) -> Excep
 
     return budget_stop(SimpleNamespace(budget_reached=figures, executed=executed),
                        resume_command(sys.argv[1:], run_dir.name))
+
+
+def format_ranking(ratings: list[dict[str, Any]]) -> str:
+    """The ranking with intervals, as text for the terminal."""
+    if not ratings:
+        return "no games were rated"
+    width = max(6, *(len(r["player"]) for r in ratings))
+    level = round(100 * ratings[0]["confidence"])
+    lines = [f"{'rank':>4}  {'player':<{width}} {'games':>6} {'wins':>7} {'BT':>7} "
+             f"{f'{level}% interval':>18} {'Elo':>6} {'Nash mass':>9} {'Nash rating':>11}"]
+    for r in ratings:
+        ci = ("[{:+.2f}, {:+.2f}]".format(r["bt_low"], r["bt_high"])
+              if r["bt_low"] is not None else "" if r["matches"] else "no games")
+        lines.append(f"{r['rank']:>4}  {r['player']:<{width}} {r['matches']:>6} "
+                     f"{r['wins']:>7.1f} {r['bt_strength']:>+7.2f} {ci:>18} {r['elo']:>6.0f} "
+                     f"{r['nash_mass']:>9.3f} "
+                     + (f"{r['nash_rating']:>+11.3f}" if r["nash_rating"] is not None
+                        else f"{'':>11}"))
+    if any(r["bt_low"] is not None for r in ratings):
+        lines.append(f"BT intervals: simultaneous at {level}% (all players' intervals hold at "
+                     "once; a bootstrap max-|t| band over games)")
+    return "\n".join(lines)

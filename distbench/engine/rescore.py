@@ -28,7 +28,8 @@ import pyarrow.parquet as pq
 from distbench.engine.tournament import RATINGS_MARKER, ratings_tables, refit, tournament_of
 from distbench.engine.worker import versions
 from distbench.errors import UserError
-from distbench.games.base import Family, StoredShard
+from distbench.games.base import StoredShard
+from distbench.games.family import Family
 from distbench.games.registry import get_family, load_families
 from distbench.llm.base import redact
 from distbench.store.catalog import check_run_dir, is_run_dir, open_run
@@ -67,12 +68,13 @@ def headline_change(source: Path, target: Path) -> list[dict[str, Any]]:
     rows of ``distbench compare`` (:func:`distbench.report.compare.compare_runs`) that pair a
     player of the source with the same player of the new run (diff = before - after, with its
     paired bootstrap 95% CI). The one place that says which comparison rescore prints."""
+    from distbench.games.registry import compare_units
     from distbench.report.compare import PAIRED_COLUMNS, compare_runs
 
     source_id = _manifest(source).get("run_id") or source.name
     target_id = _manifest(target).get("run_id") or target.name
     rows = []
-    for row in compare_runs([source, target]).paired:
+    for row in compare_runs([source, target], compare_units()).paired:
         record = dict(zip(PAIRED_COLUMNS, row, strict=True))
         a_run, _, a_player = str(record["a"]).partition("/")
         b_run, _, b_player = str(record["b"]).partition("/")
@@ -148,7 +150,7 @@ def rescore_run(
         shard = marker.get("shard") or {}
         name = str(shard.get("family") or manifest.get("family") or "")
         family = overrides.get(name) or _family(name)
-        if not family.rescore:
+        if family.rescoring is None:
             raise UserError(f"the {name} family cannot rescore a run (its Family has no "
                             "rescore hook)")
         used[name] = family

@@ -27,7 +27,7 @@ def sweep_configs(spec: SweepSpec) -> dict[str, list[Any]]:
     for entry in spec.models:
         for family in families().values():
             for config in family.sweep_configs(spec, entry):
-                out.setdefault(family.sweep_key, []).append(config)
+                out.setdefault(family.sweeps.key, []).append(config)
     return out
 
 

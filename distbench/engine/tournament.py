@@ -24,13 +24,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from distbench.games.base import (
-    MAX_PLANNED_SHARDS,
-    Family,
-    FieldTypeError,
-    PairingSettings,
-    RunPlan,
-)
+from distbench.games.base import MAX_PLANNED_SHARDS, FieldTypeError, PairingSettings, RunPlan
+from distbench.games.family import Family
 from distbench.report.ratings import (
     DEFAULT_ALPHA,
     MAX_RESAMPLES,
@@ -78,8 +73,11 @@ class Tournament:
               **kwargs: Any) -> Tournament:
         """Resolves ``--players`` entries through the family (ValueError: one line)."""
         if not family.pairable:
+            from distbench.games.registry import families
+
+            seated = ", ".join(name for name, f in families().items() if f.pairable)
             raise ValueError(f"the {family.name} family has no seats for players to fill "
-                             "(tournaments need a family such as negotiation or fog)")
+                             f"(tournaments need a family with seats: {seated})")
         if settings.num_instances < 1:
             raise ValueError(f"--num-instances must be at least 1, got {settings.num_instances}")
         players, labels = [], []
@@ -91,10 +89,10 @@ class Tournament:
             labels.append(label)
         if len(players) < 2:
             raise ValueError(f"a tournament needs at least two players, got {len(players)}")
-        unknown = [k for k in settings.options if k not in family.pairing_options]
+        known = family.tournaments.options if family.tournaments else {}
+        unknown = [k for k in settings.options if k not in known]
         if unknown:
-            takes = (f"takes {', '.join(family.pairing_options)}" if family.pairing_options
-                     else "takes none")
+            takes = f"takes {', '.join(known)}" if known else "takes none"
             raise ValueError(f"--option {unknown[0]}: not a setting of the {family.name} "
                              f"family's tournaments (it {takes})")
         resamples = kwargs.get("resamples", 1000)
@@ -351,28 +349,6 @@ def write_ratings(run_dir: Path, result: TournamentRatings) -> None:
 
     with exclusive(run_dir):
         RunWriter(run_dir).commit_shard(RATINGS_MARKER, ratings_tables(result))
-
-
-def format_ranking(ratings: list[dict[str, Any]]) -> str:
-    """The ranking with intervals, as text for the terminal."""
-    if not ratings:
-        return "no games were rated"
-    width = max(6, *(len(r["player"]) for r in ratings))
-    level = round(100 * ratings[0]["confidence"])
-    lines = [f"{'rank':>4}  {'player':<{width}} {'games':>6} {'wins':>7} {'BT':>7} "
-             f"{f'{level}% interval':>18} {'Elo':>6} {'Nash mass':>9} {'Nash rating':>11}"]
-    for r in ratings:
-        ci = ("[{:+.2f}, {:+.2f}]".format(r["bt_low"], r["bt_high"])
-              if r["bt_low"] is not None else "" if r["matches"] else "no games")
-        lines.append(f"{r['rank']:>4}  {r['player']:<{width}} {r['matches']:>6} "
-                     f"{r['wins']:>7.1f} {r['bt_strength']:>+7.2f} {ci:>18} {r['elo']:>6.0f} "
-                     f"{r['nash_mass']:>9.3f} "
-                     + (f"{r['nash_rating']:>+11.3f}" if r["nash_rating"] is not None
-                        else f"{'':>11}"))
-    if any(r["bt_low"] is not None for r in ratings):
-        lines.append(f"BT intervals: simultaneous at {level}% (all players' intervals hold at "
-                     "once; a bootstrap max-|t| band over games)")
-    return "\n".join(lines)
 
 
 # --- adaptive scheduling -------------------------------------------------------------------

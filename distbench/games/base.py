@@ -1,43 +1,41 @@
-"""The family contract: what a game family gives the engine, and the types they share.
+"""The types every game family shares, and the helpers they use.
 
-A family is a package under ``distbench/games/`` (or an installed plugin) that describes itself
-with a :class:`Family` and registers it at the bottom of its plan module, the way an OpenSpiel
-game registers itself (``distbench.games.registry``). The engine runs any family through it:
+A family declares itself with a :class:`distbench.games.family.Family` (the contract at a
+glance is that module's docstring and ``docs/contract.md``); what the declaration's hooks
+take and return is here, plain data the engine and the families both import:
 
-- ``plan(config, run_id) -> RunPlan``: the family's configuration expanded into shards with
-  stable ids (:func:`stable_hash` of what decides their rows);
-- ``run_shard(shard, backends) -> ShardResult``: plays one shard and returns Arrow tables
-  (named ``module:attr``, imported on the worker only, so a driver never loads a family's
-  kernels);
-- ``tables``: the family's table schemas (handed to the store, which knows no game);
-- ``summarize(con, offload) -> records``: the summary records of a run, from DuckDB views;
-- ``unit``: what a shard's ``num_units`` counts, for the progress line;
-- ``rescore(stored) -> Rescored`` (optional): re-reads one committed shard's stored answers with
-  today's parsers and re-scores them with today's metrics, calling no model
-  (``distbench rescore``; :class:`StoredShard`, :class:`Rescored`).
+- :class:`Shard`: what every family's shard is (``shard_id``, ``family``, ``num_units``, and
+  ``specs`` or ``llm``); :func:`shard_specs` reads its models;
+- :class:`RunConfig`: a configuration that plans itself (``plan(run_id) -> RunPlan``) and
+  says what decides its rows (``identity()``); :func:`check_config` holds the checks every
+  configuration shares;
+- :class:`RunPlan` (the shards and how to summarise them), :class:`ShardResult` (a shard's
+  Arrow tables), :class:`CommandRun` (what ``distbench run`` plays);
+- :class:`StoredShard` / :class:`Rescored`: a rescore hook's input and output;
+- :class:`PairingSettings`, :class:`PairConfig`, :class:`SeatOutcome`, :func:`seat_label`:
+  a tournament's pairings and what it rates;
+- :func:`stable_hash` (shard ids), :func:`derive_seed` (seeds from stable ids).
 
-Everything here is plain data and functions: families import it, the engine imports it, and
-it imports no family and nothing above ``games``.
+It imports no family and nothing above ``games``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import math
 import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from distbench.llm.base import BackendSpec
 
-__all__ = ["CommandRun", "Family", "FieldTypeError", "PairingSettings", "Rescored", "RunPlan",
-           "SeatOutcome", "ShardResult", "StoredShard",
-           "catalog_rows", "check_config", "derive_seed", "parse_player", "seed_key", "shard_specs",
-           "stable_hash"]
+__all__ = ["CATALOG_KINDS", "CommandRun", "FieldTypeError", "PairConfig", "PairingSettings",
+           "Rescored", "RunConfig", "RunPlan", "SeatOutcome", "Shard", "ShardResult", "StoredShard",
+           "catalog_rows", "check_config", "check_field_types", "derive_seed", "parse_player",
+           "seat_identity", "seat_label", "seed_key", "shard_specs", "stable_hash"]
 
 #: Configuration fields that, when a run configuration has them, must be at least 1.
 POSITIVE_FIELDS = ("num_games", "num_trials", "num_opponents", "shard_trials", "shard_episodes",
@@ -363,11 +361,6 @@ class FieldTypeError(ValueError):
         self.field = name
 
 
-def _load(target: str) -> Any:
-    module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
 @dataclass(frozen=True)
 class PairingSettings:
     """What every pairing of a tournament shares (``Family.pairing``).
@@ -467,198 +460,35 @@ class SeatOutcome:
     shard_id: str = ""
 
 
-@dataclass(frozen=True)
-class Family:
-    """A game family, as the engine, the store and the CLI see it.
+@runtime_checkable
+class Shard(Protocol):
+    """What every family's shard is (a frozen dataclass of the family's own fields besides
+    these): the driver schedules, records and resumes shards by these alone, and hands each
+    back to its family's runner.
 
     Attributes:
-        name: The ``--family`` value and the ``family`` of its shards.
-        description: One line for ``--help`` and the README.
-        tables: The family's tables, name -> Arrow schema (every column described).
-        main_table: The table a user looks at first (one row per game or episode).
-        runner: ``"module:function"`` of ``run_shard(shard, backends) -> ShardResult``,
-            imported where shards run.
-        summarize: ``"module:function"`` of ``summarize(con, offload) -> list[dict]``.
-        unit: What a shard's ``num_units`` counts.
-        sweep: ``"module:function"`` of ``(sweep_spec, model_entry) -> [config, ...]``: what
-            the family plays for one model of a sweep (each config has ``plan(run_id)`` and
-            ``identity()``); None: the family takes no part in sweeps.
-        describer: ``"module:function"`` of ``(sweep_spec, shards) -> dict``: the family's
-            figures for ``distbench sweep plan`` (cells, calls, tokens, episodes...).
-        command: ``"module:function"`` of ``(options, spec) -> CommandRun``: builds the
-            family's configuration from ``distbench run``'s options (a dict of every option's
-            value) and the model spec; raises ValueError with a one-line message on bad input.
-        report: ``"module:function"`` of ``section(doc, con)``: the family's section of
-            ``distbench report`` (figures and tables), or None.
-        warm_up: ``"module:function"`` run once by a warm executor before its first shard
-            (import the runner, load compiled kernels), or None.
-        sweep_key: Where the family's configurations sit in a sweep's recorded identity
-            (``"sweep"`` for the matrix family, as in runs made before families were
-            plugins; ``"families"`` for the others).
-        options: ``"module:attr"`` of a list of ``click.Option``: the family's own flags of
-            ``distbench run`` (shown under its name in ``--help``; refused with another
-            family). Their values reach ``command`` in ``options`` by parameter name.
-        section: ``"module:function"`` of ``(table) -> dict``: validates the family's
-            ``[<name>]`` table of a sweep spec and returns it with its defaults filled in
-            (ValueError ``"key: problem"`` on bad input); the sweep hook reads it as
-            ``spec.section(<name>)``. None: the family has no spec section.
-        modes: The family's ``--mode`` values, first the default (for ``--help``).
-        views: SQL views over the family's tables, name -> (SELECT statement, the tables it
-            reads), handed to the store with the tables: every connection to a run has them
-            (e.g. the matrix family's ``matrix_scored``, the trials with their honest scores).
-        viewer: ``"module:function"`` of ``view(con, options) -> ViewPart``: the family's
-            part of ``distbench view`` (sampled transcripts; see
-            :mod:`distbench.report.viewer`), or None: a generic table of its main table.
-        rescore: ``"module:function"`` of ``rescore(stored: StoredShard) -> Rescored``: re-reads
-            a committed shard's stored answers with today's parsers and re-scores them, with no
-            model call (``distbench rescore``); None: the family's runs cannot be rescored.
-        export: ``"module:function"`` of ``export(con, out_dir, run_id) -> [paths]``: the
-            files ``distbench export`` writes for a run of the family, or None: each of the
-            family's tables as JSON records (``<table>.json``) and its summary
-            (``summary.json``).
-        seats: The seats a player fills, in order (e.g. ``("a", "b")``); empty: players
-            cannot be paired (no tournaments of the family).
-        player: ``"module:function"`` of ``(text) -> (player, label)``: a tournament's
-            ``--players`` entry as the family's player (a model spec or a scripted name) and
-            its label as the family's tables write it (ValueError: one line).
-        pairing: ``"module:function"`` of ``(player_a, player_b, settings) -> config``: the
-            configuration (with ``plan(run_id)`` and ``identity()``) playing one pairing in
-            every seat, on the same instances in each seat order (paired); ``settings`` is a
-            :class:`PairingSettings`.
-        outcomes: ``"module:function"`` of ``(con) -> list[SeatOutcome]``: every game of a run
-            with who sat where and each seat's score (higher is better, in the family's
-            units), what a tournament rates.
-        pairing_options: The family's own tournament settings, name -> one line of help:
-            what ``distbench tournament --option NAME=VALUE`` may set (it reaches ``pairing``
-            in ``PairingSettings.options``); any other name is refused in one line.
-        catalog: ``"module:function"`` of ``() -> {kind: [row, ...]}``: what the family offers
-            by name, for ``distbench list``; a kind is one of :data:`CATALOG_KINDS` (``games``,
-            ``strategies``, ``classes``, ``buckets``, ``players``: the scripted ``--players``
-            of a tournament), a row a dict with at least ``name`` and ``description``. None:
-            nothing to list beyond the family itself.
+        shard_id: Stable id (:func:`stable_hash` of what decides the shard's rows).
+        family: The family's name (the runner the shard goes to).
+        num_units: The units it plays (``Identity.unit``: trials, episodes, games...).
+
+    A shard also names the models it calls, as ``specs`` (several) or ``llm`` (one):
+    :func:`shard_specs` reads either.
     """
 
-    name: str
-    description: str
-    tables: Mapping[str, Any]
-    main_table: str
-    runner: str
-    summarize: str
-    unit: str = "trials"
-    sweep: str | None = None
-    describer: str | None = None
-    warm_up: str | None = None
-    report: str | None = None
-    command: str | None = None
-    sweep_key: str = "families"
-    options: str | None = None
-    section: str | None = None
-    modes: tuple[str, ...] = ()
-    views: Mapping[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
-    viewer: str | None = None
-    rescore: str | None = None
-    export: str | None = None
-    seats: tuple[str, ...] = ()
-    player: str | None = None
-    pairing: str | None = None
-    outcomes: str | None = None
-    pairing_options: Mapping[str, str] = field(default_factory=dict)
-    catalog: str | None = None
+    shard_id: str
+    family: str
+    num_units: int
 
-    def __post_init__(self) -> None:
-        if not self.name.isidentifier():
-            raise ValueError(f"a family name must be an identifier, got {self.name!r}")
-        if self.main_table not in self.tables:
-            raise ValueError(f"family {self.name!r}: main table {self.main_table!r} is not "
-                             f"among its tables ({', '.join(self.tables)})")
 
-    def run_shard(self, shard: Any, backends: Mapping[BackendSpec, Any]) -> ShardResult:
-        """Plays ``shard`` (imports the runner on first use)."""
-        return _load(self.runner)(shard, backends)
+@runtime_checkable
+class RunConfig(Protocol):
+    """What every family's run configuration is (a frozen dataclass that checks itself with
+    :func:`check_config` in ``__post_init__``): it plans itself and says what decides its rows."""
 
-    def summary(self, con: Any, offload: Any = None) -> list[dict[str, Any]]:
-        """The summary records of a run's rows of this family."""
-        return _load(self.summarize)(con, offload)
+    def plan(self, run_id: str) -> RunPlan:
+        """The configuration expanded into shards."""
+        ...
 
-    def command_run(self, options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
-        """What ``distbench run --family <name>`` plays with these options."""
-        if not self.command:
-            raise ValueError(f"the {self.name} family cannot be run with distbench run")
-        return _load(self.command)(options, spec)
-
-    def cli_options(self) -> list[Any]:
-        """The family's own ``click.Option`` objects for ``distbench run`` (none by default)."""
-        return list(_load(self.options)) if self.options else []
-
-    def spec_section(self, table: Any) -> dict[str, Any]:
-        """The family's sweep-spec section validated, defaults filled in (ValueError)."""
-        if not self.section:
-            raise ValueError("this family takes no section in a sweep spec")
-        return dict(_load(self.section)(table))
-
-    def report_section(self, doc: Any, con: Any) -> None:
-        """Adds the family's section to a report document (imports it on first use)."""
-        if self.report:
-            _load(self.report)(doc, con)
-
-    def view_part(self, con: Any, options: Any) -> Any:
-        """The family's part of ``distbench view`` (its ``viewer`` hook; ValueError when it
-        has none)."""
-        if not self.viewer:
-            raise ValueError(f"the {self.name} family has no viewer hook")
-        return _load(self.viewer)(con, options)
-
-    def rescore_shard(self, stored: StoredShard) -> Rescored:
-        """Re-reads and re-scores one stored shard (its ``rescore`` hook; ValueError when it
-        has none)."""
-        if not self.rescore:
-            raise ValueError(f"the {self.name} family cannot rescore a run (it has no rescore "
-                             "hook)")
-        return _load(self.rescore)(stored)
-
-    def export_files(self, con: Any, out_dir: Path, run_id: str) -> list[Path] | None:
-        """The family's ``distbench export`` files (its ``export`` hook), or None when it has
-        no hook (the generic export applies)."""
-        return list(_load(self.export)(con, out_dir, run_id)) if self.export else None
-
-    def catalog_entries(self) -> dict[str, list[dict[str, Any]]]:
-        """What the family offers by name (its ``catalog`` hook; empty when it has none)."""
-        if not self.catalog:
-            return {}
-        return {kind: [dict(row) for row in rows] for kind, rows in _load(self.catalog)().items()}
-
-    @property
-    def pairable(self) -> bool:
-        """Whether players can be paired in this family's seats (a tournament can run)."""
-        return bool(self.seats and self.player and self.pairing and self.outcomes)
-
-    def tournament_player(self, text: str) -> tuple[Any, str]:
-        """A ``--players`` entry as (the family's player, its label) (ValueError)."""
-        if not self.pairable:
-            raise ValueError(f"the {self.name} family has no seats for players to fill")
-        return _load(self.player)(text)
-
-    def plan_pairing(self, player_a: Any, player_b: Any, settings: PairingSettings) -> Any:
-        """The configuration playing ``player_a`` against ``player_b`` in every seat."""
-        if not self.pairable:
-            raise ValueError(f"the {self.name} family has no seats for players to fill")
-        return _load(self.pairing)(player_a, player_b, settings)
-
-    def seat_outcomes(self, con: Any) -> list[SeatOutcome]:
-        """Every game of a run with each seat's player and score."""
-        if not self.pairable:
-            raise ValueError(f"the {self.name} family has no seats for players to fill")
-        return list(_load(self.outcomes)(con))
-
-    def warm(self) -> None:
-        """Runs the family's warm-up (nothing when it has none)."""
-        if self.warm_up:
-            _load(self.warm_up)()
-
-    def sweep_configs(self, spec: Any, entry: Any) -> list[Any]:
-        """The configurations the family plays for one model entry of a sweep."""
-        return list(_load(self.sweep)(spec, entry)) if self.sweep else []
-
-    def describe(self, spec: Any, shards: list[Any]) -> dict[str, Any]:
-        """The family's figures of a sweep's shards, for ``distbench sweep plan``."""
-        return dict(_load(self.describer)(spec, shards)) if self.describer else {}
+    def identity(self) -> dict[str, Any]:
+        """What decides the rows (compared on resume): no execution-only setting."""
+        ...

@@ -15,12 +15,14 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from distbench.errors import did_you_mean
-from distbench.games.base import Family
+from distbench.games.family import Family
 from distbench.store.schema import register_tables, register_views
 
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "distbench.families"
+DEFAULT = "matrix"
+"""The family ``distbench run`` plays when ``--family`` is not given."""
 BUILTIN = ("distbench.games.matrix.plan", "distbench.games.negotiation.plan",
            "distbench.games.fog.plan", "distbench.games.bimatrix.plan",
            "distbench.games.repeated.plan", "distbench.games.openspiel.plan",
@@ -43,7 +45,7 @@ def register(family: Family) -> Family:
     if known is not None:
         raise ValueError(f"game family {family.name!r} is registered twice")
     register_tables(family.tables, owner=family.name)
-    register_views(family.views, owner=family.name)
+    register_views(family.identity.views, owner=family.name)
     _FAMILIES[family.name] = family
     return family
 
@@ -77,15 +79,26 @@ def report_parts() -> list[Any]:
     from distbench.report.build import ReportPart
 
     return [ReportPart(f.name, f.main_table, f.unit, f.report_section)
-            for f in families().values() if f.report]
+            for f in families().values() if f.presentation.report]
 
 
 def view_sources() -> list[Any]:
     """Every family's part of ``distbench view`` (for :func:`distbench.report.viewer.build_view`)."""
     from distbench.report.viewer import ViewSource
 
-    return [ViewSource(f.name, f.main_table, f.view_part if f.viewer else None)
+    return [ViewSource(f.name, f.main_table, f.view_part if f.presentation.viewer else None)
             for f in families().values()]
+
+
+def compare_units() -> list[Any]:
+    """Every compared family's units and metrics (``Family.comparing``; for
+    :func:`distbench.report.compare.compare_runs`)."""
+    return [f.compare_units() for f in families().values() if f.comparing]
+
+
+def default_family() -> str:
+    """The family ``distbench run`` plays by default."""
+    return DEFAULT
 
 
 def get_family(name: str) -> Family:

@@ -4,25 +4,16 @@ on the headline first.
 Separate runs of different models are comparable wherever they played the same instances:
 games are generated from their seeds alone, so two runs over the same seeds meet the same
 games. Each family's results are cut into **units** (one instance a player played) within
-**groups** (the conditions under which units are comparable):
-
-* matrix: unit = the game (``game_id`` = bucket, seed, game index), group = the answer mode;
-* negotiation: unit = the instance (``instance_id``), group = mode, language and opponent;
-* fog: unit = the game (seed, game index), group = the condition (board, forces, turn limit,
-  scouting and scout accuracy) and the opponent;
-* bimatrix: unit = the game (``game_id`` = game set, seed, game index), group = the seat, the
-  answer mode and the opponent (``eq1``, ``uniform``, ``self``, a model, ...);
-* repeated: unit = the match (``match_id`` = stage, opponent, seed, match index: the same
-  stage game in every run), group = the stage, the horizon or continuation probability and
-  the opponent.
+**groups** (the conditions under which units are comparable), as the family declares them
+(its ``Comparing.units`` hook, a :class:`FamilyUnits`, in ``games/<family>/compare.py``): the
+caller hands the families to compare (``distbench.games.registry.compare_units``), so a
+plugin family is compared as a built-in one.
 
 **Metrics**, the headline first (:mod:`distbench.report.headline`): ``quality`` (per unit, the
 mean quality of its answered trials, an invalid answer 0: subset "all trials"), then its
 components ``valid_rate`` (all trials) and ``quality_of_valid`` (subset "valid only": a unit
 counts for a player when it has a valid answer there, and a paired row uses the units valid in
-both runs), then the family's own (matrix: exploitability and Nash gap over valid answers;
-fog: the raw score; bimatrix: regret over valid answers; repeated: regret over complete
-matches against a machine). Calls that failed at the server are never counted: a trial, episode or
+both runs), then the family's own (e.g. exploitability, regret, a raw score). Calls that failed at the server are never counted: a trial, episode or
 game whose call failed is left out of every metric.
 
 The opponent is part of the group because a score against one opponent says nothing about a
@@ -51,8 +42,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
@@ -109,205 +100,11 @@ HEADLINE = (Metric("quality", "higher"), Metric("valid_rate", "higher"),
             Metric("quality_of_valid", "higher", VALID_ONLY))
 """The headline and its components, first in every family."""
 
-# quality_of_valid: the mean quality of the valid answers (a valid answer's quality).
-_MATRIX_SQL = """
-SELECT
-    run_id,
-    provider || ':' || model                                         AS player,
-    mode                                                             AS grp,
-    game_id                                                          AS unit,
-    sum(quality) FILTER (WHERE isfinite(quality))                    AS quality_sum,
-    count(quality) FILTER (WHERE isfinite(quality))                  AS quality_n,
-    CAST(count(*) FILTER (WHERE parse_status = 'ok') AS DOUBLE)      AS valid_rate_sum,
-    count(*) FILTER (WHERE answered)                                 AS valid_rate_n,
-    sum(quality) FILTER (WHERE parse_status = 'ok' AND isfinite(quality)) AS quality_of_valid_sum,
-    count(quality) FILTER (WHERE parse_status = 'ok' AND isfinite(quality)) AS quality_of_valid_n,
-    sum(exploitability) FILTER (WHERE parse_status = 'ok' AND isfinite(exploitability)) AS exploitability_sum,
-    count(exploitability) FILTER (WHERE parse_status = 'ok' AND isfinite(exploitability)) AS exploitability_n,
-    sum(nash_gap) FILTER (WHERE parse_status = 'ok' AND isfinite(nash_gap))             AS nash_gap_sum,
-    count(nash_gap) FILTER (WHERE parse_status = 'ok' AND isfinite(nash_gap))           AS nash_gap_n
-FROM matrix_scored
-GROUP BY ALL
-ORDER BY run_id, player, grp, unit
-"""
 
-# Per seat: quality main_score / 100 on a deal, 0 on no deal or an abort; an episode aborted
-# by a failed call is left out (README, "The headline").
-_NEGOTIATION_SQL = """
-WITH seats AS (
-    SELECT run_id, player_a AS player, player_b AS opponent, mode, lang, instance_id, aborted,
-           main_score, abort_reason
-    FROM episodes
-    UNION ALL
-    SELECT run_id, player_b, player_a, mode, lang, instance_id, aborted, main_score,
-           abort_reason
-    FROM episodes
-),
-scored AS (
-    SELECT *, abort_reason IS DISTINCT FROM 'call_failed' AS answered,
-           CASE WHEN abort_reason IS NOT DISTINCT FROM 'call_failed' THEN NULL
-                WHEN aborted THEN 0.0
-                ELSE greatest(0.0, least(1.0, coalesce(main_score, 0.0) / 100.0)) END AS quality
-    FROM seats
-)
-SELECT
-    run_id,
-    player,
-    mode || '/' || lang || ' vs ' || CASE WHEN opponent = player THEN 'self' ELSE opponent END
-                                                                     AS grp,
-    instance_id                                                      AS unit,
-    sum(quality)                                                     AS quality_sum,
-    count(quality)                                                   AS quality_n,
-    CAST(count(*) FILTER (WHERE answered AND NOT aborted) AS DOUBLE) AS valid_rate_sum,
-    count(*) FILTER (WHERE answered)                                 AS valid_rate_n,
-    sum(quality) FILTER (WHERE answered AND NOT aborted)             AS quality_of_valid_sum,
-    count(*) FILTER (WHERE answered AND NOT aborted)                 AS quality_of_valid_n
-FROM scored
-GROUP BY ALL
-ORDER BY run_id, player, grp, unit
-"""
 
-# Per seat and game: the score (win 1, draw 0.5); quality = the score when every answer of the
-# seat was valid, 0 when one was not (forfeit), NULL when a model call failed (left out).
-_FOG_SQL = """
-WITH answers AS (
-    SELECT run_id, shard_id, game_id, player AS seat,
-           count(*) FILTER (WHERE report_status NOT IN ('ok', 'call_failed')) AS invalid,
-           count(*) FILTER (WHERE report_status = 'call_failed')              AS failed
-    FROM fog_reports GROUP BY ALL
-),
-per_agent AS (
-    SELECT run_id, shard_id, game_id, 'a' AS seat, agent_a AS agent, agent_b AS opponent,
-           seed, game_index, board_size, num_forces, max_turns, scouting, scout_accuracy,
-           CASE winner WHEN 'a' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END AS score
-    FROM fog_games
-    UNION ALL
-    SELECT run_id, shard_id, game_id, 'b', agent_b, agent_a, seed, game_index, board_size,
-           num_forces, max_turns, scouting, scout_accuracy,
-           CASE winner WHEN 'b' THEN 1.0 WHEN 'draw' THEN 0.5 ELSE 0.0 END
-    FROM fog_games
-),
-scored AS (
-    SELECT p.*, coalesce(a.failed, 0) = 0 AS answered, coalesce(a.invalid, 0) = 0 AS valid,
-           CASE WHEN coalesce(a.failed, 0) > 0 THEN NULL
-                WHEN coalesce(a.invalid, 0) > 0 THEN 0.0 ELSE p.score END AS quality
-    FROM per_agent AS p
-    LEFT JOIN answers AS a USING (run_id, shard_id, game_id, seat)
-)
-SELECT
-    run_id,
-    agent                                                            AS player,
-    board_size || 'x' || board_size || ' k' || num_forces || ' t' || max_turns || ' '
-        || CASE WHEN scouting THEN 'scout ' || CAST(scout_accuracy AS VARCHAR)
-                ELSE 'no scouting' END
-        || ' vs ' || CASE WHEN opponent = agent THEN 'self' ELSE opponent END AS grp,
-    's' || CAST(seed AS VARCHAR) || '/g' || CAST(game_index AS VARCHAR) AS unit,
-    sum(quality)                                                     AS quality_sum,
-    count(quality)                                                   AS quality_n,
-    CAST(count(*) FILTER (WHERE answered AND valid) AS DOUBLE)       AS valid_rate_sum,
-    count(*) FILTER (WHERE answered)                                 AS valid_rate_n,
-    sum(quality) FILTER (WHERE answered AND valid)                   AS quality_of_valid_sum,
-    count(*) FILTER (WHERE answered AND valid)                       AS quality_of_valid_n,
-    sum(score) FILTER (WHERE answered)                               AS score_sum,
-    count(*) FILTER (WHERE answered)                                 AS score_n
-FROM scored
-GROUP BY ALL
-ORDER BY run_id, player, grp, unit
-"""
 
-# Per trial, the bimatrix_trials quality: NULL when a call of the model failed or another model
-# opponent's answer was invalid (left out); valid: answered and both answers it rests on parsed.
-_BIMATRIX_SQL = """
-WITH scored AS (
-    SELECT *, quality IS NOT NULL AND parse_status = 'ok' AND opponent_status = 'ok' AS valid
-    FROM bimatrix_trials
-)
-SELECT
-    run_id,
-    provider || ':' || model                                         AS player,
-    seat || '/' || mode || ' vs ' || opponent                        AS grp,
-    game_id                                                          AS unit,
-    sum(quality) FILTER (WHERE isfinite(quality))                    AS quality_sum,
-    count(quality) FILTER (WHERE isfinite(quality))                  AS quality_n,
-    CAST(count(*) FILTER (WHERE valid) AS DOUBLE)                    AS valid_rate_sum,
-    count(quality)                                                   AS valid_rate_n,
-    sum(quality) FILTER (WHERE valid AND isfinite(quality))          AS quality_of_valid_sum,
-    count(quality) FILTER (WHERE valid AND isfinite(quality))        AS quality_of_valid_n,
-    sum(regret) FILTER (WHERE valid AND isfinite(regret))            AS regret_sum,
-    count(regret) FILTER (WHERE valid AND isfinite(regret))          AS regret_n
-FROM scored
-GROUP BY ALL
-ORDER BY run_id, player, grp, unit
-"""
 
-# Per match, the repeated_matches quality: a forfeit 0, NULL for a match ended by a failed call
-# or another model's invalid answer (left out); valid = complete.
-_REPEATED_SQL = """
-SELECT
-    run_id,
-    provider || ':' || model                                         AS player,
-    stage || CASE WHEN horizon IS NOT NULL THEN ' T=' || CAST(horizon AS VARCHAR)
-                  ELSE ' p=' || CAST(continuation AS VARCHAR) END
-          || ' vs ' || opponent                                      AS grp,
-    match_id                                                         AS unit,
-    sum(quality) FILTER (WHERE isfinite(quality))                    AS quality_sum,
-    count(quality) FILTER (WHERE isfinite(quality))                  AS quality_n,
-    CAST(count(*) FILTER (WHERE quality IS NOT NULL AND status = 'complete') AS DOUBLE)
-                                                                     AS valid_rate_sum,
-    count(quality)                                                   AS valid_rate_n,
-    sum(quality) FILTER (WHERE status = 'complete' AND isfinite(quality)) AS quality_of_valid_sum,
-    count(quality) FILTER (WHERE status = 'complete' AND isfinite(quality)) AS quality_of_valid_n,
-    sum(regret) FILTER (WHERE isfinite(regret))                      AS regret_sum,
-    count(regret) FILTER (WHERE isfinite(regret))                    AS regret_n
-FROM repeated_matches
-GROUP BY ALL
-ORDER BY run_id, player, grp, unit
-"""
 
-_OPENSPIEL_SQL = """
-SELECT
-    run_id,
-    player_a                                                         AS player,
-    game || ' vs ' || player_b                                       AS grp,
-    game || '/s' || CAST(seed AS VARCHAR) || '/g' || CAST(game_index AS VARCHAR)
-         || '/seat' || CAST(seat_a AS VARCHAR)                       AS unit,
-    sum(quality_a) FILTER (WHERE isfinite(quality_a))                AS quality_sum,
-    count(quality_a) FILTER (WHERE isfinite(quality_a))              AS quality_n,
-    CAST(count(*) FILTER (WHERE quality_a IS NOT NULL
-                          AND forfeit_seat IS DISTINCT FROM seat_a) AS DOUBLE)
-                                                                     AS valid_rate_sum,
-    count(quality_a)                                                 AS valid_rate_n,
-    sum(quality_a) FILTER (WHERE forfeit_seat IS DISTINCT FROM seat_a
-                           AND isfinite(quality_a))                  AS quality_of_valid_sum,
-    count(quality_a) FILTER (WHERE forfeit_seat IS DISTINCT FROM seat_a
-                             AND isfinite(quality_a))                AS quality_of_valid_n,
-    sum(regret_a) FILTER (WHERE isfinite(regret_a))                  AS regret_sum,
-    count(regret_a) FILTER (WHERE isfinite(regret_a))                AS regret_n
-FROM matches
-GROUP BY ALL
-ORDER BY run_id, player, grp, unit
-"""
-
-FAMILIES: tuple[FamilyUnits, ...] = (
-    FamilyUnits("matrix", "trials", "games", _MATRIX_SQL,
-                (*HEADLINE, Metric("exploitability", "lower", VALID_ONLY),
-                 Metric("nash_gap", "lower", VALID_ONLY)),
-                "buckets, seeds or answer modes", ("trials", "games")),
-    FamilyUnits("negotiation", "episodes", "instances", _NEGOTIATION_SQL, HEADLINE,
-                "seeds, modes, languages or opponents", ("episodes",)),
-    FamilyUnits("fog", "fog_games", "games", _FOG_SQL, (*HEADLINE, Metric("score", "higher")),
-                "seeds, conditions or opponents", ("fog_games", "fog_reports")),
-    FamilyUnits("bimatrix", "bimatrix_trials", "games", _BIMATRIX_SQL,
-                (*HEADLINE, Metric("regret", "lower", VALID_ONLY)),
-                "game sets, seeds, seats, modes or opponents", ("bimatrix_trials",)),
-    FamilyUnits("repeated", "repeated_matches", "matches", _REPEATED_SQL,
-                (*HEADLINE, Metric("regret", "lower", VALID_ONLY)),
-                "stages, seeds, horizons or opponents", ("repeated_matches",)),
-    FamilyUnits("openspiel", "matches", "matches", _OPENSPIEL_SQL,
-                (*HEADLINE, Metric("regret", "lower", VALID_ONLY)),
-                "games, seeds or opponents", ("matches",)),
-)
-"""The compared families and their units (a family not listed here is not compared)."""
 
 RUN_COLUMNS = ["run_id", "path", "family", "state"]
 LEADERBOARD_COLUMNS = ["family", "group", "rank", "metric", "better", "subset", "run_id",
@@ -327,6 +124,8 @@ class Comparison:
     paired: list[tuple]
     shared: list[tuple]
     families: list[str]
+    units: Mapping[str, FamilyUnits] = field(default_factory=dict)
+    """Family name -> its units, for every family compared."""
 
     def tables(self) -> dict[str, tuple[list[str], list[tuple]]]:
         """Table name -> (columns, rows), in printing order."""
@@ -371,8 +170,9 @@ def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict]:
         cur.close()
 
 
-def compare_runs(paths: Sequence[Path | str]) -> Comparison:
-    """Compares the runs named by ``paths`` (runs or folders of runs).
+def compare_runs(paths: Sequence[Path | str], families: Sequence[FamilyUnits]) -> Comparison:
+    """Compares the runs named by ``paths`` (runs or folders of runs), family by family of
+    ``families`` (each family's units, as its ``Comparing`` hook declares them).
 
     Raises:
         UserError: a path is not a run or a folder of runs, or two folders hold the same run id.
@@ -394,18 +194,17 @@ def compare_runs(paths: Sequence[Path | str]) -> Comparison:
         seen[run_id] = run_dir
         runs.append((run_id, str(run_dir), family, state))
 
-    wanted = [f for f in FAMILIES if all(t in SCHEMAS for t in (f.table, *f.needs))]
+    wanted = [f for f in families if all(t in SCHEMAS for t in (f.table, *f.needs))]
     con = open_runs(run_dirs, safe=True,
                     tables=sorted({t for f in wanted for t in (f.table, *f.needs)}))
     try:
         result = compare_connection(con, wanted)
     finally:
         con.close()
-    return Comparison(runs, *result)
+    return Comparison(runs, *result, units={f.family: f for f in families})
 
 
-def compare_connection(con: duckdb.DuckDBPyConnection,
-                       families: Sequence[FamilyUnits] = FAMILIES,
+def compare_connection(con: duckdb.DuckDBPyConnection, families: Sequence[FamilyUnits],
                        ) -> tuple[list[tuple], list[tuple], list[tuple], list[str]]:
     """The leaderboard, paired and shared rows, and the families present, of the runs whose
     views ``con`` holds (what :func:`compare_runs` does once the runs are open)."""
@@ -548,7 +347,8 @@ def headline_lines(comparison: Comparison, family: str) -> list[str]:
     (rounded to what it supports), the units it rests on and the corrected verdict."""
     from distbench.report.headline import interval, rounded
 
-    units = {f.family: f.unit for f in FAMILIES}.get(family, "units")
+    fam = comparison.units.get(family)
+    units = fam.unit if fam else "units"
     lines = []
     for row in comparison.paired:
         r = dict(zip(PAIRED_COLUMNS, row, strict=True))
@@ -575,7 +375,7 @@ def format_p(p: float | None) -> str:
 
 def summary_lines(comparison: Comparison) -> list[str]:
     """Plain sentences about the shared instances: one per pair of players of different runs."""
-    differs = {f.family: f.differs for f in FAMILIES}
+    differs = {name: f.differs for name, f in comparison.units.items()}
     lines = []
     for family, a, b, same_run, shared, unit, groups in comparison.shared:
         if same_run:

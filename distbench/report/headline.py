@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from distbench.report.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_mean_ci
+from distbench.report.stats import bootstrap_means
 
 QUALITY_TOLERANCE = 1e-9
 """A worst pure exploitability at or below this means every action guarantees the value (all
@@ -193,12 +194,7 @@ def paired_difference(a: Sequence[float], b: Sequence[float], *,
         return None
     d = xa - xb
     n = d.size
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    step = max(1, 2_000_000 // n)
-    for lo in range(0, resamples, step):
-        hi = min(resamples, lo + step)
-        means[lo:hi] = d[rng.integers(0, n, size=(hi - lo, n))].mean(axis=1)
+    means = bootstrap_means(d, resamples=resamples, seed=seed)
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     diff = float(d.mean())

@@ -243,8 +243,8 @@ def write_seed_files(run_dir: Path, out_dir: Path, *, bucket_info: BucketInfo | 
     games, trials, manifest = _read(run_dir)
     family = str(manifest.get("family") or "")
     if not games:
-        raise NotMatrixError(f"{run_dir} holds no matrix games: the seed tool's files are "
-                             "those of the matrix family")
+        raise NotMatrixError(f"{run_dir} holds no games of the seed tool (payoff tables and "
+                             "trials): its files do not apply to this run")
     models = {(t["provider"], t["model"]) for t in trials}
     if family == "sweep" or len(models) > 1:
         config = manifest.get("config") or {}

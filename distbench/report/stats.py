@@ -183,6 +183,16 @@ def bootstrap_diff_ci(
         raise ValueError(f"diffs must be a non-empty 1-D array, got shape {d.shape}")
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
+    means = bootstrap_means(d, resamples=resamples, seed=seed)
+    alpha = (1.0 - level) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def bootstrap_means(d: np.ndarray, *, resamples: int, seed: int) -> np.ndarray:
+    """(resamples,) means of ``d`` (n,) resampled with replacement, whole units, seeded; in
+    blocks of about 2 million draws (bounded memory): the one paired bootstrap of the reports
+    (:func:`bootstrap_diff_ci`, :func:`distbench.report.headline.paired_difference`)."""
     n = d.size
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
@@ -190,9 +200,7 @@ def bootstrap_diff_ci(
     for lo in range(0, resamples, step):
         hi = min(resamples, lo + step)
         means[lo:hi] = d[rng.integers(0, n, size=(hi - lo, n))].mean(axis=1)
-    alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return float(low), float(high)
+    return means
 
 
 def paired_bootstrap(

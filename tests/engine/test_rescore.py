@@ -20,6 +20,7 @@ from ports import free_port
 
 from distbench.engine.rescore import rescore_run
 from distbench.games.answers.parse import parse_pure
+from distbench.games.family import Rescoring
 from distbench.games.registry import get_family
 from distbench.mockserver import ServerConfig, start_server
 from distbench.store.catalog import open_run
@@ -117,8 +118,8 @@ def test_a_corrected_parser_recovers_the_answers_and_moves_the_headline(tmp_path
         results = tmp_path / "results"
         matrix = get_family("matrix")
         here = __name__  # the module as pytest imported it
-        broken = dataclasses.replace(matrix, rescore=f"{here}:off_by_one_rescore")
-        fixed = dataclasses.replace(matrix, rescore=f"{here}:corrected_rescore")
+        broken = dataclasses.replace(matrix, rescoring=Rescoring(f"{here}:off_by_one_rescore"))
+        fixed = dataclasses.replace(matrix, rescoring=Rescoring(f"{here}:corrected_rescore"))
         bad = rescore_run(results / "src", results / "bad", families={"matrix": broken})
         good = rescore_run(results / "bad", results / "good", families={"matrix": fixed})
         assert _requests(server) == before
@@ -200,7 +201,7 @@ def proposals_rejected(stored):
 def test_negotiation_episode_that_would_go_on_differently_is_kept_and_marked(tmp_path):
     source = _scripted_negotiation(tmp_path)
     family = dataclasses.replace(get_family("negotiation"),
-                                 rescore=f"{__name__}:proposals_as_messages")
+                                 rescoring=Rescoring(f"{__name__}:proposals_as_messages"))
     out = rescore_run(source, tmp_path / "results" / "msg", families={"negotiation": family})
     # seat a proposed on turn 0; read as a message, seat b would be asked for a message, but
     # the stored turn 1 answers "must propose": the rest cannot be known
@@ -219,7 +220,7 @@ def test_negotiation_episode_that_would_go_on_differently_is_kept_and_marked(tmp
 def test_negotiation_episode_that_now_ends_earlier_is_rescored(tmp_path):
     source = _scripted_negotiation(tmp_path)
     family = dataclasses.replace(get_family("negotiation"),
-                                 rescore=f"{__name__}:proposals_rejected")
+                                 rescoring=Rescoring(f"{__name__}:proposals_rejected"))
     out = rescore_run(source, tmp_path / "results" / "rej", families={"negotiation": family})
     assert out.diverged == 0
     assert out.transitions[("turns", "proposal", "malformed")] == 6
@@ -260,14 +261,14 @@ def test_fog_games_rescore_unless_their_orders_change(tmp_path):
     fog = get_family("fog")
     here = __name__  # the module as pytest imported it
     same = rescore_run(source, tmp_path / "results" / "same",
-                       families={"fog": dataclasses.replace(fog, rescore=f"{here}:fog_lenient")})
+                       families={"fog": dataclasses.replace(fog, rescoring=Rescoring(f"{here}:fog_lenient"))})
     assert same.diverged == 0
     reports = sum(c for (u, _, _), c in same.transitions.items() if u == "reports")
     assert same.transitions[("reports", "no_json", "bad_beliefs")] == reports > 0
     old, new = _rows(source), _rows(tmp_path / "results" / "same")
     assert old["fog_events"] == new["fog_events"]  # the same game, move for move
     moved = rescore_run(source, tmp_path / "results" / "moved",
-                        families={"fog": dataclasses.replace(fog, rescore=f"{here}:fog_fortify")})
+                        families={"fog": dataclasses.replace(fog, rescoring=Rescoring(f"{here}:fog_fortify"))})
     assert moved.diverged == 4
     con = open_run(tmp_path / "results" / "moved")
     assert con.execute("select distinct diverged_at from fog_games").fetchall() == [(1,)]
@@ -281,7 +282,7 @@ def test_a_family_without_a_rescore_hook_is_refused_and_leaves_no_folder(tmp_pat
     run = _cli(tmp_path, "run", "--llm-type", "dummy", "--num-games", "2", "--num-trials", "2",
                "--run-id", "src", "--no-parallel")
     assert run.returncode == 0, run.stderr
-    plain = dataclasses.replace(get_family("matrix"), rescore=None)
+    plain = dataclasses.replace(get_family("matrix"), rescoring=None)
     with pytest.raises(UserError, match="cannot rescore"):
         rescore_run(tmp_path / "results" / "src", tmp_path / "results" / "new",
                     families={"matrix": plain})

@@ -22,11 +22,14 @@ from distbench.games.matrix.summary import matrix_summary
 from distbench.games.negotiation import runner as negotiation_runner
 from distbench.games.negotiation.plan import NegotiationRunConfig, plan_shards
 from distbench.games.negotiation.summary import negotiation_summary
+from distbench.games.registry import compare_units
 from distbench.kernels.zero_sum import solve_zero_sum
 from distbench.llm.registry import build_backend, make_spec
-from distbench.report.compare import FAMILIES, compare_connection
+from distbench.report.compare import compare_connection
 from distbench.report.headline import headline, holm, matrix_quality, paired_difference
 from distbench.store.catalog import _select_list
+
+FAMILIES = compare_units()  # every family's comparison units, as compare gets them
 
 EPS = 1e-12
 

@@ -32,6 +32,7 @@ from distbench.games.bimatrix.runner import run_shard as bimatrix_shard
 from distbench.games.bimatrix.runner import trial_quality
 from distbench.games.bimatrix.summary import format_summary as bimatrix_format
 from distbench.games.bimatrix.summary import summarize as bimatrix_summary
+from distbench.games.registry import compare_units
 from distbench.games.repeated.plan import RepeatedRunConfig
 from distbench.games.repeated.plan import plan_shards as plan_repeated_shards
 from distbench.games.repeated.runner import match_end, match_quality
@@ -40,8 +41,10 @@ from distbench.games.repeated.summary import format_summary as repeated_format
 from distbench.games.repeated.summary import summarize as repeated_summary
 from distbench.llm.base import Backend, BackendSpec, Request, Response
 from distbench.llm.registry import build_backend, make_spec
-from distbench.report.compare import FAMILIES, compare_connection
+from distbench.report.compare import compare_connection
 from distbench.store.catalog import _select_list
+
+FAMILIES = compare_units()  # every family's comparison units, as compare gets them
 
 EPS = 1e-12
 DUMMY = make_spec("dummy")

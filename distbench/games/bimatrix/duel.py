@@ -20,9 +20,9 @@ import numpy as np
 import pyarrow as pa
 
 from distbench.games.answers.parse import ParseStatus, parse_mixed, parse_pure
-from distbench.games.base import ShardResult, derive_seed
+from distbench.games.base import ShardResult, derive_seed, seat_label
 from distbench.games.bimatrix.instances import game_id, generate, get_set
-from distbench.games.bimatrix.pairing import BimatrixPairShard, player_label
+from distbench.games.bimatrix.pairing import BimatrixPairShard
 from distbench.games.bimatrix.plan import NAME
 from distbench.games.bimatrix.prompts import answer_policy, prompt
 from distbench.games.bimatrix.runner import run_shard as run_trial_shard
@@ -121,7 +121,7 @@ def _play_set(shard: BimatrixPairShard, game_set: str, first: int, stop: int,
             log = p.provider != "dummy"
             got = []
             for g, resp in enumerate(responses):
-                cid = f"{shard.shard_id}/{player_label(p)}/{ids[g]}/{seat}" if log else None
+                cid = f"{shard.shard_id}/{seat_label(p)}/{ids[g]}/{seat}" if log else None
                 if log:
                     logs.setdefault(p, []).append((requests[g], resp, cid,
                                                    f"{ids[g]}/{seat}/{c.mode}"))
@@ -165,7 +165,7 @@ def _play_set(shard: BimatrixPairShard, game_set: str, first: int, stop: int,
                 "duel_id": f"{gid}/p{pid}/o{order}", "game_id": gid,
                 "game_set": game_set, "set_kind": s.kind, "game_class": s.game_class,
                 "seed": shard.seed, "game_index": first + g,
-                "player_row": player_label(seats[0]), "player_col": player_label(seats[1]),
+                "player_row": seat_label(seats[0]), "player_col": seat_label(seats[1]),
                 "seat_order": order, "mode": c.mode, "payoff_row": a[g].tolist(),
                 "payoff_col": b[g].tolist(),
                 "strategy_row": None if xr is None else xr.tolist(),

@@ -55,9 +55,6 @@ DEFAULT_SETS: tuple[str, ...] = tuple(f"class:{c}" for c in CLASSES)
 Player = BackendSpec | str
 
 
-player_label = seat_label
-
-
 @dataclass(frozen=True)
 class BimatrixPairConfig(PairConfig):
     """One pairing of a tournament: ``player_a`` against ``player_b`` in both seat orders.
@@ -202,7 +199,7 @@ def player(text: str) -> tuple[Any, str]:
         spec = make_spec(text)
     except (UnknownProviderError, ValueError) as exc:
         raise ValueError(f"{text!r}: not {'|'.join(PLAYERS)} nor a model ({exc})") from None
-    return spec, player_label(spec)
+    return spec, seat_label(spec)
 
 
 def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> BimatrixPairConfig:

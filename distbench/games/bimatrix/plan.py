@@ -13,7 +13,17 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from distbench.games.base import Family, RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.base import RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.family import (
+    Comparing,
+    Family,
+    Identity,
+    Play,
+    Presentation,
+    Rescoring,
+    Sweeps,
+    Tournaments,
+)
 from distbench.games.bimatrix.instances import get_set
 from distbench.games.bimatrix.schema import FAMILY_TABLES
 from distbench.games.registry import register
@@ -236,28 +246,34 @@ def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
 
 
 FAMILY = register(Family(
-    name=NAME,
-    description="general-sum bimatrix games: regret, equilibrium play, cooperation, coordination",
-    tables=FAMILY_TABLES,
-    main_table="bimatrix_trials",
-    runner="distbench.games.bimatrix.duel:run_shard",
-    summarize="distbench.games.bimatrix.summary:summarize",
-    unit="trials",
-    sweep="distbench.games.bimatrix.plan:sweep_configs",
-    describer="distbench.games.bimatrix.plan:describe_shards",
-    report="distbench.games.bimatrix.report:section",
-    command="distbench.games.bimatrix.command:command",
-    warm_up="distbench.games.bimatrix.runner:warm_up",
-    options="distbench.games.bimatrix.command:OPTIONS",
-    catalog="distbench.games.bimatrix.command:catalog",
-    section="distbench.games.bimatrix.plan:section",
-    modes=MODES,
-    viewer="distbench.games.bimatrix.viewer:view",
-    rescore="distbench.games.bimatrix.rescore:rescore",
-    seats=SEATS,
-    player="distbench.games.bimatrix.pairing:player",
-    pairing="distbench.games.bimatrix.pairing:pairing",
-    outcomes="distbench.games.bimatrix.pairing:outcomes",
-    pairing_options={"sets": "a game set or a JSON list of them (default: every named class)",
-                     "mode": "pure|mixed (default pure)"},
+    identity=Identity(
+        name=NAME,
+        description="general-sum bimatrix games: regret, equilibrium play, cooperation, "
+                    "coordination",
+        tables=FAMILY_TABLES, main_table="bimatrix_trials", unit="trials", modes=MODES),
+    play=Play(
+        runner="distbench.games.bimatrix.duel:run_shard",
+        summarize="distbench.games.bimatrix.summary:summarize",
+        command="distbench.games.bimatrix.command:command",
+        options="distbench.games.bimatrix.command:OPTIONS",
+        warm_up="distbench.games.bimatrix.runner:warm_up",
+        batch=True),
+    presentation=Presentation(
+        catalog="distbench.games.bimatrix.command:catalog",
+        report="distbench.games.bimatrix.report:section",
+        viewer="distbench.games.bimatrix.viewer:view"),
+    sweeps=Sweeps(
+        configs="distbench.games.bimatrix.plan:sweep_configs",
+        describer="distbench.games.bimatrix.plan:describe_shards",
+        section="distbench.games.bimatrix.plan:section"),
+    tournaments=Tournaments(
+        seats=SEATS,
+        player="distbench.games.bimatrix.pairing:player",
+        pairing="distbench.games.bimatrix.pairing:pairing",
+        outcomes="distbench.games.bimatrix.pairing:outcomes",
+        options={"sets": "a game set or a JSON list of them (default: every named class)",
+                 "mode": "pure|mixed (default pure)"},
+        anchors=("eq", "uniform", "maxmin", "class")),
+    comparing=Comparing("distbench.games.bimatrix.compare:UNITS"),
+    rescoring=Rescoring("distbench.games.bimatrix.rescore:rescore"),
 ))

@@ -262,3 +262,30 @@ def game_metrics(beliefs: np.ndarray, truth: np.ndarray, valid: np.ndarray, turn
         "uncertainty_reduction": uncertainty_reduction(h[np.isfinite(h)]),
         "valid_reports": int(np.asarray(valid, dtype=bool).sum()),
     }
+
+
+def format_gradient(gradient: list[dict], verdict: str) -> str:
+    """The tier-gradient table and its verdict (``gradient_verdict``: read from the 95%
+    Wilson intervals of the adjacent tiers, never from the point estimates) as text."""
+    width = max([18] + [len(f"{g['higher']} vs {g['lower']}") for g in gradient])
+    lines = [f"{'pairing':<{width}} {'games':>6} {'higher-tier score':>18} {'95% CI':>16}"]
+    for g in gradient:
+        pair = f"{g['higher']} vs {g['lower']}"
+        ci = "[{:.3f}, {:.3f}]".format(g["ci_low"], g["ci_high"])
+        lines.append(f"{pair:<{width}} {g['games']:>6} {g['score_rate']:>18.3f} {ci:>16}")
+
+    def pairs(keep) -> str:
+        return "; ".join(f"{g['higher']} vs {g['lower']} [{g['ci_low']:.3f}, {g['ci_high']:.3f}]"
+                         for g in adjacent_pairs(gradient) if keep(g))
+
+    if verdict == "holds":
+        line = "HOLDS (every adjacent tier's 95% interval lies above 0.5)"
+    elif verdict == "fails":
+        line = "FAILS (interval below 0.5: " + pairs(lambda g: g["ci_high"] < 0.5) + ")"
+    elif adjacent_pairs(gradient):
+        line = ("NOT SHOWN (inconclusive, interval contains 0.5: "
+                + pairs(lambda g: not g["ci_low"] > 0.5) + ")")
+    else:
+        line = "NOT SHOWN (no pair of adjacent tiers)"
+    lines.append("tier gradient: " + line)
+    return "\n".join(lines)

@@ -13,7 +13,17 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from distbench.games.base import Family, RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.base import RunPlan, check_config, check_plan_size, seat_label, stable_hash
+from distbench.games.family import (
+    Comparing,
+    Family,
+    Identity,
+    Play,
+    Presentation,
+    Rescoring,
+    Sweeps,
+    Tournaments,
+)
 from distbench.games.fog.agents import TIERS, check_agent
 from distbench.games.fog.rules import Rules
 from distbench.games.fog.schema import TABLES
@@ -24,11 +34,6 @@ AgentSpec = str | BackendSpec
 """A scripted tier name (``tier1``..``tier4``), a user's agent class ``module:Class`` (imported
 where the shard plays, see :func:`distbench.games.fog.agents.load_agent_class`) or the spec of
 a model."""
-
-
-def agent_label(agent: AgentSpec) -> str:
-    """``tier3``, ``mypkg.agents:MyAgent`` or ``provider:model``."""
-    return agent if isinstance(agent, str) else f"{agent.provider}:{agent.model}"
 
 
 def _agent_json(agent: AgentSpec, identity: bool) -> Any:
@@ -213,8 +218,8 @@ def plan_fog_shards(config: FogRunConfig, run_id: str = "") -> list[FogShard]:
                     "max_tokens": config.max_tokens if specs else None,
                 }
                 shards.append(FogShard(
-                    shard_id=f"f-{stable_hash(key)}", agent_a=agent_label(a),
-                    agent_b=agent_label(b),
+                    shard_id=f"f-{stable_hash(key)}", agent_a=seat_label(a),
+                    agent_b=seat_label(b),
                     llm_a=a if isinstance(a, BackendSpec) else None,
                     llm_b=b if isinstance(b, BackendSpec) else None,
                     seed=seed, start=start, stop=stop, rules=rules, llm_seed=config.llm_seed,
@@ -284,27 +289,35 @@ def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
 
 
 FAMILY = register(Family(
-    name="fog",
-    description="fog-of-war skirmish with hidden powers: beliefs (Brier, log loss, "
-                "calibration), theory of mind, wins",
-    tables=TABLES,
-    main_table="fog_games",
-    runner="distbench.games.fog.runner:run_shard",
-    summarize="distbench.games.fog.summary:fog_summary",
-    unit="games",
-    sweep="distbench.games.fog.plan:sweep_configs",
-    describer="distbench.games.fog.plan:describe_shards",
-    report="distbench.games.fog.report:section",
-    command="distbench.games.fog.command:command",
-    options="distbench.games.fog.command:OPTIONS",
-    catalog="distbench.games.fog.command:catalog",
-    section="distbench.games.fog.command:section",
-    viewer="distbench.games.fog.viewer:view",
-    rescore="distbench.games.fog.rescore:rescore",
-    seats=("a", "b"),
-    player="distbench.games.fog.tournament:player",
-    pairing="distbench.games.fog.tournament:pairing",
-    outcomes="distbench.games.fog.tournament:outcomes",
-    pairing_options={"scout_accuracy": "probability a scout report is exact (default 0.7)",
-                     "scouting": "true|false (default true)"},
+    identity=Identity(
+        name="fog",
+        description="fog-of-war skirmish with hidden powers: beliefs (Brier, log loss, "
+                    "calibration), theory of mind, wins",
+        tables=TABLES, main_table="fog_games", unit="games"),
+    play=Play(
+        runner="distbench.games.fog.runner:run_shard",
+        summarize="distbench.games.fog.summary:fog_summary",
+        command="distbench.games.fog.command:command",
+        options="distbench.games.fog.command:OPTIONS",
+        commands="distbench.games.fog.commands:commands",
+        example=("--agent", "tier3", "--opponent", "tier1", "--num-games", "2")),
+    presentation=Presentation(
+        catalog="distbench.games.fog.command:catalog",
+        report="distbench.games.fog.report:section",
+        viewer="distbench.games.fog.viewer:view"),
+    sweeps=Sweeps(
+        configs="distbench.games.fog.plan:sweep_configs",
+        describer="distbench.games.fog.plan:describe_shards",
+        section="distbench.games.fog.command:section"),
+    tournaments=Tournaments(
+        seats=("a", "b"),
+        player="distbench.games.fog.tournament:player",
+        pairing="distbench.games.fog.tournament:pairing",
+        outcomes="distbench.games.fog.tournament:outcomes",
+        options={"scout_accuracy": "probability a scout report is exact (default 0.7)",
+                 "scouting": "true|false (default true)"},
+        anchors=("tier1", "tier2", "tier3", "tier4"),
+        report="distbench.games.fog.tournament:report"),
+    rescoring=Rescoring("distbench.games.fog.rescore:rescore"),
+    comparing=Comparing("distbench.games.fog.compare:UNITS"),
 ))

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from distbench.games.base import PairingSettings, SeatOutcome
-from distbench.games.fog.plan import FogRunConfig, agent_label
+from distbench.games.base import PairingSettings, SeatOutcome, seat_label
+from distbench.games.fog.plan import FogRunConfig
 
 SEATS = ("a", "b")
 
@@ -52,7 +52,7 @@ def player(text: str) -> tuple[Any, str]:
     agent = fog_player(text, make_spec("dummy"))
     if not isinstance(agent, str) and agent.provider == "dummy":
         raise ValueError("the dummy model cannot play fog of war; use tier1..tier4 or a model")
-    return agent, agent_label(agent)
+    return agent, seat_label(agent)
 
 
 def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> FogRunConfig:
@@ -71,3 +71,14 @@ def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> FogRunCo
 def outcomes(con: Any) -> list[SeatOutcome]:
     """Every game with each seat's score (1 win, 0.5 draw, 0 loss)."""
     return [SeatOutcome(*row) for row in con.execute(OUTCOMES_SQL).fetchall()]
+
+
+def report(con: Any) -> str:
+    """The tier gradient of a tournament's games (printed before its ranking): the
+    higher-tier score of every pair of agents with its 95% Wilson interval, and the verdict."""
+    from distbench.games.fog.metrics import format_gradient, gradient_verdict, tier_gradient
+
+    rows = [dict(zip(("agent_a", "agent_b", "winner"), r, strict=True)) for r in
+            con.execute("select agent_a, agent_b, winner from fog_games").fetchall()]
+    gradient = tier_gradient(rows)
+    return format_gradient(gradient, gradient_verdict(gradient))

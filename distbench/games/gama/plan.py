@@ -25,13 +25,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from distbench.games.base import (
-    Family,
     RunPlan,
     check_config,
     check_plan_size,
     seat_identity,
     stable_hash,
 )
+from distbench.games.family import Family, Identity, Play, Presentation, Sweeps
 from distbench.games.gama import rules
 from distbench.games.gama.schema import TABLES
 from distbench.games.registry import register
@@ -250,20 +250,24 @@ def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
 
 
 FAMILY = register(Family(
-    name=NAME,
-    description="GAMA-Bench's eight games of ten players (Guess 2/3, El Farol, Divide the "
-                "Dollar, Public Goods, Diner, Auction, Battle Royale, Pirate): GAMA's score "
-                "with intervals, distance to equilibrium, invalid answers, mixed tables",
-    tables=TABLES,
-    main_table="gama_games",
-    runner="distbench.games.gama.runner:run_shard",
-    summarize="distbench.games.gama.summary:summarize",
-    unit="games",
-    sweep="distbench.games.gama.plan:sweep_configs",
-    describer="distbench.games.gama.plan:describe_shards",
-    command="distbench.games.gama.command:command",
-    options="distbench.games.gama.command:OPTIONS",
-    section="distbench.games.gama.plan:section",
-    report="distbench.games.gama.report:section",
-    viewer="distbench.games.gama.viewer:view",
+    identity=Identity(
+        name=NAME,
+        description="GAMA-Bench's eight games of ten players (Guess 2/3, El Farol, Divide the "
+                    "Dollar, Public Goods, Diner, Auction, Battle Royale, Pirate): GAMA's score "
+                    "with intervals, distance to equilibrium, invalid answers, mixed tables",
+        tables=TABLES, main_table="gama_games", unit="games"),
+    play=Play(
+        runner="distbench.games.gama.runner:run_shard",
+        summarize="distbench.games.gama.summary:summarize",
+        command="distbench.games.gama.command:command",
+        options="distbench.games.gama.command:OPTIONS",
+        example=("--game", "guessing", "--llm-type", "dummy", "--num-games", "1",
+                 "--option", "rounds=2")),
+    presentation=Presentation(
+        report="distbench.games.gama.report:section",
+        viewer="distbench.games.gama.viewer:view"),
+    sweeps=Sweeps(
+        configs="distbench.games.gama.plan:sweep_configs",
+        describer="distbench.games.gama.plan:describe_shards",
+        section="distbench.games.gama.plan:section"),
 ))

@@ -18,7 +18,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from distbench.games.base import (
-    Family,
     RunPlan,
     check_config,
     check_plan_size,
@@ -26,10 +25,20 @@ from distbench.games.base import (
     seed_key,
     stable_hash,
 )
+from distbench.games.family import (
+    Comparing,
+    Family,
+    Identity,
+    Play,
+    Presentation,
+    Rescoring,
+    Sweeps,
+    Tournaments,
+)
 from distbench.games.negotiation.clembench import FileInstance, load_instances, select
 from distbench.games.negotiation.items import LANGS
 from distbench.games.negotiation.parse import KEYWORDS
-from distbench.games.negotiation.players import SCRIPTED, spec_label
+from distbench.games.negotiation.players import SCRIPTED
 from distbench.games.negotiation.prompts import MODES
 from distbench.games.negotiation.schema import TABLES
 from distbench.games.registry import register
@@ -37,11 +46,6 @@ from distbench.llm.base import BackendSpec
 
 NAME = "negotiation"
 Player = BackendSpec | str
-
-
-def player_label(player: Player) -> str:
-    """``scripted:fair`` or ``<provider>:<model>``."""
-    return player if isinstance(player, str) else spec_label(player)
 
 
 def player_identity(player: Player) -> Any:
@@ -335,28 +339,34 @@ def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
 
 
 FAMILY = register(Family(
-    name=NAME,
-    description="Deal or No Deal: multi-turn negotiation with private values, scored against "
-                "the Pareto frontier",
-    tables=TABLES,
-    main_table="episodes",
-    runner="distbench.games.negotiation.runner:run_shard",
-    summarize="distbench.games.negotiation.summary:negotiation_summary",
-    unit="episodes",
-    sweep="distbench.games.negotiation.plan:sweep_configs",
-    describer="distbench.games.negotiation.plan:describe_shards",
-    report="distbench.games.negotiation.report:section",
-    command="distbench.games.negotiation.command:command",
-    options="distbench.games.negotiation.command:OPTIONS",
-    catalog="distbench.games.negotiation.command:catalog",
-    section="distbench.games.negotiation.command:section",
-    modes=MODES,
-    viewer="distbench.games.negotiation.viewer:view",
-    rescore="distbench.games.negotiation.rescore:rescore",
-    export="distbench.games.negotiation.export:export_json",
-    seats=("a", "b"),
-    player="distbench.games.negotiation.tournament:player",
-    pairing="distbench.games.negotiation.tournament:pairing",
-    outcomes="distbench.games.negotiation.tournament:outcomes",
-    pairing_options={"mode": "semi|coop|comp (default semi)", "lang": "en|de|it (default en)"},
+    identity=Identity(
+        name=NAME,
+        description="Deal or No Deal: multi-turn negotiation with private values, scored "
+                    "against the Pareto frontier",
+        tables=TABLES, main_table="episodes", unit="episodes", modes=MODES),
+    play=Play(
+        runner="distbench.games.negotiation.runner:run_shard",
+        summarize="distbench.games.negotiation.summary:negotiation_summary",
+        command="distbench.games.negotiation.command:command",
+        options="distbench.games.negotiation.command:OPTIONS",
+        example=("--llm-type", "scripted:fair", "--num-games", "2")),
+    presentation=Presentation(
+        catalog="distbench.games.negotiation.command:catalog",
+        report="distbench.games.negotiation.report:section",
+        viewer="distbench.games.negotiation.viewer:view",
+        export="distbench.games.negotiation.export:export_json",
+        formats={"clembench": "distbench.games.negotiation.export:export_clembench"}),
+    sweeps=Sweeps(
+        configs="distbench.games.negotiation.plan:sweep_configs",
+        describer="distbench.games.negotiation.plan:describe_shards",
+        section="distbench.games.negotiation.command:section"),
+    tournaments=Tournaments(
+        seats=("a", "b"),
+        player="distbench.games.negotiation.tournament:player",
+        pairing="distbench.games.negotiation.tournament:pairing",
+        outcomes="distbench.games.negotiation.tournament:outcomes",
+        options={"mode": "semi|coop|comp (default semi)", "lang": "en|de|it (default en)"},
+        anchors=("scripted:fair", "scripted:greedy", "scripted:random")),
+    rescoring=Rescoring("distbench.games.negotiation.rescore:rescore"),
+    comparing=Comparing("distbench.games.negotiation.compare:UNITS"),
 ))

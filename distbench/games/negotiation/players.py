@@ -30,6 +30,7 @@ from distbench.games.answers.reasoning import (
     reasoning_mode,
     split_final,
 )
+from distbench.games.base import seat_label
 from distbench.games.negotiation.instances import Instance
 from distbench.games.negotiation.prompts import format_proposal, text
 from distbench.llm.base import Backend, BackendSpec, Request, Response
@@ -168,11 +169,6 @@ def scripted_player(label: str) -> ScriptedPlayer:
     return players[label]()
 
 
-def spec_label(spec: BackendSpec) -> str:
-    """The player label of a model: ``<provider>:<model>``."""
-    return f"{spec.provider}:{spec.model}"
-
-
 class ModelPlayer(Player):
     """A model through its backend (an endpoint actor under Ray): one ``generate`` per batch.
 
@@ -183,7 +179,7 @@ class ModelPlayer(Player):
     def __init__(self, spec: BackendSpec, backend: Backend, *, temperature: float,
                  max_tokens: int) -> None:
         self.spec = spec
-        self.label = spec_label(spec)
+        self.label = seat_label(spec)
         self.backend = backend
         self.temperature = temperature
         self.max_tokens = max_tokens

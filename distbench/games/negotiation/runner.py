@@ -15,12 +15,12 @@ from collections.abc import Mapping
 import pyarrow as pa
 
 from distbench.games.answers.reasoning import reasoning_mode
-from distbench.games.base import ShardResult
+from distbench.games.base import ShardResult, seat_label
 from distbench.games.negotiation import parse as P
 from distbench.games.negotiation.game import Episode
 from distbench.games.negotiation.instances import generate_instances
 from distbench.games.negotiation.pareto import pareto_batch
-from distbench.games.negotiation.plan import NAME, NegotiationShard, player_label, turn_seed
+from distbench.games.negotiation.plan import NAME, NegotiationShard, turn_seed
 from distbench.games.negotiation.players import ModelPlayer, Player, Reply, scripted_player
 from distbench.games.negotiation.schema import STORED_EPISODES, TURNS
 from distbench.llm.base import Backend, BackendSpec
@@ -32,7 +32,7 @@ def build_players(shard: NegotiationShard, backends: Mapping[BackendSpec, Backen
     """One player per distinct label of the shard (a model in both seats is one player)."""
     out: dict[str, Player] = {}
     for p in (shard.player_a, shard.player_b):
-        label = player_label(p)
+        label = seat_label(p)
         if label in out:
             continue
         if isinstance(p, str):
@@ -56,7 +56,7 @@ def make_episodes(shard: NegotiationShard) -> tuple[list[Episode], list[tuple[st
                 seed_of=lambda eid, turn, seat: turn_seed(shard.llm_seed, eid, turn, seat),
                 prompts=fi.prompts,
             ))
-            seats.append((player_label(a), player_label(b), order))
+            seats.append((seat_label(a), seat_label(b), order))
     if shard.instances:
         return episodes, seats
     for inst in generate_instances(shard.seed, shard.start, shard.stop):
@@ -69,7 +69,7 @@ def make_episodes(shard: NegotiationShard) -> tuple[list[Episode], list[tuple[st
                         instance=inst, mode=mode, lang=lang, max_messages=shard.max_messages,
                         seed_of=lambda eid, turn, seat: turn_seed(shard.llm_seed, eid, turn, seat),
                     ))
-                    seats.append((player_label(a), player_label(b), order))
+                    seats.append((seat_label(a), seat_label(b), order))
     return episodes, seats
 
 
@@ -200,7 +200,7 @@ def run_shard(shard: NegotiationShard, backends: Mapping[BackendSpec, Backend]) 
                                       factor)
     episodes_tab, turns_tab = ep_rows.table(), turn_rows.table()
     tables = {"episodes": (shard.shard_id, episodes_tab), "turns": (shard.shard_id, turns_tab)}
-    specs = {player_label(s): s for s in shard.specs}
+    specs = {seat_label(s): s for s in shard.specs}
     call_tabs = []
     for (label, mode), group in calls.items():
         reqs, resps, cids, tids = zip(*group, strict=True)

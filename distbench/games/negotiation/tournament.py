@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from distbench.games.base import PairingSettings, SeatOutcome
-from distbench.games.negotiation.plan import NegotiationRunConfig, player_label
+from distbench.games.base import PairingSettings, SeatOutcome, seat_label
+from distbench.games.negotiation.plan import NegotiationRunConfig
 from distbench.games.negotiation.players import SCRIPTED
 
 SEATS = ("a", "b")
@@ -46,7 +46,7 @@ def player(text: str) -> tuple[Any, str]:
         raise ValueError(f"{text!r}: not {'|'.join(SCRIPTED)} nor a model ({exc})") from None
     if spec.provider == "dummy":
         raise ValueError("the dummy provider cannot negotiate; use scripted:random")
-    return spec, player_label(spec)
+    return spec, seat_label(spec)
 
 
 def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> NegotiationRunConfig:

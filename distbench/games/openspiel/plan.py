@@ -15,13 +15,23 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from distbench.games.base import (
-    Family,
     RunPlan,
     check_config,
     check_plan_size,
     derive_seed,
     seed_key,
+    seat_label,
     stable_hash,
+)
+from distbench.games.family import (
+    Comparing,
+    Family,
+    Identity,
+    Play,
+    Presentation,
+    Rescoring,
+    Sweeps,
+    Tournaments,
 )
 from distbench.games.openspiel.schema import TABLES
 from distbench.games.registry import register
@@ -34,16 +44,6 @@ core): a larger search would hold a shard for hours."""
 MODES = ("play", "logprob")
 SCRIPTED = ("random", "equilibrium", "mcts")
 Player = BackendSpec | str
-
-
-def spec_label(spec: BackendSpec) -> str:
-    """``<provider>:<model>``."""
-    return f"{spec.provider}:{spec.model}"
-
-
-def player_label(player: Player) -> str:
-    """A scripted player's name, or ``<provider>:<model>``."""
-    return player if isinstance(player, str) else spec_label(player)
 
 
 def player_identity(player: Player) -> Any:
@@ -114,8 +114,8 @@ class OpenSpielRunConfig:
     def to_dict(self) -> dict[str, Any]:
         """JSON-shaped (lists, not tuples)."""
         out = json.loads(json.dumps(asdict(self), default=str))
-        out["player"] = player_label(self.player)
-        out["opponent"] = player_label(self.opponent)
+        out["player"] = seat_label(self.player)
+        out["opponent"] = seat_label(self.opponent)
         return out
 
     def identity(self) -> dict[str, Any]:
@@ -279,29 +279,33 @@ def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
 
 
 FAMILY = register(Family(
-    name=NAME,
-    description="OpenSpiel's games (Kuhn and Leduc poker, tic-tac-toe, Liar's Dice, ...) played "
-                "through text, every move scored against an exact solver, NashConv of the "
-                "model's policy",
-    tables=TABLES,
-    main_table="matches",
-    runner="distbench.games.openspiel.runner:run_shard",
-    summarize="distbench.games.openspiel.summary:openspiel_summary",
-    unit="matches",
-    sweep="distbench.games.openspiel.plan:sweep_configs",
-    describer="distbench.games.openspiel.plan:describe_shards",
-    report="distbench.games.openspiel.report:section",
-    command="distbench.games.openspiel.command:command",
-    options="distbench.games.openspiel.command:OPTIONS",
-    catalog="distbench.games.openspiel.command:catalog",
-    section="distbench.games.openspiel.command:section",
-    modes=MODES,
-    viewer="distbench.games.openspiel.viewer:view",
-    rescore="distbench.games.openspiel.rescore:rescore",
-    seats=("0", "1"),
-    player="distbench.games.openspiel.tournament:player",
-    pairing="distbench.games.openspiel.tournament:pairing",
-    outcomes="distbench.games.openspiel.tournament:outcomes",
-    pairing_options={"game": "an OpenSpiel game with parameters (default kuhn_poker)",
-                     "mcts_simulations": "simulations of the mcts player (default 100)"},
+    identity=Identity(
+        name=NAME,
+        description="OpenSpiel's games (Kuhn and Leduc poker, tic-tac-toe, Liar's Dice, ...) "
+                    "played through text, every move scored against an exact solver, NashConv "
+                    "of the model's policy",
+        tables=TABLES, main_table="matches", unit="matches", modes=MODES),
+    play=Play(
+        runner="distbench.games.openspiel.runner:run_shard",
+        summarize="distbench.games.openspiel.summary:openspiel_summary",
+        command="distbench.games.openspiel.command:command",
+        options="distbench.games.openspiel.command:OPTIONS"),
+    presentation=Presentation(
+        catalog="distbench.games.openspiel.command:catalog",
+        report="distbench.games.openspiel.report:section",
+        viewer="distbench.games.openspiel.viewer:view"),
+    sweeps=Sweeps(
+        configs="distbench.games.openspiel.plan:sweep_configs",
+        describer="distbench.games.openspiel.plan:describe_shards",
+        section="distbench.games.openspiel.command:section"),
+    tournaments=Tournaments(
+        seats=("0", "1"),
+        player="distbench.games.openspiel.tournament:player",
+        pairing="distbench.games.openspiel.tournament:pairing",
+        outcomes="distbench.games.openspiel.tournament:outcomes",
+        options={"game": "an OpenSpiel game with parameters (default kuhn_poker)",
+                 "mcts_simulations": "simulations of the mcts player (default 100)"},
+        anchors=SCRIPTED),
+    comparing=Comparing("distbench.games.openspiel.compare:UNITS"),
+    rescoring=Rescoring("distbench.games.openspiel.rescore:rescore"),
 ))

@@ -20,13 +20,12 @@ import numpy as np
 import pyarrow as pa
 
 from distbench.games.answers.logprob import read_strategies
-from distbench.games.base import ShardResult
+from distbench.games.base import ShardResult, seat_label
 from distbench.games.openspiel.plan import (
     NAME,
     OpenSpielShard,
     chance_seed,
     move_seed,
-    player_label,
 )
 from distbench.games.openspiel.players import Scripted
 from distbench.games.openspiel.reference import Reference, reference
@@ -176,7 +175,7 @@ def make_matches(shard: OpenSpielShard, game: Any, ref: Reference) -> list[Match
                 for seat, p in enumerate(seats))
             out.append(Match(
                 match_id=match_id, index=index, order=order,
-                labels=(player_label(seats[0]), player_label(seats[1])), players=players,
+                labels=(seat_label(seats[0]), seat_label(seats[1])), players=players,
                 state=game.new_initial_state(),
                 chance_rng=np.random.default_rng(chance_seed(shard.game, shard.seed, index))))
     return out
@@ -290,7 +289,7 @@ def _logprob_shard(shard: OpenSpielShard, game: Any, ref: Reference, rules: str,
         raise ValueError(f"{shard.game}: logprob mode needs a small imperfect-information "
                          f"game (its information states), and this one has none ({ref.detail})")
     backend = backends[shard.player]
-    label = player_label(shard.player)
+    label = seat_label(shard.player)
     keys = sorted(ref.infostates)
     by_m: dict[int, list[str]] = {}
     for key in keys:

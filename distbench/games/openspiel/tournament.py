@@ -22,8 +22,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from distbench.games.base import PairingSettings, SeatOutcome
-from distbench.games.openspiel.plan import SCRIPTED, OpenSpielRunConfig, player_label
+from distbench.games.base import PairingSettings, SeatOutcome, seat_label
+from distbench.games.openspiel.plan import SCRIPTED, OpenSpielRunConfig
 
 SEATS = ("0", "1")
 DEFAULT_GAME = "kuhn_poker"
@@ -52,7 +52,7 @@ def player(text: str) -> tuple[Any, str]:
     except (UnknownProviderError, ValueError) as exc:
         raise ValueError(f"{text!r}: not {'|'.join(SCRIPTED)} (or solver) nor a model "
                          f"({exc})") from None
-    return spec, player_label(spec)
+    return spec, seat_label(spec)
 
 
 def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> OpenSpielRunConfig:

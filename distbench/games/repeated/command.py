@@ -10,7 +10,7 @@ import click
 from distbench.games.answers.classes import CLASSES
 from distbench.games.base import CommandRun, parse_player
 from distbench.games.repeated.plan import RepeatedRunConfig, plan_repeated
-from distbench.games.repeated.strategies import STRATEGIES, get_machine
+from distbench.games.repeated.strategies import NAMES, STRATEGIES, get_machine
 from distbench.games.repeated.summary import format_summary
 from distbench.llm.base import BackendSpec
 

@@ -20,8 +20,8 @@ import pyarrow as pa
 
 from distbench.games.answers.classes import draw_class
 from distbench.games.answers.parse import ParseStatus, parse_pure
-from distbench.games.base import ShardResult, derive_seed
-from distbench.games.repeated.pairing import RepeatedPairShard, player_label
+from distbench.games.base import ShardResult, derive_seed, seat_label
+from distbench.games.repeated.pairing import RepeatedPairShard
 from distbench.games.repeated.plan import NAME
 from distbench.games.repeated.runner import _ask, prompt
 from distbench.games.repeated.runner import run_shard as run_match_shard
@@ -162,7 +162,7 @@ def run_pair_shard(shard: RepeatedPairShard, backends: Mapping[BackendSpec, Back
             "run_id": shard.run_id, "shard_id": shard.shard_id, "family": NAME,
             "match_id": m["id"], "instance": f"{c.stage}/s{shard.seed}/m{m['index']}",
             "stage": c.stage, "seed": shard.seed, "match_index": m["index"],
-            "player_row": player_label(m["seats"][0]), "player_col": player_label(m["seats"][1]),
+            "player_row": seat_label(m["seats"][0]), "player_col": seat_label(m["seats"][1]),
             "seat_order": m["order"], "payoff_row": a.tolist(), "payoff_col": b.tolist(),
             "horizon": c.rounds, "continuation": c.continuation,
             "rounds_planned": m["planned"], "rounds_played": n, "status": m["status"],

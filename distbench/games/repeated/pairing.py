@@ -49,9 +49,6 @@ AXELROD_PREFIX = "axelrod:"
 Player = BackendSpec | str
 
 
-player_label = seat_label
-
-
 @dataclass(frozen=True)
 class RepeatedPairConfig(PairConfig):
     """One pairing of a tournament: ``player_a`` against ``player_b`` in both seat orders.
@@ -196,7 +193,7 @@ def player(text: str) -> tuple[Any, str]:
     except (UnknownProviderError, ValueError) as exc:
         raise ValueError(f"{text!r}: not an axelrod strategy ({', '.join(STRATEGIES)}) nor a model "
                          f"({exc}){did_you_mean(text, list(STRATEGIES))}") from None
-    return spec, player_label(spec)
+    return spec, seat_label(spec)
 
 
 def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> RepeatedPairConfig:

@@ -15,10 +15,20 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from distbench.games.answers.classes import CLASSES
-from distbench.games.base import Family, RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.base import RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.family import (
+    Comparing,
+    Family,
+    Identity,
+    Play,
+    Presentation,
+    Rescoring,
+    Sweeps,
+    Tournaments,
+)
 from distbench.games.registry import register
 from distbench.games.repeated.schema import FAMILY_TABLES
-from distbench.games.repeated.strategies import STRATEGIES, get_machine
+from distbench.games.repeated.strategies import NAMES, STRATEGIES, get_machine
 from distbench.games.section import Section
 from distbench.llm.base import BackendSpec
 
@@ -222,30 +232,34 @@ def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
 
 
 FAMILY = register(Family(
-    name=NAME,
-    description="repeated 2x2 games against axelrod's classic strategies: regret against the "
-                "exact optimum, cooperation, retaliation, forgiveness, predictions",
-    tables=FAMILY_TABLES,
-    main_table="repeated_matches",
-    runner="distbench.games.repeated.duel:run_shard",
-    summarize="distbench.games.repeated.summary:summarize",
-    unit="matches",
-    sweep="distbench.games.repeated.plan:sweep_configs",
-    describer="distbench.games.repeated.plan:describe_shards",
-    report="distbench.games.repeated.report:section",
-    command="distbench.games.repeated.command:command",
-    options="distbench.games.repeated.command:OPTIONS",
-    catalog="distbench.games.repeated.command:catalog",
-    section="distbench.games.repeated.plan:section",
-    modes=("pure",),
-    viewer="distbench.games.repeated.viewer:view",
-    rescore="distbench.games.repeated.rescore:rescore",
-    seats=("row", "col"),
-    player="distbench.games.repeated.pairing:player",
-    pairing="distbench.games.repeated.pairing:pairing",
-    outcomes="distbench.games.repeated.pairing:outcomes",
-    pairing_options={"stage": "the stage game (default prisoners_dilemma)",
-                     "rounds": "known number of rounds (default 10)",
-                     "continuation": "probability of another round (instead of rounds)",
-                     "max_rounds": "cap on rounds with a continuation probability"},
+    identity=Identity(
+        name=NAME,
+        description="repeated 2x2 games against axelrod's classic strategies: regret against "
+                    "the exact optimum, cooperation, retaliation, forgiveness, predictions",
+        tables=FAMILY_TABLES, main_table="repeated_matches", unit="matches", modes=("pure",)),
+    play=Play(
+        runner="distbench.games.repeated.duel:run_shard",
+        summarize="distbench.games.repeated.summary:summarize",
+        command="distbench.games.repeated.command:command",
+        options="distbench.games.repeated.command:OPTIONS"),
+    presentation=Presentation(
+        catalog="distbench.games.repeated.command:catalog",
+        report="distbench.games.repeated.report:section",
+        viewer="distbench.games.repeated.viewer:view"),
+    sweeps=Sweeps(
+        configs="distbench.games.repeated.plan:sweep_configs",
+        describer="distbench.games.repeated.plan:describe_shards",
+        section="distbench.games.repeated.plan:section"),
+    tournaments=Tournaments(
+        seats=("row", "col"),
+        player="distbench.games.repeated.pairing:player",
+        pairing="distbench.games.repeated.pairing:pairing",
+        outcomes="distbench.games.repeated.pairing:outcomes",
+        options={"stage": "the stage game (default prisoners_dilemma)",
+                 "rounds": "known number of rounds (default 10)",
+                 "continuation": "probability of another round (instead of rounds)",
+                 "max_rounds": "cap on rounds with a continuation probability"},
+        anchors=NAMES),
+    comparing=Comparing("distbench.games.repeated.compare:UNITS"),
+    rescoring=Rescoring("distbench.games.repeated.rescore:rescore"),
 ))

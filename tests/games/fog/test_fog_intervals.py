@@ -9,13 +9,17 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from distbench.cli.fog import fog, format_gradient
+from distbench.cli.services import CliServices
 from distbench.engine.driver import run_plan
 from distbench.games.fog import metrics as M
+from distbench.games.fog.commands import commands
+from distbench.games.fog.metrics import format_gradient
 from distbench.games.fog.study import plan_study
 from distbench.report.sql import resolve_query_file
 from distbench.report.stats import wilson_interval
 from distbench.store.catalog import open_run
+
+fog = commands(CliServices())  # distbench fog, the fog family's own commands
 
 
 def _sql(con, name: str) -> list[dict]:

@@ -86,7 +86,10 @@ def test_scripted_run_through_the_driver(tmp_path, fog_tables):
 
 
 def test_tournament_cli_prints_the_gradient(tmp_path, fog_tables):
-    from distbench.cli.fog import fog
+    from distbench.cli.services import CliServices
+    from distbench.games.fog.commands import commands
+
+    fog = commands(CliServices())  # distbench fog, the fog family's own commands
 
     result = CliRunner().invoke(fog, ["tournament", "--games-per-pairing", "4", "--run-id", "t",
                                       "--output-dir", str(tmp_path), "--no-parallel"])
@@ -96,7 +99,10 @@ def test_tournament_cli_prints_the_gradient(tmp_path, fog_tables):
 
 def test_quick_tournament_cli_rejects_bad_input(tmp_path):
     from distbench.cli.errors import UserError
-    from distbench.cli.fog import fog
+    from distbench.cli.services import CliServices
+    from distbench.games.fog.commands import commands
+
+    fog = commands(CliServices())  # distbench fog, the fog family's own commands
 
     result = CliRunner().invoke(fog, ["tournament", "--games-per-pairing", "0", "--run-id", "t",
                                       "--output-dir", str(tmp_path)])

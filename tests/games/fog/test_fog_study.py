@@ -7,8 +7,11 @@ import math
 
 from click.testing import CliRunner
 
-from distbench.cli.fog import fog
+from distbench.cli.services import CliServices
+from distbench.games.fog.commands import commands
 from distbench.games.fog.study import study_configs, study_metrics
+
+fog = commands(CliServices())  # distbench fog, the fog family's own commands
 
 
 def test_quick_study_plans_one_round_robin_per_condition_plus_scouting_off():

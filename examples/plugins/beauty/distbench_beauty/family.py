@@ -21,7 +21,16 @@ from typing import Any
 
 import click
 
-from distbench.games.base import CommandRun, Family, RunPlan, check_config, stable_hash
+from distbench.games.base import CommandRun, RunPlan, check_config, stable_hash
+from distbench.games.family import (
+    Comparing,
+    Family,
+    Identity,
+    Play,
+    Presentation,
+    Rescoring,
+    Sweeps,
+)
 from distbench.games.registry import register
 from distbench.games.section import Section
 from distbench.llm.base import BackendSpec
@@ -179,17 +188,20 @@ def level_guess(level: int, fraction: float) -> int:
 
 
 FAMILY = register(Family(
-    name=NAME,
-    description="p-beauty contest: guess p times the average (a distbench plugin example)",
-    tables=TABLES,
-    main_table="beauty_games",
-    runner="distbench_beauty.runner:run_shard",
-    summarize="distbench_beauty.summary:summarize",
-    unit="games",
-    sweep="distbench_beauty.family:sweep_configs",
-    describer="distbench_beauty.family:describe_shards",
-    report="distbench_beauty.report:section",
-    command="distbench_beauty.family:command",
-    options="distbench_beauty.family:OPTIONS",
-    section="distbench_beauty.family:section",
+    identity=Identity(
+        name=NAME,
+        description="p-beauty contest: guess p times the average (a distbench plugin example)",
+        tables=TABLES, main_table="beauty_games", unit="games"),
+    play=Play(
+        runner="distbench_beauty.runner:run_shard",
+        summarize="distbench_beauty.summary:summarize",
+        command="distbench_beauty.family:command",
+        options="distbench_beauty.family:OPTIONS"),
+    presentation=Presentation(report="distbench_beauty.report:section"),
+    sweeps=Sweeps(
+        configs="distbench_beauty.family:sweep_configs",
+        describer="distbench_beauty.family:describe_shards",
+        section="distbench_beauty.family:section"),
+    rescoring=Rescoring("distbench_beauty.runner:rescore"),
+    comparing=Comparing("distbench_beauty.compare:UNITS"),
 ))

@@ -12,8 +12,9 @@ import re
 from collections.abc import Mapping
 
 import numpy as np
+import pyarrow as pa
 
-from distbench.games.base import ShardResult, derive_seed
+from distbench.games.base import Rescored, ShardResult, StoredShard, derive_seed
 from distbench.llm.base import Backend, BackendSpec, Request
 from distbench.llm.calls import calls_table
 from distbench.store.fields import Rows
@@ -65,6 +66,48 @@ def best_response(others: list[int], num_players: int, fraction: float) -> tuple
     return best, float(gaps[best])
 
 
+def score(seed: int, index: int, num_players: int, fraction: float,
+          answer: str | None) -> dict:
+    """The scored fields of one game from the model's answer (None: the call failed): what
+    a run writes and what a rescore writes again from the stored answer."""
+    levels, others = opponents(seed, index, num_players, fraction)
+    guess, status = parse(answer)
+    valid = [*others, guess] if guess is not None else others
+    target = fraction * sum(valid) / len(valid)
+    best, best_gap = best_response(others, num_players, fraction)
+    distance = None if guess is None else abs(guess - target)
+    return {"opponent_levels": levels, "opponent_guesses": others, "guess": guess,
+            "parse_status": status, "target": target, "distance": distance,
+            "best_guess": best, "regret": None if distance is None else distance - best_gap,
+            "won": None if guess is None else all(distance <= abs(o - target) for o in others)}
+
+
+def rescore(stored: StoredShard) -> Rescored:
+    """Re-reads one stored shard's answers with today's :func:`parse` and scores them again,
+    calling no model (``distbench rescore``); a failed call stays failed."""
+    from collections import Counter
+
+    stem, table = stored.tables["beauty_games"]
+    rows = Rows(BEAUTY_GAMES)
+    moved: Counter[tuple[str, str, str]] = Counter()
+    for old in table.to_pylist():
+        failed = old["parse_status"] == "call_failed"
+        row = score(old["seed"], old["game_index"], old["num_players"], old["fraction"],
+                    None if failed else old["raw_text"])
+        moved[("games", old["parse_status"], row["parse_status"])] += 1
+        rows.add({**old, **row, "run_id": stored.run_id})
+    tables = {"beauty_games": (stem, rows.table())}
+    if "calls" in stored.tables:
+        calls_stem, calls = stored.tables["calls"]
+        tables["calls"] = (calls_stem, calls.set_column(
+            calls.schema.get_field_index("run_id"), "run_id",
+            pa.array([stored.run_id] * calls.num_rows, pa.string())))
+    statuses = [r["parse_status"] for r in rows.table().to_pylist()]
+    stats = {"games": table.num_rows, "calls": 0, "valid": statuses.count("ok"),
+             "call_failed": statuses.count("call_failed")}
+    return Rescored(ShardResult(stored.shard_id, tables, stats), dict(moved))
+
+
 def run_shard(shard: BeautyShard, backends: Mapping[BackendSpec, Backend]) -> ShardResult:
     """Plays ``shard`` with ``backends[shard.llm]``."""
     backend = backends[shard.llm]
@@ -82,23 +125,13 @@ def run_shard(shard: BeautyShard, backends: Mapping[BackendSpec, Backend]) -> Sh
     rows = Rows(BEAUTY_GAMES)
     statuses = []
     for index, gid, resp in zip(indices, game_ids, responses, strict=True):
-        levels, others = opponents(shard.seed, index, shard.num_players, shard.fraction)
-        guess, status = parse(resp.text if resp.status == "ok" else None)
-        valid = [*others, guess] if guess is not None else others
-        target = shard.fraction * sum(valid) / len(valid)
-        best, best_gap = best_response(others, shard.num_players, shard.fraction)
-        distance = None if guess is None else abs(guess - target)
-        won = None if guess is None else all(distance <= abs(o - target) for o in others)
-        statuses.append(status)
-        rows.add({
-            "run_id": shard.run_id, "shard_id": shard.shard_id, "family": NAME,
-            "game_id": gid, "seed": shard.seed, "game_index": index, "player": player,
-            "num_players": shard.num_players, "fraction": shard.fraction,
-            "opponent_levels": levels, "opponent_guesses": others, "guess": guess,
-            "parse_status": status, "raw_text": resp.text, "target": target,
-            "distance": distance, "best_guess": best,
-            "regret": None if distance is None else distance - best_gap, "won": won,
-        })
+        row = score(shard.seed, index, shard.num_players, shard.fraction,
+                    resp.text if resp.status == "ok" else None)
+        statuses.append(row["parse_status"])
+        rows.add({"run_id": shard.run_id, "shard_id": shard.shard_id, "family": NAME,
+                  "game_id": gid, "seed": shard.seed, "game_index": index, "player": player,
+                  "num_players": shard.num_players, "fraction": shard.fraction,
+                  **row, "raw_text": resp.text})
     games = rows.table()
     calls = calls_table(shard.run_id, shard.shard_id, shard.llm, "guess", requests, responses,
                         [f"{gid}/c0" for gid in game_ids], game_ids)
