@@ -98,7 +98,7 @@ class Tournament:
         resamples = kwargs.get("resamples", 1000)
         if not 0 <= resamples <= MAX_RESAMPLES:
             raise ValueError(f"--resamples must be from 0 to {MAX_RESAMPLES:,} (the bootstrap "
-                             f"holds every resample's win matrix at once), got {resamples:,}")
+                             f"holds every resample's table of wins at once), got {resamples:,}")
         pairs = len(players) * (len(players) - 1) // 2
         _check_size(pairs, 1, len(players))  # each pairing plans a shard at least
         try:  # a bad value fails here, in one line, before anything runs
