@@ -23,7 +23,8 @@ from distbench.games.answers.replay import (
 )
 from distbench.games.base import Rescored, ShardResult, StoredShard, derive_seed
 from distbench.games.bimatrix.duel import run_pair_shard
-from distbench.games.bimatrix.pairing import BimatrixPairConfig, BimatrixPairShard, player_label
+from distbench.games.base import seat_label as player_label
+from distbench.games.bimatrix.pairing import BimatrixPairConfig, BimatrixPairShard
 from distbench.games.bimatrix.plan import BimatrixRunConfig, BimatrixShard
 from distbench.games.bimatrix.runner import run_shard
 from distbench.llm.base import Response

@@ -24,7 +24,8 @@ from distbench.games.answers.replay import (
     transitions,
 )
 from distbench.games.base import Rescored, ShardResult, StoredShard
-from distbench.games.openspiel.plan import OpenSpielShard, move_seed, player_label
+from distbench.games.base import seat_label as player_label
+from distbench.games.openspiel.plan import OpenSpielShard, move_seed
 from distbench.games.openspiel.runner import run_shard
 from distbench.llm.base import Response
 
