@@ -312,4 +312,8 @@ def format_ranking(ratings: list[dict[str, Any]]) -> str:
     if any(r["bt_low"] is not None for r in ratings):
         lines.append(f"BT intervals: simultaneous at {level}% (all players' intervals hold at "
                      "once; a bootstrap max-|t| band over games)")
+    if all(r["nash_rating"] is None for r in ratings) and any(r["matches"] for r in ratings):
+        lines.append("n-seat tables: BT is the Plackett–Luce strength over each game's "
+                     "finishing order (ties as ties); Nash averaging is not defined for n "
+                     "players (left NULL)")
     return "\n".join(lines)

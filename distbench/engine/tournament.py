@@ -27,6 +27,7 @@ import pyarrow as pa
 from distbench.games.base import MAX_PLANNED_SHARDS, FieldTypeError, PairingSettings, RunPlan
 from distbench.games.family import Family
 from distbench.report.ratings import (
+    bootstrap_plackett_luce,
     DEFAULT_ALPHA,
     MAX_RESAMPLES,
     bootstrap_bradley_terry,
@@ -101,8 +102,10 @@ class Tournament:
                              f"holds every resample's table of wins at once), got {resamples:,}")
         pairs = len(players) * (len(players) - 1) // 2
         _check_size(pairs, 1, len(players))  # each pairing plans a shard at least
+        tabled = family.tournaments is not None and family.tournaments.table is not None
         try:  # a bad value fails here, in one line, before anything runs
-            per = len(family.plan_pairing(players[0], players[1], settings).plan("").shards)
+            per = len((family.plan_table(players, settings) if tabled else
+                       family.plan_pairing(players[0], players[1], settings)).plan("").shards)
         except (TypeError, KeyError, FieldTypeError) as exc:
             named = getattr(exc, "field", None)
             names = named if named in settings.options else ", ".join(settings.options)
@@ -164,8 +167,26 @@ def _check_size(pairs: int, per_pairing: int, players: int) -> None:
             "run may plan: fewer players or --num-instances (or several tournaments)")
 
 
+def tables(tournament: Tournament) -> list[tuple[int, ...]]:
+    """An n-seat tournament's tables: every player at each, the seats rotated one place per
+    table (each player in each seat once), on the same instances."""
+    n = len(tournament.players)
+    return [tuple((k + r) % n for k in range(n)) for r in range(n)]
+
+
 def plan_tournament(tournament: Tournament, run_id: str) -> RunPlan:
-    """The run of every pairing: the union of the pairings' shards, in pair order."""
+    """The run of every pairing: the union of the pairings' shards, in pair order (an n-seat
+    family's: of its :func:`tables`)."""
+    if tournament.family.tournaments.table is not None:
+        configs = [tournament.family.plan_table([tournament.players[k] for k in t],
+                                                tournament.settings)
+                   for t in tables(tournament)]
+        plans = [c.plan(run_id) for c in configs]
+        return _union_plan(
+            tournament, plans,
+            config={"tournament": tournament.describe(), "tables": [p.config for p in plans]},
+            identity={"tournament": tournament.describe(),
+                      "tables": [c.identity() for c in configs]})
     configs = [tournament.family.plan_pairing(tournament.players[i], tournament.players[j],
                                               tournament.settings)
                for i, j in tournament.pairs()]
@@ -327,8 +348,62 @@ def read_matches(tournament: Tournament, run_dir: Path, shard_ids: set[str] | No
     return matches_from(outcomes, tournament.labels)
 
 
+def rate_tables(labels: tuple[str, ...], family: str, run_id: str,
+                games: list[tuple[list[int], list[float]]], *, seed: int,
+                resamples: int = 1000, confidence: float = 0.95) -> TournamentRatings:
+    """The ``ratings`` and ``pairings`` rows of n-seat games (pure): Plackett–Luce over each
+    game's finishing order (ties as ties) with the simultaneous band, in the ``bt_*``
+    columns; ``pairings`` from every two seats of a game (who finished ahead); Nash
+    averaging is not defined for n players (NULL)."""
+    n = len(labels)
+    pl = bootstrap_plackett_luce(n, games, seed=seed, alpha=DEFAULT_ALPHA,
+                                 resamples=resamples, level=confidence)
+    a, b, outcome, margin = [], [], [], []
+    for players, scores in games:
+        for s in range(len(players)):
+            for t in range(s + 1, len(players)):
+                if players[s] != players[t]:
+                    diff = float(scores[s]) - float(scores[t])
+                    a.append(players[s])
+                    b.append(players[t])
+                    outcome.append(1.0 if diff > 0 else 0.0 if diff < 0 else 0.5)
+                    margin.append(diff)
+    result = rate_matches(labels, family, run_id, np.asarray(a, dtype=np.int64),
+                          np.asarray(b, dtype=np.int64), np.asarray(outcome),
+                          np.asarray(margin), seed=seed, resamples=resamples,
+                          confidence=confidence)
+    elos, lows, highs = elo(pl.theta), elo(pl.low), elo(pl.high)
+    index = {label: k for k, label in enumerate(labels)}
+    rows = [{**r, "bt_strength": float(pl.theta[index[r["player"]]]),
+             "bt_low": float(pl.low[index[r["player"]]]),
+             "bt_high": float(pl.high[index[r["player"]]]),
+             "elo": float(elos[index[r["player"]]]),
+             "elo_low": float(lows[index[r["player"]]]),
+             "elo_high": float(highs[index[r["player"]]]),
+             "nash_mass": 0.0, "nash_rating": None} for r in result.ratings]
+    rows.sort(key=lambda r: (-r["bt_strength"], index[r["player"]]))
+    for k, r in enumerate(rows):
+        r["rank"] = k + 1
+        r["matches"] = sum(index[r["player"]] in p for p, _ in games)
+    return TournamentRatings(rows, result.pairings)
+
+
 def rate(tournament: Tournament, run_dir: Path, run_id: str) -> TournamentRatings:
     """Reads the run's games through the family's outcomes and rates the population."""
+    if tournament.family.tournaments.table is not None:
+        from distbench.store.catalog import open_run
+
+        con = open_run(run_dir, threads=1, tables=list(tournament.family.tables))
+        try:
+            found = tournament.family.seat_outcomes(con)
+        finally:
+            con.close()
+        index = {label: k for k, label in enumerate(tournament.labels)}
+        games = [([index[p] for p in players], list(scores))
+                 for _, _, players, scores in found]
+        return rate_tables(tournament.labels, tournament.family.name, run_id, games,
+                           seed=tournament.settings.seed, resamples=tournament.resamples,
+                           confidence=tournament.confidence)
     a, b, outcome, margin = read_matches(tournament, run_dir)
     return rate_matches(tournament.labels, tournament.family.name, run_id, a, b, outcome,
                         margin, seed=tournament.settings.seed, resamples=tournament.resamples,

@@ -99,6 +99,9 @@ def play_adaptive(tournament: Tournament, run_dir: Path, play: Play, *, max_matc
     schedule is a function of the results, so a resume replays it, skipping committed shards
     (a larger budget continues where the budget stopped it). ``note`` gets one line per
     round."""
+    if tournament.family.tournaments.table is not None:
+        raise ValueError(f"--adaptive: the {tournament.family.name} family plays n-seat tables "
+                         "(adaptive rounds pick pairs); play it without --adaptive")
     run_id = run_dir.name
     adaptive = {"round_instances": tournament.settings.num_instances,
                 "max_matches": max_matches}

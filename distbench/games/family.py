@@ -199,6 +199,12 @@ class Tournaments:
             ``--help``; the contract test plays a tournament of the first two).
         report: ``"module:function"`` of ``(con) -> str``: the family's own lines printed
             after a tournament's ranking (e.g. fog's tier gradient); None: none.
+        table: ``"module:function"`` of ``(players, settings) -> RunConfig``: a table of n
+            players (an n-seat family); then the tournament plays tables (every player at
+            each, seats rotated, on the same instances), ``outcomes`` returns each game as
+            ``(game_id, shard_id, player of each seat, score of each seat)`` and the
+            players are rated by Plackett–Luce over each game's finishing order (ties as
+            ties); Nash averaging is not defined (NULL). None: two seats, pairs.
     """
 
     seats: tuple[str, ...]
@@ -208,6 +214,7 @@ class Tournaments:
     options: Mapping[str, str] = field(default_factory=dict)
     anchors: tuple[str, ...] = ()
     report: str | None = None
+    table: str | None = None
 
     def __post_init__(self) -> None:
         if len(self.seats) < 2:
@@ -435,6 +442,10 @@ class Family:
     def plan_pairing(self, player_a: Any, player_b: Any, settings: PairingSettings) -> Any:
         """The configuration playing ``player_a`` against ``player_b`` in every seat."""
         return _load(self._seated().pairing)(player_a, player_b, settings)
+
+    def plan_table(self, players: Any, settings: PairingSettings) -> Any:
+        """The configuration of a table of ``players`` (an n-seat family's)."""
+        return _load(self._seated().table)(players, settings)
 
     def seat_outcomes(self, con: Any) -> list[SeatOutcome]:
         """Every game of a run with each seat's player and score."""

@@ -31,7 +31,7 @@ from distbench.games.base import (
     seat_identity,
     stable_hash,
 )
-from distbench.games.family import Family, Identity, Play, Presentation, Sweeps
+from distbench.games.family import Family, Identity, Play, Presentation, Sweeps, Tournaments
 from distbench.games.gama import rules
 from distbench.games.gama.schema import TABLES
 from distbench.games.registry import register
@@ -270,4 +270,15 @@ FAMILY = register(Family(
         configs="distbench.games.gama.plan:sweep_configs",
         describer="distbench.games.gama.plan:describe_shards",
         section="distbench.games.gama.plan:section"),
+    tournaments=Tournaments(
+        seats=tuple(str(k) for k in range(1, 11)),
+        player="distbench.games.gama.tournament:player",
+        pairing="distbench.games.gama.tournament:pairing",
+        outcomes="distbench.games.gama.tournament:outcomes",
+        table="distbench.games.gama.tournament:table",
+        options={"game": "the game played (guessing, bar, divide, goods, diner, auction, "
+                         "battle, pirate)",
+                 "players": "seats at a table (default: one per player)",
+                 "rounds": "rounds per game", "ratio": "Guess 2/3's ratio (e.g. 2/3)"},
+        anchors=("scripted:equilibrium", "scripted:random")),
 ))
