@@ -216,8 +216,8 @@ def play_tournament_command(family: str, players: list[str], settings: Any, outp
         raise UserError(str(exc)) from None
     run_id = check_run_id(run_id or f"tournament-{family}-{time.strftime('%Y%m%d-%H%M%S')}")
     run_dir = make_output_dir(output_dir) / run_id
-    click.echo(f"run {run_id}: {family} tournament of {len(tour.labels)} players "
-               f"({', '.join(tour.labels)})", err=True)
+    click.echo(f"running a {family} tournament of {len(tour.labels)} players "
+               f"({', '.join(tour.labels)}) as run {run_id}", err=True)
     budget = {"max_cost": max_cost, "max_tokens_total": max_tokens_total,
               "retry_failed": retry_failed}
     if max_matches is not None:

@@ -82,5 +82,5 @@ def test_tournament_prints_a_run_header_and_the_query_hint(tmp_path):
                     "--num-instances", "2", "--resamples", "20", "--no-parallel",
                     "--run-id", "t", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert "run t: repeated tournament of 2 players (TitForTat, Defector)" in out.stderr
+    assert "running a repeated tournament of 2 players (TitForTat, Defector) as run t" in out.stderr
     assert 'Query them: distbench query results/t "select * from ratings"' in out.stderr

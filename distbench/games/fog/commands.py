@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,9 @@ def commands(services: CommandServices) -> click.Group:
     @click.option("--scout-accuracy", type=float, default=0.7, show_default=True,
                   help="Probability that a scout reveals the exact power.")
     @click.option("--no-scouting", is_flag=True, help="Play without Scout orders.")
-    @click.option("--run-id", required=True, help="Run folder name (re-running it resumes).")
+    @click.option("--run-id", default=None,
+                  help="Run folder name (re-running it resumes).  [default: "
+                       "fog-tournament-<date>-<time>]")
     @_OUTPUT_DIR
     @click.option("--parallel/--no-parallel", default=None,
                   help="Run shards as Ray tasks, or one by one in this process.")
@@ -49,11 +52,13 @@ def commands(services: CommandServices) -> click.Group:
                   help="Your agent class, added to --agents (repeatable); its module must be "
                        "importable (on PYTHONPATH), here and on every worker.")
     def tournament(games_per_pairing: int, seed: int, scout_accuracy: float,
-                   no_scouting: bool, run_id: str, output_dir: Path, parallel: bool | None,
+                   no_scouting: bool, run_id: str | None, output_dir: Path,
+                   parallel: bool | None,
                    agents: str, extra: tuple[str, ...]) -> None:
         """Round robin (both seat orders) of the four scripted tiers, or of the agents given
         (tiers and your own agent classes), with the tier gradient: ``distbench tournament
         --family fog`` with half of --games-per-pairing (rounded up) in each seat order."""
+        run_id = run_id or f"fog-tournament-{time.strftime('%Y%m%d-%H%M%S')}"
         if games_per_pairing < 1:
             raise UserError(f"--games-per-pairing must be at least 1, got {games_per_pairing}")
         if seed < 0:
