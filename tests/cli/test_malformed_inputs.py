@@ -253,7 +253,7 @@ OTHER: list[list[str]] = [
     ["fog", "study", "--accuracies", "0.4,0.7", "--reference-accuracy", "0.5", "--run-id", "s"],
     ["fog", "study", "--run-id", "s/../x"], ["fog", "nope"],
     # serve
-    ["serve", "mock", "--port", "99999"], ["serve", "mock", "--port", "-1"], ["serve", "mock"],
+    ["serve", "mock", "--port", "99999"], ["serve", "mock", "--port", "-1"],
     ["serve", "mock", "--port", "0", "--fail-429", "2"],
     ["serve", "mock", "--port", "0", "--fail-500", "nan"],
     ["serve", "mock", "--port", "0", "--latency-ms", "-1"],
