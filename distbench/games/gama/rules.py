@@ -570,7 +570,6 @@ def check_plan(state: GameState, plan: Any) -> list[int]:
 
 
 def _pirate(state, answers, t, hits):
-    p: PirateParams = state.params
     alive = list(state.alive)
     proposer = alive[0]
     plan = check_plan(state, answers[proposer])
