@@ -37,8 +37,11 @@ def turn_prompt_ceiling(shard: Any) -> int:
 
 def shard_calls(shard: Any) -> int:
     """The model answers the shard asks for at most: one per turn of each model seat (for the
-    progress line's ETA)."""
-    seats = sum(m is not None for m in (shard.llm_a, shard.llm_b))
+    progress line's ETA); free in-process models (the dummy) are not counted."""
+    from distbench.llm.registry import backend_class
+
+    seats = sum(m is not None and not backend_class(m.provider).in_process
+                for m in (shard.llm_a, shard.llm_b))
     return seats * (shard.stop - shard.start) * shard.rules.max_turns
 
 

@@ -45,12 +45,15 @@ def _episodes(shard: Any) -> list[tuple[Any, str, str, int, Any]]:
 
 def shard_calls(shard: Any) -> int:
     """The model answers the shard asks for at most: ``max_messages + 1`` per model seat of
-    each episode (for the progress line's ETA)."""
+    each episode, free in-process models (the dummy) not counted (for the progress line's
+    ETA)."""
+    from distbench.llm.registry import backend_class
+
     if shard.instances:
         limits = [fi.max_messages for fi in shard.instances]
     else:
         limits = [shard.max_messages] * (shard.num_units // len(shard.seat_orders))
-    seats = sum(isinstance(player, BackendSpec)
+    seats = sum(isinstance(player, BackendSpec) and not backend_class(player.provider).in_process
                 for order in shard.seat_orders for player in shard.seats(order))
     return sum(limit + 1 for limit in limits) * seats  # each episode once per seat order
 
