@@ -19,7 +19,7 @@ import numpy as np
 from distbench.games.matrix.prompts import MIXED_CUE, PURE_CUE
 from distbench.llm.base import BackendSpec, Request
 from distbench.llm.dummy import DummyBackend, splitmix64, uniforms
-from distbench.mockserver.skill import safest, skilled_answer
+from distbench.mockserver.skill import negotiation_answer, safest, skilled_answer
 from distbench.mockserver.wire import (
     BadRequest,
     approx_tokens,
@@ -207,10 +207,17 @@ class MockAnswerer:
             return _stable_seed(self.seed, prompt)
         return seed & 0xFFFF_FFFF_FFFF_FFFF
 
-    def answer_text(self, prompt: str, seed: int, *, completion: bool, skill: float = 0.0) -> str:
-        """The answer to ``prompt`` for a resolved ``seed`` (``skill``: see the class)."""
+    def answer_text(self, prompt: str, seed: int, *, completion: bool, skill: float = 0.0,
+                    conversation: str | None = None) -> str:
+        """The answer to ``prompt`` for a resolved ``seed`` (``skill``: see the class);
+        ``conversation``: every user message of a chat (a negotiation's introduction comes
+        first), else the prompt."""
         task = detect_task(prompt)
         if task is None:
+            if _plays_equilibrium(seed, skill):
+                skilled = negotiation_answer(conversation or prompt)
+                if skilled is not None:
+                    return skilled
             return gama_answer(prompt, seed) or _UNRECOGNISED_TEXT
         mode, m = task
         if _plays_equilibrium(seed, skill):
@@ -279,11 +286,13 @@ class MockAnswerer:
         skill: float = 0.0,
     ) -> dict[str, Any]:
         prompt = _last_user_text(messages)
+        conversation = "\n\n".join(_user_texts(messages))
         base = self._seed(seed, prompt)
         texts, lps = [], []
         for i in range(n):
             resolved = sample_seed(base, i)
-            text = self.answer_text(prompt, resolved, completion=False, skill=skill)
+            text = self.answer_text(prompt, resolved, completion=False, skill=skill,
+                                    conversation=conversation)
             lp = None
             if logprobs:
                 entries = self._logprob_entries(
@@ -335,16 +344,23 @@ class MockAnswerer:
         return completion_response(self.model_name, texts, approx_tokens(prompt), lps)
 
 
-def _last_user_text(messages: list[dict[str, Any]]) -> str:
-    for message in reversed(messages):
+def _user_texts(messages: list[dict[str, Any]]) -> list[str]:
+    """The text of every user message, in order."""
+    texts = []
+    for message in messages:
         if message.get("role") == "user":
             content = message.get("content", "")
             if isinstance(content, list):  # content parts
-                return "".join(
+                content = "".join(
                     part.get("text", "") for part in content if isinstance(part, dict)
                 )
-            return str(content)
-    return ""
+            texts.append(str(content))
+    return texts
+
+
+def _last_user_text(messages: list[dict[str, Any]]) -> str:
+    texts = _user_texts(messages)
+    return texts[-1] if texts else ""
 
 
 # --- the local model ----------------------------------------------------------------------

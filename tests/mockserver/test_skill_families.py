@@ -67,7 +67,7 @@ def _tournament(cwd, family: str, url: str, *options: str) -> subprocess.Complet
              "DISTBENCH_CACHE_DIR": str(cwd / "cache")})
 
 
-@pytest.mark.parametrize("family", ["bimatrix", "repeated", "openspiel"])
+@pytest.mark.parametrize("family", ["bimatrix", "repeated", "openspiel", "negotiation"])
 def test_a_tournament_ranks_mock_nash90_above_mock_nash50(tmp_path, family):
     from distbench.mockserver import ServerConfig, start_server
 
