@@ -19,7 +19,12 @@ import numpy as np
 from distbench.games.matrix.prompts import MIXED_CUE, PURE_CUE
 from distbench.llm.base import BackendSpec, Request
 from distbench.llm.dummy import DummyBackend, splitmix64, uniforms
-from distbench.mockserver.skill import negotiation_answer, safest, skilled_answer
+from distbench.mockserver.skill import (
+    fog_answer,
+    negotiation_answer,
+    safest,
+    skilled_answer,
+)
 from distbench.mockserver.wire import (
     BadRequest,
     approx_tokens,
@@ -187,7 +192,8 @@ class MockAnswerer:
     pure mode its safest action (the best worst case: the least exploitable pure action, the
     saddle point when there is one); the other answers are the dummy's. Its logprob labels
     carry that share of their mass on the equilibrium strategy. The skilled answers to the
-    bimatrix, repeated and OpenSpiel prompts are :mod:`distbench.mockserver.skill`'s. So
+    bimatrix, repeated, OpenSpiel, negotiation and fog prompts are
+    :mod:`distbench.mockserver.skill`'s. So
     models of different skill differ as real models do, and in a known order. Any other name
     answers as the dummy.
 
@@ -215,7 +221,8 @@ class MockAnswerer:
         task = detect_task(prompt)
         if task is None:
             if _plays_equilibrium(seed, skill):
-                skilled = negotiation_answer(conversation or prompt)
+                skilled = negotiation_answer(conversation or prompt) \
+                    or fog_answer(prompt, completion)
                 if skilled is not None:
                     return skilled
             return gama_answer(prompt, seed) or _UNRECOGNISED_TEXT
