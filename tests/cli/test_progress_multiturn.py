@@ -14,7 +14,7 @@ import pytest
 from distbench.mockserver import ServerConfig, start_server
 
 FAMILY_ARGS = {
-    "negotiation": ["--family", "negotiation", "--opponent", "scripted:fair", "--num-games", "2"],
+    "negotiation": ["--family", "negotiation", "--opponent", "scripted:fair", "--num-games", "6"],
     "fog": ["--family", "fog", "--opponent", "tier1", "--num-games", "2", "--max-tokens", "200"],
     "repeated": ["--family", "repeated", "--opponent", "self,TitForTat", "--num-games", "2",
                  "--continuation", "0.8"],
@@ -23,9 +23,9 @@ FAMILY_ARGS = {
 
 @pytest.mark.parametrize("family", list(FAMILY_ARGS))
 def test_a_slow_run_of_a_multi_turn_family_shows_an_eta_before_it_ends(tmp_path, family):
-    """stderr not a terminal, a server answering in 150 ms: progress lines carry an ETA while
+    """stderr not a terminal, a server answering in 250 ms: progress lines carry an ETA while
     calls are still coming, and the run made no more calls than the bound it announced."""
-    with start_server(ServerConfig(seed=3, latency_ms=150)) as server:
+    with start_server(ServerConfig(seed=3, latency_ms=250)) as server:
         out = subprocess.run(
             [sys.executable, "-m", "distbench", "run", "--llm-type", "llamacpp", "--llm-model",
              "mock", "--base-url", server.url, "--run-id", "p", "--no-parallel", "--no-cache",
