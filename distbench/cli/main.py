@@ -86,6 +86,7 @@ def _register() -> None:
         export,
         imports,
         listing,
+        publish,
         query,
         report,
         rescore,
@@ -102,6 +103,7 @@ def _register() -> None:
     cli.add_command(check.check)
     cli.add_command(compare.compare)
     cli.add_command(export.export)
+    cli.add_command(publish.publish)
     cli.add_command(serve.serve)
     cli.add_command(sweep.sweep)
     cli.add_command(imports.import_group)

@@ -834,12 +834,15 @@ def fit_plackett_luce(n: int, games: Sequence[Game], *, alpha: float = 0.0) -> n
 
 def bootstrap_plackett_luce(n: int, games: Sequence[Game], *, seed: int,
                             alpha: float = DEFAULT_ALPHA, resamples: int = 1000,
-                            level: float = 0.95) -> BradleyTerry:
+                            level: float = 0.95,
+                            game_weights: Sequence[float] | None = None) -> BradleyTerry:
     """Plackett–Luce strengths with the simultaneous bootstrap band of
     :func:`bootstrap_bradley_terry`, in the same result type: games are resampled with
     replacement within each table make-up (the multiset of players seated; for two seats a
     pair of players, as the Bradley–Terry bootstrap resamples within each pair), each resample
     is fitted, and the band is :func:`simultaneous_band` of the converged fits.
+    ``game_weights`` (one per game, > 0; None: all 1) weigh each game's likelihood term (e.g.
+    so that each of several games counts equally, whatever its number of tables).
 
     Raises:
         ValueError: bad inputs (see :func:`fit_plackett_luce`).
@@ -848,8 +851,16 @@ def bootstrap_plackett_luce(n: int, games: Sequence[Game], *, seed: int,
         raise ValueError(f"level must lie in (0, 1), got {level}")
     if resamples < 0:
         raise ValueError(f"resamples must be >= 0, got {resamples}")
-    theta = fit_plackett_luce(n, games, alpha=alpha)
+    gw = np.ones(len(games)) if game_weights is None else np.asarray(game_weights, float)
+    if gw.shape != (len(games),) or not np.all(gw > 0):
+        raise ValueError("game_weights must hold one positive weight per game")
     ev = ranking_events(n, games)
+    if game_weights is None:
+        theta = fit_plackett_luce(n, games, alpha=alpha)
+    else:
+        theta, ok = _fit_events(ev.winner, ev.counts, gw @ ev.weights, alpha)
+        if not ok:
+            raise ValueError("the Plackett–Luce fit did not converge")
     tables: dict[tuple[int, ...], list[int]] = {}
     for g, (players, _) in enumerate(games):
         tables.setdefault(tuple(sorted(int(x) for x in players)), []).append(g)
@@ -860,7 +871,7 @@ def bootstrap_plackett_luce(n: int, games: Sequence[Game], *, seed: int,
         draw = members[rng.integers(0, members.size, size=(resamples, members.size))]
         for r in range(resamples):
             np.add.at(multiplicity[r], draw[r], 1.0)
-    fits = [_fit_events(ev.winner, ev.counts, multiplicity[r] @ ev.weights, alpha)
+    fits = [_fit_events(ev.winner, ev.counts, (multiplicity[r] * gw) @ ev.weights, alpha)
             for r in range(resamples)]
     kept = np.asarray([t for t, ok in fits if ok]).reshape(-1, n)
     return _banded(theta, kept, level, resamples, resamples - kept.shape[0])
