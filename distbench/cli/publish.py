@@ -39,16 +39,18 @@ def publish(runs: tuple[Path, ...], site_dir: Path, seed: int, resamples: int,
     """Write a static leaderboard site over RUNS (runs or folders of runs) into --site DIR:
     leaderboard, a page per model and per game, every table as CSV and Parquet. The files open
     from disk and serve unchanged from any static host."""
-    from distbench.cli.export import check_out
     from distbench.report.site import build_site
-    from distbench.store.catalog import NotARunError, find_runs
+    from distbench.store.catalog import NotARunError, find_runs, is_run_dir
 
     try:
         run_dirs = find_runs(list(runs))
     except NotARunError as exc:
         raise UserError(str(exc)) from None
-    for run_dir in run_dirs:
-        check_out(run_dir, site_dir)
+    target = site_dir.resolve()
+    for folder in (target, *target.parents):
+        if is_run_dir(folder):
+            raise UserError(f"--site {site_dir} is inside the run {folder}: publish never "
+                            "writes into a run; choose a folder outside it")
     build_site(run_dirs, site_dir, site_families(), seed=seed, resamples=resamples,
                replays_per_game=per_game)
     click.echo(str(site_dir / "index.html"))

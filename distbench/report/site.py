@@ -245,14 +245,20 @@ def _write_data(tables: SiteTables, data_dir: Path) -> None:
         pacsv.write_csv(table, data_dir / f"{name}.csv")
 
 
+class Raw(str):
+    """A cell's HTML, shown as is (a drawing the site made, never stored text)."""
+
+
 def _cell(value: Any) -> tuple[str, str]:
     """(shown text, sort key) of a value."""
+    if isinstance(value, Raw):
+        return value, ""
     if value is None:
         return "–", ""
     if isinstance(value, float):
         if not np.isfinite(value):
             return "–", ""
-        return f"{value:.3f}", repr(value)
+        return f"{round(value, 3) + 0.0:.3f}", repr(value)
     return str(value), str(value)
 
 
@@ -268,7 +274,7 @@ def _table(tid: str, columns: list[str], rows: list[tuple], *, links: dict[int, 
             text, key = _cell(value)
             href = links[i](value) if i in links else None
             shown = (f'<a href="{html.escape(href)}">{html.escape(text)}</a>' if href
-                     else html.escape(text))
+                     else text if isinstance(value, Raw) else html.escape(text))
             cells.append(f'<td data-v="{html.escape(key)}">{shown}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     downloads = (f'<p class="dl">Download: <a href="{prefix}data/{tid}.csv">CSV</a> · '
@@ -319,6 +325,7 @@ var body=t.tBodies[0];var rows=Array.prototype.slice.call(body.rows);
 rows.sort(function(x,y){var a=key(x.cells[col]),c=key(y.cells[col]);
 if(a===c)return 0;if(a===''||c==='')return a===''?1:-1;return (a<c?-1:1)*(asc?1:-1);});
 rows.forEach(function(r){body.appendChild(r);});});});});
+var d=document.documentElement;d.setAttribute('data-overflow',d.scrollWidth>d.clientWidth?'yes':'no');
 document.querySelectorAll('input[data-filter]').forEach(function(i){
 i.addEventListener('input',function(){var q=i.value.toLowerCase();
 var t=document.getElementById(i.getAttribute('data-filter'));
@@ -362,8 +369,8 @@ def _band_svg(rows: list[tuple], lo_i: int, hi_i: int, est_i: int) -> list[str]:
     for r in rows:
         left = 100 * (r[lo_i] - lo) / span
         width = max(2.0, 100 * (r[hi_i] - r[lo_i]) / span)
-        out.append(f'<span class="band" aria-hidden="true"><span style="left:{left:.1f}%;'
-                   f'width:{width:.1f}%"></span></span>')
+        out.append(Raw(f'<span class="band" aria-hidden="true"><span style="left:{left:.1f}%;'
+                       f'width:{width:.1f}%"></span></span>'))
     return out
 
 
@@ -399,8 +406,8 @@ def write_site(tables: SiteTables, out_dir: Path, *,
         f"models. strength: log-odds, mean 0; band: {LEVEL:.0%} simultaneous bootstrap band "
         "(every model's band holds at once); rank: 1 + the models whose band lies wholly "
         "above. Elo = 1500 + 400 / ln 10 × strength.</p>",
-        _table_html("leaderboard", board_cols + ["band"], board_shown,
-                    {1: model_link("")}, "Leaderboard (all games)", raw_last=True)
+        _table("leaderboard", board_cols + ["band"], board_shown,
+               links={1: model_link("")}, caption="Leaderboard (all games)")
         if board else "<p>No two models met in these runs: no joint fit.</p>",
         "<h2>Each family's headline</h2><p class=\"note\">Each family's own headline metric "
         "per game (group) with its 95% interval over units.</p>",
@@ -462,20 +469,6 @@ def write_site(tables: SiteTables, out_dir: Path, *,
         page.write_text(_page(f"Model {model}", "".join(body), "../", stamp), encoding="utf-8")
         pages.append(page)
     return pages
-
-
-def _table_html(tid: str, columns: list[str], rows: list[tuple],
-                links: dict[int, Callable[[Any], str | None]], caption: str, *,
-                raw_last: bool = False) -> str:
-    """:func:`_table` whose last column is raw HTML (the band drawing)."""
-    if not raw_last:
-        return _table(tid, columns, rows, links=links, caption=caption)
-    marker = "\x00BAND{}\x00"
-    text = _table(tid, columns, [r[:-1] + (marker.format(k),) for k, r in enumerate(rows)],
-                  links=links, caption=caption)
-    for k, r in enumerate(rows):
-        text = text.replace(html.escape(marker.format(k)), r[-1], 1)
-    return text
 
 
 def build_site(run_dirs: Sequence[Path], out_dir: Path, families: Sequence[SiteFamily], *,

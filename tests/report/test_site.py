@@ -1,0 +1,198 @@
+"""``distbench publish --site``: the static leaderboard site over a matrix run (two models), a
+negotiation tournament run, an OpenSpiel run and a fog run, opened in headless Chromium."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from distbench.cli.errors import UserError
+from distbench.cli.main import cli
+from distbench.cli.publish import site_families
+from distbench.engine.driver import run_config, run_plan
+from distbench.games.fog.plan import FogRunConfig, plan_fog
+from distbench.games.matrix.plan import MatrixRunConfig
+from distbench.games.negotiation.plan import NegotiationRunConfig, plan_negotiation
+from distbench.games.openspiel.plan import OpenSpielRunConfig
+from distbench.llm.registry import make_spec
+from distbench.report import site
+from distbench.store.catalog import find_runs, open_runs
+
+CHROMIUM = Path("/usr/bin/chromium")
+DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("site-runs")
+    for name, model in (("mat-a", "random"), ("mat-b", "other")):
+        run_config(MatrixRunConfig(buckets=("3x3_midVar_any",), seeds=(42,), num_games=12,
+                                   num_trials=2, modes=("pure",),
+                                   llm=make_spec("dummy", model)), root / name, parallel=False)
+    run_plan(plan_negotiation(NegotiationRunConfig(
+        seeds=(1,), num_games=3, modes=("semi",), langs=("en",), player_a="scripted:fair",
+        player_b="scripted:greedy"), "neg"), root / "neg", parallel=False)
+    run_config(OpenSpielRunConfig(game="tic_tac_toe", seeds=(1,), num_games=2,
+                                  player=make_spec("dummy"), opponent="random"),
+               root / "os", parallel=False)
+    run_plan(plan_fog(FogRunConfig(pairings=(("tier3", "tier2"),), num_games=3), "fog"),
+             root / "fog", parallel=False)
+    return root
+
+
+@pytest.fixture(scope="module")
+def built(runs, tmp_path_factory):
+    out = tmp_path_factory.mktemp("site") / "site"
+    result = CliRunner().invoke(cli, ["publish", str(runs), "--site", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == str(out / "index.html")
+    return out
+
+
+def chromium(url: str, tmp_path: Path, width: int, *, shot: Path | None = None) -> str:
+    """The DOM after the page's script ran at ``width`` px (or a screenshot); fails on any
+    console message and on any request to another host (every host name resolves to
+    nothing, so such a request would log a load error)."""
+    if not CHROMIUM.exists():
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    what = [f"--screenshot={shot}"] if shot else ["--dump-dom"]
+    done = subprocess.run(
+        [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--no-first-run", "--enable-logging=stderr", "--v=0",
+         "--host-resolver-rules=MAP * ~NOTFOUND", f"--window-size={width},900",
+         f"--user-data-dir={tmp_path / 'profile'}", *what, url],
+        check=True, capture_output=True, text=True, timeout=120)
+    console = [line for line in done.stderr.splitlines()
+               if ":CONSOLE" in line or "ERR_NAME_NOT_RESOLVED" in line]
+    assert not console, console
+    return done.stdout
+
+
+def fmt(value: float) -> str:
+    """A number as the site shows it (3 decimals, no negative zero)."""
+    return f"{round(value, 3) + 0.0:.3f}"
+
+
+def table_rows(dom: str, tid: str) -> list[list[str]]:
+    body = re.search(rf'<table id="{tid}-t".*?<tbody>(.*?)</tbody>', dom, re.S).group(1)
+    return [[html.unescape(re.sub(r"<[^>]+>", "", c)) for c in
+             re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
+
+
+def test_the_site_refers_to_no_other_host(built):
+    for path in built.rglob("*"):
+        if path.suffix in (".html", ".css", ".js"):
+            text = path.read_text(encoding="utf-8")
+            refs = re.findall(r'(?:src|href)="([^"]*)"', text) + re.findall(r"url\(([^)]*)\)",
+                                                                            text)
+            assert not [r for r in refs if "//" in r or r.startswith(("http", "data:"))], path
+            assert "@import" not in text and "fetch(" not in text
+
+
+def test_leaderboard_rows_and_bands_equal_the_stores(runs, built, tmp_path):
+    con = open_runs(find_runs([runs]), safe=True)
+    try:
+        tables = site.site_tables(con, find_runs([runs]), site_families())
+    finally:
+        con.close()
+    columns, rows = tables.tables["leaderboard"]
+    players = {r[1] for r in rows}
+    # Models met in every kind of game: the matrix's two models on the same games, the
+    # tournaments' seats, the OpenSpiel player and its scripted opponent.
+    assert {"scripted:fair", "scripted:greedy", "tier3", "tier2"} <= players
+    assert len(players) >= 6
+    for r in rows:
+        assert r[5] <= r[4] <= r[6]
+    stored = pq.read_table(built / "data" / "leaderboard.parquet").to_pylist()
+    assert [tuple(d.values()) for d in stored] == rows
+    dom = chromium((built / "index.html").as_uri(), tmp_path, 1000)
+    shown = table_rows(dom, "leaderboard")
+    assert [(int(s[0]), s[1], s[4], s[5], s[6]) for s in shown] == [
+        (r[0], r[1], fmt(r[4]), fmt(r[5]), fmt(r[6])) for r in rows]
+    assert "each game weighted equally" in dom
+    # Each family's headline with its interval, as the store's compare units give it.
+    heads = table_rows(dom, "headlines")
+    families = {h[0] for h in heads}
+    assert {"matrix", "negotiation", "openspiel", "fog"} <= families
+    for h, r in zip(heads, tables.tables["headlines"][1], strict=True):
+        assert (h[0], h[1], h[7], h[10]) == (r[0], r[1], r[7], fmt(r[10]))
+    # Nash-averaging mass is shown where a tournament defines it (none here: no ratings).
+    assert "harness hash unknown" in dom
+    for name in tables.tables:
+        assert (built / "data" / f"{name}.csv").is_file()
+        assert (built / "data" / f"{name}.parquet").is_file()
+
+
+@pytest.mark.parametrize("width", [1000, 400])
+def test_pages_fit_the_width_without_console_errors(built, tmp_path, width):
+    pages = [built / "index.html", built / "games.html", built / "runs.html",
+             next((built / "models").glob("*.html")), next((built / "games").glob("*.html"))]
+    for page in pages:
+        dom = chromium(page.as_uri(), tmp_path, width)
+        assert 'data-overflow="no"' in dom, page
+    shot = tmp_path / f"leaderboard-{width}.png"
+    chromium((built / "index.html").as_uri(), tmp_path, width, shot=shot)
+    assert shot.stat().st_size > 1000
+    if width == 1000 and os.environ.get("DISTBENCH_DOCS_SHOTS"):  # refresh docs/img
+        DOCS_IMG.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, DOCS_IMG / "leaderboard.png")
+
+
+def test_sorting_and_filtering_work_in_the_browser(built, tmp_path):
+    page = built / "probe.html"
+    text = (built / "index.html").read_text(encoding="utf-8")
+    probe = ("<script>var b=document.querySelector('#leaderboard-t th button[data-col=\"1\"]');"
+             "b.click();var i=document.querySelector('input[data-filter=\"leaderboard-t\"]');"
+             "i.value='tier';i.dispatchEvent(new Event('input'));"
+             "document.body.setAttribute('data-shown',Array.prototype.filter.call("
+             "document.querySelectorAll('#leaderboard-t tbody tr'),function(r){return !r.hidden;})"
+             ".map(function(r){return r.cells[1].textContent;}).join('|'));</script></body>")
+    page.write_text(text.replace("</body>", probe), encoding="utf-8")
+    try:
+        dom = chromium(page.as_uri(), tmp_path, 1000)
+    finally:
+        page.unlink()
+    shown = re.search(r'data-shown="([^"]*)"', dom).group(1).split("|")
+    assert shown == ["tier2", "tier3"]
+
+
+def test_a_game_links_to_its_replays(runs, tmp_path, monkeypatch):
+    """With a replay writer present, each game page links to its replay, which opens."""
+    def write_replays(run_dir: Path, out_dir: Path, per_game: int, seed: int) -> dict:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        family = json.loads((run_dir / "manifest.json").read_text())["family"]
+        (out_dir / f"{family}.html").write_text(
+            f"<!doctype html><html><body><p id='r'>replay of {family}</p></body></html>",
+            encoding="utf-8")
+        return {family: f"{family}.html"}
+
+    monkeypatch.setattr(site, "replay_writer", lambda: write_replays)
+    out = tmp_path / "site"
+    site.build_site(find_runs([runs / "neg"]), out, site_families(), resamples=20)
+    page = next((out / "games").glob("*.html"))
+    dom = chromium(page.as_uri(), tmp_path, 1000)
+    href = re.search(r'<a class="replay" href="([^"]+)"', dom)
+    assert href, "no replay link"
+    target = (page.parent / href.group(1)).resolve()
+    assert target.is_file()
+    assert "replay of negotiation" in chromium(target.as_uri(), tmp_path, 1000)
+
+
+def test_publish_refuses_a_site_inside_a_run(runs):
+    result = CliRunner().invoke(cli, ["publish", str(runs / "neg"), "--site",
+                                      str(runs / "neg" / "site")])
+    assert result.exit_code != 0 and isinstance(result.exception, UserError)
+    assert "--site" in str(result.exception) and "inside the run" in str(result.exception)
+    result = CliRunner().invoke(cli, ["publish", str(runs / "nowhere"), "--site", "x"])
+    assert result.exit_code != 0 and isinstance(result.exception, UserError)
