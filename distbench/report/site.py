@@ -288,7 +288,7 @@ def _table(tid: str, columns: list[str], rows: list[tuple], *, links: dict[int, 
 
 
 _CSS = """
-:root{--fg:#1a1a1a;--bg:#fff;--muted:#4a4a4a;--link:#0b57a4;--line:#c8c8c8;--head:#eef2f6}
+:root{--fg:#1a1a1a;--bg:#ffffff;--muted:#4a4a4a;--link:#0b57a4;--line:#c8c8c8;--head:#eef2f6}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);
 background:var(--bg)}

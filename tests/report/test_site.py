@@ -196,3 +196,35 @@ def test_publish_refuses_a_site_inside_a_run(runs):
     assert "--site" in str(result.exception) and "inside the run" in str(result.exception)
     result = CliRunner().invoke(cli, ["publish", str(runs / "nowhere"), "--site", "x"])
     assert result.exit_code != 0 and isinstance(result.exception, UserError)
+
+
+def test_each_game_weighs_the_same_whatever_its_tables():
+    """game_weights of 1 / (a game's tables): a game repeated k times weighs as once."""
+    from distbench.report.ratings import bootstrap_plackett_luce
+
+    # Game 1: player 0 beats 1 (one table). Game 2: 1 beats 0, the same table played 5 times.
+    one = [([0, 1], [1.0, 0.0])]
+    five = [([0, 1], [0.0, 1.0])] * 5
+    equal = bootstrap_plackett_luce(2, one + five, seed=1, resamples=0,
+                                    game_weights=[1.0] + [0.2] * 5)
+    unweighted = bootstrap_plackett_luce(2, one + five, seed=1, resamples=0)
+    assert abs(equal.theta[0] - equal.theta[1]) < 1e-6  # one win each: level
+    assert unweighted.theta[1] > unweighted.theta[0] + 1.0  # five wins to one
+    with pytest.raises(ValueError, match="game_weights"):
+        bootstrap_plackett_luce(2, one, seed=1, game_weights=[0.0])
+
+
+def _luminance(colour: str) -> float:
+    rgb = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def test_colours_pass_wcag_aa():
+    """Every text colour against every background it is drawn on: contrast >= 4.5."""
+    css = site._CSS
+    var = dict(re.findall(r"--(\w+):(#[0-9a-fA-F]{6})", css))
+    for text in ("fg", "muted", "link"):
+        for back in ("bg", "head"):
+            a, b = sorted((_luminance(var[text]), _luminance(var[back])))
+            assert (b + 0.05) / (a + 0.05) >= 4.5, (text, back)
