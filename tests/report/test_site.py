@@ -41,6 +41,12 @@ def runs(tmp_path_factory):
     run_plan(plan_negotiation(NegotiationRunConfig(
         seeds=(1,), num_games=3, modes=("semi",), langs=("en",), player_a="scripted:fair",
         player_b="scripted:greedy"), "neg"), root / "neg", parallel=False)
+    # A negotiation tournament (its ratings table holds the Nash-averaging mass).
+    result = CliRunner().invoke(cli, [
+        "tournament", "--family", "negotiation", "--players",
+        "scripted:fair,scripted:greedy,scripted:random", "--num-instances", "2",
+        "--resamples", "20", "--no-parallel", "--output-dir", str(root), "--run-id", "ntour"])
+    assert result.exit_code == 0, result.output
     run_config(OpenSpielRunConfig(game="tic_tac_toe", seeds=(1,), num_games=2,
                                   player=make_spec("dummy"), opponent="random"),
                root / "os", parallel=False)
@@ -110,7 +116,7 @@ def test_leaderboard_rows_and_bands_equal_the_stores(runs, built, tmp_path):
     players = {r[1] for r in rows}
     # Models met in every kind of game: the matrix's two models on the same games, the
     # tournaments' seats, the OpenSpiel player and its scripted opponent.
-    assert {"scripted:fair", "scripted:greedy", "tier3", "tier2"} <= players
+    assert {"scripted:fair", "scripted:greedy", "scripted:random", "tier3", "tier2"} <= players
     assert len(players) >= 6
     for r in rows:
         assert r[5] <= r[4] <= r[6]
@@ -127,7 +133,14 @@ def test_leaderboard_rows_and_bands_equal_the_stores(runs, built, tmp_path):
     assert {"matrix", "negotiation", "openspiel", "fog"} <= families
     for h, r in zip(heads, tables.tables["headlines"][1], strict=True):
         assert (h[0], h[1], h[7], h[10]) == (r[0], r[1], r[7], fmt(r[10]))
-    # Nash-averaging mass is shown where a tournament defines it (none here: no ratings).
+    # The Nash-averaging mass of the tournament, as its ratings table holds it.
+    nash = {(r[1], r[3]) for r in table_rows(dom, "nash")}
+    con = open_runs(find_runs([runs]), safe=True)
+    try:
+        stored = con.execute("SELECT player, nash_mass FROM ratings").fetchall()
+    finally:
+        con.close()
+    assert nash == {(p, fmt(m)) for p, m in stored} and len(stored) == 3
     assert "harness hash unknown" in dom
     for name in tables.tables:
         assert (built / "data" / f"{name}.csv").is_file()
