@@ -51,6 +51,8 @@ def publish(runs: tuple[Path, ...], site_dir: Path, seed: int, resamples: int,
         if is_run_dir(folder):
             raise UserError(f"--site {site_dir} is inside the run {folder}: publish never "
                             "writes into a run; choose a folder outside it")
-    build_site(run_dirs, site_dir, site_families(), seed=seed, resamples=resamples,
-               replays_per_game=per_game)
+    _, note = build_site(run_dirs, site_dir, site_families(), seed=seed, resamples=resamples,
+                         replays_per_game=per_game)
+    if note:
+        click.echo(f"warning: {note}", err=True)
     click.echo(str(site_dir / "index.html"))

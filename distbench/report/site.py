@@ -347,12 +347,22 @@ def _page(title: str, body: str, prefix: str, stamp: str) -> str:
             f'<script src="{prefix}assets/site.js"></script></body></html>')
 
 
+def harness_note(runs: list[dict[str, Any]]) -> str:
+    """One line when the runs were made by different harnesses ("" when they were not)."""
+    hashes = sorted({r["harness_hash"] for r in runs})
+    if len(hashes) < 2:
+        return ""
+    return (f"the runs differ in harness ({', '.join(hashes)}): their numbers were made by "
+            "different prompts, parsers or scorers; compare with care")
+
+
 def _stamp(tables: SiteTables) -> str:
     runs = tables.records("runs")
     dates = sorted({r["date"] for r in runs})
     versions = sorted({str(r["distbench_version"]) for r in runs})
     hashes = sorted({r["harness_hash"] for r in runs})
-    mixed = " (runs of different harnesses: compare with care)" if len(hashes) > 1 else ""
+    note = harness_note(runs)
+    mixed = f" ({note})" if note else ""
     return (f"Built by distbench from {len(runs)} run(s) dated {', '.join(dates) or '–'}; "
             f"distbench {', '.join(versions) or '–'}; harness hash {', '.join(hashes) or '–'}"
             f"{mixed}. Each number's run, date, version and harness hash: the Runs page.")
@@ -472,8 +482,10 @@ def write_site(tables: SiteTables, out_dir: Path, *,
 
 
 def build_site(run_dirs: Sequence[Path], out_dir: Path, families: Sequence[SiteFamily], *,
-               seed: int = 0, resamples: int = 200, replays_per_game: int = 3) -> list[Path]:
-    """The site of ``run_dirs`` in ``out_dir`` (see the module's docstring)."""
+               seed: int = 0, resamples: int = 200, replays_per_game: int = 3,
+               ) -> tuple[list[Path], str]:
+    """The site of ``run_dirs`` in ``out_dir`` (see the module's docstring): the pages
+    written, and one line when the runs differ in harness ("" otherwise)."""
     from distbench.store.catalog import open_runs
 
     con = open_runs(run_dirs, safe=True)
@@ -482,7 +494,7 @@ def build_site(run_dirs: Sequence[Path], out_dir: Path, families: Sequence[SiteF
     finally:
         con.close()
     replays = _replays(run_dirs, out_dir / "replays", replays_per_game, seed)
-    return write_site(tables, out_dir, replays=replays)
+    return write_site(tables, out_dir, replays=replays), harness_note(tables.records("runs"))
 
 
 def replay_writer() -> Callable[..., dict[str, str]] | None:

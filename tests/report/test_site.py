@@ -61,6 +61,7 @@ def built(runs, tmp_path_factory):
     result = CliRunner().invoke(cli, ["publish", str(runs), "--site", str(out)])
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == str(out / "index.html")
+    assert "differ in harness" not in result.output  # every run's hash is the same (unknown)
     return out
 
 
@@ -241,3 +242,17 @@ def test_colours_pass_wcag_aa():
         for back in ("bg", "head"):
             a, b = sorted((_luminance(var[text]), _luminance(var[back])))
             assert (b + 0.05) / (a + 0.05) >= 4.5, (text, back)
+
+
+def test_runs_of_different_harnesses_are_said_to_differ(runs, tmp_path):
+    """publish says so (a warning line and the pages' footer) when harness hashes differ."""
+    for name, digest in (("mat-a", "h-one"), ("mat-b", "h-two")):
+        copy = tmp_path / "runs" / name
+        shutil.copytree(runs / name, copy)
+        summary = json.loads((copy / "summary.json").read_text())
+        (copy / "summary.json").write_text(json.dumps({**summary, "harness_hash": digest}))
+    out = tmp_path / "site"
+    result = CliRunner().invoke(cli, ["publish", str(tmp_path / "runs"), "--site", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "differ in harness (h-one, h-two)" in result.stderr
+    assert "differ in harness (h-one, h-two)" in (out / "index.html").read_text()
