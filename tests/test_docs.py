@@ -1,0 +1,178 @@
+"""The docs site stays true: its generated pages are current, it builds with ``mkdocs build
+--strict``, and every command block of its pages runs.
+
+Command blocks (the convention the pages follow):
+
+- A ```` ```bash ```` block is a command block and is run: the whole block as one bash script
+  (``set -e``: its first failing line fails the test), pages in ``mkdocs.yml``'s nav order, blocks
+  in page order, each page in a fresh empty folder that its blocks share (``examples/`` there is
+  the repository's). ``distbench`` is this interpreter's ``python -m distbench`` (the test
+  session's ``PYTHONPATH``), ``python`` this interpreter. ``$DISTBENCH_MOCK_URL`` is the address of
+  the project's mock server (``distbench serve mock``), started on a free port for the test:
+  a block that needs an API reaches it with ``--base-url "$DISTBENCH_MOCK_URL"``. A process a
+  block leaves in the background is stopped when the block ends.
+- ```` ```text ```` holds what a command prints or a layout: never run. Other shell fences
+  (``console``, ``sh``, ``shell`` or no language) are refused, so every block says which it is.
+- A command block that cannot run here is marked on the line right above its fence with
+  ``<!-- docs-test: not run: REASON -->`` (an install, a real paid API and its key, a Ray cluster,
+  a file the repository does not ship). The test counts them and prints each with its reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
+RUN = "bash"
+NOT_COMMANDS = {"text", "python", "toml", "json", "yaml", "sql"}
+NOT_RUN = re.compile(r"^<!-- docs-test: not run: (?P<reason>\S.*?) -->$")
+FENCE = re.compile(r"^```(?P<lang>\S*)\s*$")
+BLOCK_TIMEOUT = 300
+
+
+@dataclass(frozen=True)
+class Block:
+    page: str
+    line: int
+    lang: str
+    text: str
+    not_run: str | None  # the reason, for a marked block
+
+
+def nav_pages() -> list[str]:
+    """The pages in the order of mkdocs.yml's nav."""
+    def walk(items):
+        for item in items:
+            for value in (item.values() if isinstance(item, dict) else [item]):
+                yield from (walk(value) if isinstance(value, list) else [value])
+    return list(walk(yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]))
+
+
+def page_blocks(page: str) -> list[Block]:
+    lines = (DOCS / page).read_text(encoding="utf-8").splitlines()
+    blocks, i = [], 0
+    while i < len(lines):
+        fence = FENCE.match(lines[i].strip())
+        if not fence:
+            i += 1
+            continue
+        start, lang = i, fence.group("lang")
+        i += 1
+        body = []
+        while i < len(lines) and lines[i].strip() != "```":
+            body.append(lines[i])
+            i += 1
+        marker = NOT_RUN.match(lines[start - 1].strip()) if start else None
+        blocks.append(Block(page, start + 1, lang, "\n".join(body) + "\n",
+                            marker.group("reason") if marker else None))
+        i += 1
+    return blocks
+
+
+def all_blocks() -> list[Block]:
+    return [block for page in nav_pages() for block in page_blocks(page)]
+
+
+def test_every_block_says_whether_it_is_run_and_markers_sit_on_command_blocks():
+    wrong = [f"{b.page}:{b.line} ```{b.lang}" for b in all_blocks()
+             if b.lang != RUN and b.lang not in NOT_COMMANDS]
+    assert not wrong, f"mark these blocks ```bash (run by this test) or ```text (not run): {wrong}"
+    misplaced = [f"{b.page}:{b.line}" for b in all_blocks() if b.not_run and b.lang != RUN]
+    assert not misplaced, f"a not-run marker belongs above a ```bash block: {misplaced}"
+    stray = [f"{page}:{n}" for page in nav_pages()
+             for n, line in enumerate((DOCS / page).read_text(encoding="utf-8").splitlines(), 1)
+             if line.strip().startswith("<!-- docs-test") and not NOT_RUN.match(line.strip())]
+    assert not stray, f"a docs-test marker is <!-- docs-test: not run: REASON -->: {stray}"
+
+
+def test_not_run_blocks_are_counted():
+    marked = [b for b in all_blocks() if b.lang == RUN and b.not_run]
+    run = [b for b in all_blocks() if b.lang == RUN and not b.not_run]
+    print(f"\ndocs command blocks: {len(run)} run, {len(marked)} not run")
+    for b in marked:
+        print(f"  not run: {b.page}:{b.line}: {b.not_run}")
+    assert run
+
+
+def test_generated_pages_are_current():
+    out = subprocess.run([sys.executable, str(REPO / "tools" / "gen_docs.py"), "--check"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, ("docs/commands.md or docs/tables.md is out of date: run "
+                                 f"python tools/gen_docs.py\n{out.stdout}{out.stderr}")
+
+
+def test_the_site_builds_strictly(tmp_path):
+    """mkdocs build --strict: a broken link, a missing anchor or a page left out of the nav fails."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
+                          str(REPO / "mkdocs.yml"), "--site-dir", str(tmp_path / "site")],
+                         capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "WARNING" not in out.stderr, out.stderr
+    assert (tmp_path / "site" / "index.html").is_file()
+
+
+@pytest.fixture(scope="module")
+def mock_url():
+    from distbench.mockserver import ServerConfig, start_server
+
+    with start_server(ServerConfig()) as server:
+        yield server.url
+
+
+@pytest.fixture(scope="module")
+def shims(tmp_path_factory) -> Path:
+    """A bin folder whose ``distbench`` and ``python`` are this interpreter."""
+    bin_dir = tmp_path_factory.mktemp("docs-bin")
+    for name, args in (("distbench", "-m distbench "), ("python", "")):
+        shim = bin_dir / name
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" {args}"$@"\n')
+        shim.chmod(0o755)
+    return bin_dir
+
+
+def _run_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
+    script = "set -e -o pipefail\n" + block.text
+    with tempfile.TemporaryFile("w+") as log:  # a file: a background process may hold it open
+        proc = subprocess.Popen(["bash", "-c", script], cwd=cwd, env=env, text=True,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc.wait(timeout=BLOCK_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            try:  # whatever the block left in the background (a server) ends with it
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        log.seek(0)
+        output = log.read()
+    assert proc.returncode == 0, (f"{block.page}:{block.line}: the block failed "
+                                  f"(exit {proc.returncode}):\n{block.text}\n--- output ---\n"
+                                  f"{output[-6000:]}")
+
+
+@pytest.mark.parametrize("page", [p for p in nav_pages()
+                                  if any(b.lang == RUN and not b.not_run for b in page_blocks(p))])
+def test_the_page_commands_run(page, tmp_path, mock_url, shims):
+    (tmp_path / "examples").symlink_to(REPO / "examples")
+    env = {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ.get('PATH', '')}",
+           "DISTBENCH_MOCK_URL": mock_url}
+    started = time.monotonic()
+    for block in page_blocks(page):
+        if block.lang == RUN and not block.not_run:
+            _run_block(block, tmp_path, env)
+    print(f"\n{page}: {time.monotonic() - started:.1f} s")
