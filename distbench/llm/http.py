@@ -19,12 +19,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import importlib.util
 import json
 import logging
 import math
 import os
 import random
 import re
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -53,6 +55,12 @@ from distbench.llm.limits import (
 )
 
 log = logging.getLogger(__name__)
+
+if importlib.util.find_spec("sniffio") is None:
+    # httpcore tries ``import sniffio`` for every lock it sets up (several per request); a
+    # module that is not installed is searched for on the whole path each time, milliseconds
+    # a call. Recording it as absent makes each of those imports fail at once, as they would.
+    sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
 
 
 class AuthenticationFailed(BackendUnavailable):

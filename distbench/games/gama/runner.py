@@ -107,7 +107,7 @@ class _Caller:
             max_tokens=c.max_tokens or (reasoning_budget(spec) if cot else 256),
             temperature=c.temperature)
 
-    def answer(self, asks: list[_Ask], step: str) -> None:
+    async def answer(self, asks: list[_Ask], step: str) -> None:
         """Fills every ask's parsed answer: scripted seats at once, the models' in one batch
         each (concurrently), invalid ones re-asked up to the configured count."""
         pending = []
@@ -127,7 +127,7 @@ class _Caller:
                 groups.setdefault(ask.game.config.seats[ask.seat], []).append(ask)
             requests = {spec: [self.request(a, spec, step, attempt) for a in group]
                         for spec, group in groups.items()}
-            answers = asyncio.run(self._generate(requests))
+            answers = await self._generate(requests)
             retry = []
             for spec, group in groups.items():
                 for ask, req, resp in zip(group, requests[spec], answers[spec], strict=True):
@@ -292,7 +292,7 @@ def _finish_keys(game: _Game) -> list[float]:
     return keys
 
 
-def _play_round(caller: _Caller, live: list[_Game]
+async def _play_round(caller: _Caller, live: list[_Game]
                 ) -> dict[str, tuple[rules.GameState, rules.RoundOutcome]]:
     """Asks and resolves one round of every live game; returns, by game id, the state before
     the round and its outcome for the games that resolved it."""
@@ -303,7 +303,7 @@ def _play_round(caller: _Caller, live: list[_Game]
             first.append(_Ask(g, actors[0], proposer=True))
         else:
             first.extend(_Ask(g, s) for s in actors)
-    caller.answer(first, "a")
+    await caller.answer(first, "a")
     by_game: dict[str, list[_Ask]] = {}
     for ask in first:
         by_game.setdefault(ask.game.game_id, []).append(ask)
@@ -313,7 +313,7 @@ def _play_round(caller: _Caller, live: list[_Game]
             plan = by_game[g.game_id][0].parsed.value
             voters.extend(_Ask(g, s, plan=plan) for s in rules.actors(g.state)[1:])
     if voters:
-        caller.answer(voters, "v")
+        await caller.answer(voters, "v")
         for ask in voters:
             by_game[ask.game.game_id].append(ask)
     resolved = {}
@@ -399,6 +399,18 @@ def _table_rows(run_id: str, shard_id: str, g: _Game, rounds: list[dict[str, Any
         "status": g.status, "detail": g.detail, "harness": HARNESS})
 
 
+async def _play(caller: _Caller, games: list[_Game],
+                round_rows: dict[str, list[dict[str, Any]]]) -> None:
+    """Plays ``games`` to their end in one event loop (so an endpoint's client and its
+    kept-alive connections serve every round), adding each resolved round's row."""
+    while True:
+        live = [g for g in games if g.status == "ok" and not g.state.done]
+        if not live:
+            return
+        for gid, (before, outcome) in (await _play_round(caller, live)).items():
+            round_rows[gid].append(_round_row(outcome, before))
+
+
 def run_shard(shard: GamaShard | GamaSuiteShard,
               backends: Mapping[BackendSpec, Backend]) -> ShardResult:
     """Plays ``shard``'s games, every part's together (see the module docstring)."""
@@ -411,12 +423,7 @@ def run_shard(shard: GamaShard | GamaSuiteShard,
                                payoff=[0.0] * c.params.players))
     caller = _Caller(shard, backends)
     round_rows: dict[str, list[dict[str, Any]]] = {g.game_id: [] for g in games}
-    while True:
-        live = [g for g in games if g.status == "ok" and not g.state.done]
-        if not live:
-            break
-        for gid, (before, outcome) in _play_round(caller, live).items():
-            round_rows[gid].append(_round_row(outcome, before))
+    asyncio.run(_play(caller, games, round_rows))
     tables = {name: Rows(schema) for name, schema in (
         ("gama_games", GAMA_GAMES), ("gama_rounds", GAMA_ROUNDS), ("gama_moves", GAMA_MOVES),
         ("gama_players", GAMA_PLAYERS))}
