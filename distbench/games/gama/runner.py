@@ -1,7 +1,8 @@
-"""Plays one ``gama`` shard: its games advance together, round by round; every round asks all
-the acting seats of all the live games at once (one batch per model, the models' batches
-concurrently; scripted seats answer at once), the Pirate Game in two steps (proposers, then
-voters). Runs in a Ray task or in the driver; writes nothing.
+"""Plays one ``gama`` shard: its games advance together, round by round, in one event loop;
+every round asks all the acting seats of all the live games at once (one batch per model, the
+models' batches concurrently; scripted seats answer at once), the Pirate Game in two steps
+(proposers, then voters). Runs in a Ray task or in the driver; writes nothing (the rows are
+built per game at the end and returned as tables).
 
 The rules and GAMA's scores are :mod:`.rules` and :mod:`.scoring`; the words and the parser
 :mod:`.prompts`; the re-ask and forfeit policy is stated in :mod:`.plan`.
