@@ -104,7 +104,8 @@ class _Caller:
         return Request(
             prompt=text, messages=messages, stop=("\n",) if completion else None,
             seed=derive_seed(c.llm_seed, g.game_id, state.round + 1, ask.seat, step, attempt),
-            task=f"gama.{state.game}@{record_path(state, ask.seat, ask.proposer)}:{bound}",
+            task=f"gama.{state.game}@"
+                 f"{record_path(state, ask.seat, ask.proposer, self.record)}:{bound}",
             max_tokens=c.max_tokens or (reasoning_budget(spec) if cot else 256),
             temperature=c.temperature)
 
@@ -201,17 +202,31 @@ def words_report(config: GamaRunConfig, before: rules.GameState,
     return [("assistant" if i % 3 == 1 else "user", text) for i, text in enumerate(parts)]
 
 
-def record_path(state: rules.GameState, seat: int, proposer: bool) -> str:
+def record_path(state: rules.GameState, seat: int, proposer: bool,
+                record: Any = None) -> str:
     """Where a GAMA-Bench record keeps this answer (the replay backend's JSON path): the
-    round's ``responses`` by seat (Battle Royale: the one shot; the Pirate Game: by rank among
-    the living) and the proposer's ``gold_distribution``."""
+    seat's own ``player_data`` records of a simultaneous game when ``record`` (the replayed
+    JSON) has them (GAMA shuffles some rounds' ``responses`` in place when it reports them, so
+    their order is not the seats'), else the round's ``responses`` by seat (Battle Royale: the
+    one shot; the Pirate Game: by rank among the living) and the proposer's
+    ``gold_distribution``."""
     base = f"round_records.{state.round}"
+    if state.game not in ("battle", "pirate") and _holds(record, seat, state.round):
+        return f"player_data.{seat}.records.{state.round}"
     if state.game == "battle":
         return f"{base}.responses.0"
     if state.game == "pirate":
         return (f"{base}.gold_distribution" if proposer
                 else f"{base}.responses.{list(state.alive).index(seat)}")
     return f"{base}.responses.{seat}"
+
+
+def _holds(record: Any, seat: int, index: int) -> bool:
+    """Whether ``record`` has seat ``seat``'s answer of round ``index`` in its player data."""
+    try:
+        return index < len(record["player_data"][seat]["records"])
+    except (KeyError, IndexError, TypeError):
+        return False
 
 
 def recorded_hit(record: Any, state: rules.GameState) -> bool | None:
