@@ -7,8 +7,9 @@ built per game at the end and returned as tables).
 The rules and GAMA's scores are :mod:`.rules` and :mod:`.scoring`; the words and the parser
 :mod:`.prompts`; the re-ask and forfeit policy is stated in :mod:`.plan`.
 
-Determinism: game ``i`` of seed ``s`` has the id ``gama/<game>/s<s>/g<i>`` and its own seed
-``derive_seed("gama", game, s, i)`` (Battle Royale's hits); a model's request seed is
+Determinism: game ``i`` of seed ``s`` has the id ``gama/<game>/<table>/s<s>/g<i>``
+(:meth:`GamaRunConfig.game_id`: unique in a run of several tables) and its own seed
+``derive_seed("gama", game, s, i)`` (Battle Royale's hits, the same at every table); a model's request seed is
 ``derive_seed(llm_seed, game_id, round, seat, step, attempt)``; a scripted seat's draws are
 in :mod:`.players`. Answers do not depend on how games are cut into shards.
 """
@@ -434,7 +435,7 @@ def run_shard(shard: GamaShard | GamaSuiteShard,
     for c, seed, start, stop in shard.parts:
         for i in range(start, stop):
             state = rules.new_game(c.game, c.params, seed=derive_seed(NAME, c.game, seed, i))
-            games.append(_Game(c, seed, i, f"gama/{c.game}/s{seed}/g{i}", state,
+            games.append(_Game(c, seed, i, c.game_id(seed, i), state,
                                [[] for _ in range(c.params.players)],
                                payoff=[0.0] * c.params.players))
     caller = _Caller(shard, backends)
