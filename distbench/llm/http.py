@@ -359,6 +359,9 @@ def split_base_url(url: str) -> tuple[str, list[tuple[str, str]]]:
 
 
 MAX_BODY_BYTES = 8 * 1024 * 1024
+"""Largest response body read (8 MiB): a longer one is abandoned as it streams in, and the
+call fails (an answer is stored clipped at 65,536 characters anyway; 128 samples of that
+fit)."""
 
 POOL_CONNECTIONS = 8
 """Most connections of one httpx pool. httpcore matches every waiting request against every
@@ -370,9 +373,6 @@ def pool_sizes(connections: int, most: int) -> list[int]:
     """``connections`` split as evenly as it goes into pools of at most ``most``."""
     pools = max(1, -(-connections // most))
     return [connections // pools + (i < connections % pools) for i in range(pools)]
-"""Largest response body read (8 MiB): a longer one is abandoned as it streams in, and the
-call fails (an answer is stored clipped at 65,536 characters anyway; 128 samples of that
-fit)."""
 
 
 class BodyTooLarge(Exception):
