@@ -1,13 +1,19 @@
-"""GAMA-Bench's 520 leaderboard records played again through distbench's rules.
+"""GAMA-Bench's 520 leaderboard records played again through distbench's rules and engine.
 
 For every leaderboard record (13 models x 8 games x 5 runs; Bar implicit, Auction first price)
-the recorded answers of every round are fed to ``distbench.games.gama.rules.resolve_round``
-(Battle Royale's hits taken from the record, the auction's valuations and tie-breaks drawn as
-GAMA draws them) and the round records the rules produce are compared with the stored ones,
-key by key (Guessing's and Divide the Dollar's ``responses`` as multisets: GAMA shuffles them
-in place when it reports a round). Prints the records that differ, with the first difference,
-and ``records reproduced: k/520``. The engine's own replay (the replay provider) is checked
-by the playing side; this checks the rules it plays by.
+two replays, each compared with the stored round records key by key
+(``distbench.games.gama.recheck.round_difference``: Guessing's and Divide the Dollar's
+``responses`` as multisets, since GAMA shuffles them in place when it reports a round):
+
+- **rules**: the recorded answers of every round fed to
+  ``distbench.games.gama.rules.resolve_round`` (Battle Royale's hits taken from the record, the
+  auction's valuations and tie-breaks drawn as GAMA draws them);
+- **engine**: a ``gama`` game played by the family's shard runner with every seat the replay
+  provider (``--llm-type replay:PATH`` on the record): the requests, the parser, the rules and
+  the rows of any run, the answers the record's (``distbench.games.gama.recheck``).
+
+Prints the records that differ, with the first difference, and ``records reproduced: k/520``
+for each replay (``--rules-only`` skips the engine's, about a minute).
 
 Usage::
 
@@ -20,10 +26,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from distbench.games.gama.recheck import replay_record, round_difference
 from distbench.games.gama.records import GamaRecord, find_records, read_record, recorded_answers
 from distbench.games.gama.rules import GameState, RoundOutcome, actors, new_game, resolve_round
-
-SHUFFLED = ("guessing", "dollar")
 
 
 def on_board(rec: GamaRecord) -> bool:
@@ -49,40 +54,39 @@ def replay(rec: GamaRecord) -> list[tuple[GameState, RoundOutcome]]:
     return played
 
 
-def first_difference(rec: GamaRecord, produced: list[dict]) -> str | None:
-    """The first key whose value differs (None when every stored round is reproduced)."""
-    if len(produced) != len(rec.rounds):
-        return f"{len(produced)} rounds played, {len(rec.rounds)} stored"
-    for t, (ours, stored) in enumerate(zip(produced, rec.rounds), start=1):
-        for key, theirs in stored.items():
-            if key == "removed_player_info":  # GAMA's list of the eliminated, shared and mutated
-                continue
-            mine = ours.get(key, "<none>")
-            if key == "responses" and rec.game in SHUFFLED:
-                theirs, mine = sorted(theirs), sorted(mine)
-            if isinstance(theirs, float) and isinstance(mine, float) and abs(theirs - mine) < 1e-9:
-                continue
-            if theirs != mine:
-                return f"round {t} {key}: stored {theirs!r}, rules {mine!r}"
-    return None
+def engine_difference(rec: GamaRecord) -> str | None:
+    """The engine's replay of ``rec`` through the replay provider, compared."""
+    produced, game = replay_record(rec)
+    diff = round_difference(rec, produced)
+    if game["status"] != "ok":
+        return f"game {game['status']} ({game['detail'][:200]}); {diff or 'rounds equal'}"
+    return diff
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("checkout", type=Path, help="a GAMA-Bench checkout (commit 41ebccf)")
+    parser.add_argument("--rules-only", action="store_true", help="skip the engine's replay")
     args = parser.parse_args(argv)
     records = [r for r in map(read_record, find_records(args.checkout / "raw_results")) if on_board(r)]
-    same = 0
-    for rec in records:
-        try:
-            diff = first_difference(rec, replay_rounds(rec))
-        except ValueError as exc:
-            diff = f"not playable: {exc}"
-        if diff is None:
-            same += 1
-        else:
-            print(f"differs: {rec.path.relative_to(args.checkout)}: {diff}")
-    print(f"records reproduced: {same}/{len(records)}")
+    checks = {"rules": lambda r: round_difference(r, replay_rounds(r))}
+    if not args.rules_only:
+        from distbench.games.registry import load_families
+
+        load_families()
+        checks["engine"] = engine_difference
+    for name, check in checks.items():
+        same = 0
+        for rec in records:
+            try:
+                diff = check(rec)
+            except ValueError as exc:
+                diff = f"not playable: {exc}"
+            if diff is None:
+                same += 1
+            else:
+                print(f"{name} differs: {rec.path.relative_to(args.checkout)}: {diff}")
+        print(f"{name} replay, records reproduced: {same}/{len(records)}")
     return 0
 
 

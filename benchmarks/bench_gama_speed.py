@@ -11,7 +11,8 @@ Printed: the calls made, the wall time of the run, its **critical path** (the lo
 calls that must follow each other: the most sequential steps of any game, a Pirate round being
 two steps, proposers then voters, times the latency), the ratio wall / critical path (the
 issue's target: at most 1.5), and what GAMA's loop, one call after another, would take (calls x
-latency).
+latency), and the CPU the run and the mock server used (what bounds the figure when it is far
+above the critical path).
 
 Usage::
 
@@ -48,6 +49,12 @@ def start_mock(latency_ms: float) -> tuple[subprocess.Popen, str]:
     raise SystemExit("the mock server did not start")
 
 
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency-ms", type=float, default=200.0)
@@ -68,9 +75,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             run_dir = Path(tmp) / "speed"
             plan = suite_plan(configs, run_dir.name)
-            start = time.perf_counter()
+            start, cpu0, server0 = time.perf_counter(), time.process_time(), process_cpu(proc.pid)
             run_plan(plan, run_dir, parallel=False)
             wall = time.perf_counter() - start
+            cpu, server = time.process_time() - cpu0, process_cpu(proc.pid) - server0
             con = open_run(run_dir, threads=1)
             calls, failed = con.execute(
                 "select count(*), count(*) filter (where status <> 'ok') from calls").fetchone()
@@ -92,6 +100,9 @@ def main() -> None:
     print(f"calls: {calls:,} ({failed} failed); games not complete: {steps[1]}")
     print(f"wall: {wall:.2f} s; critical path: {steps[0]} steps x {latency:g} s = "
           f"{critical:.2f} s; ratio {wall / critical:.2f}")
+    print(f"CPU: this process {cpu:.1f} s ({cpu / calls * 1000:.1f} ms a call), the mock "
+          f"server {server:.1f} s ({server / calls * 1000:.1f} ms a call); load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"GAMA's sequential loop: {calls:,} x {latency:g} s = {calls * latency:,.0f} s "
           f"({calls * latency / wall:,.0f}x longer)")
 

@@ -280,6 +280,8 @@ class FamilyCommand(click.Command):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._owners: dict[str, list[str]] | None = None
+        self._defaults: dict[tuple[str, str], Any] = {}
+        """(flag name, family) -> that family's own default of a flag it declares."""
 
     def _add_family_options(self) -> dict[str, list[str]]:
         if self._owners is None:
@@ -289,6 +291,7 @@ class FamilyCommand(click.Command):
             taken = {p.name: p for p in self.params}
             for name, family in families().items():
                 for option in family.cli_options():
+                    self._defaults[(option.name, name)] = option.default
                     known = taken.get(option.name)
                     if known is None:
                         self.params.append(option)
@@ -327,6 +330,19 @@ class FamilyCommand(click.Command):
         for title, records in groups.items():
             with formatter.section(title):
                 formatter.write_dl(records)
+
+    def own_defaults(self, ctx: click.Context, family: str,
+                     options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` with every flag ``family`` shares with another family, when not given,
+        at ``family``'s own default (the flag's one click parameter carries the first
+        family's)."""
+        out = dict(options)
+        for name, owner in self._add_family_options().items():
+            given = ctx.get_parameter_source(name) in (click.core.ParameterSource.COMMANDLINE,
+                                                       click.core.ParameterSource.ENVIRONMENT)
+            if len(owner) > 1 and family in owner and not given:
+                out[name] = self._defaults[(name, family)]
+        return out
 
     def check_family_options(self, ctx: click.Context, family: str) -> None:
         """Refuses a flag of another family given on the command line (it would be ignored)."""

@@ -155,6 +155,7 @@ def run(family: str | None, llm_type: str | None, llm_model: str | None, style: 
         raise UserError(str(exc)) from None
     assert isinstance(ctx.command, FamilyCommand)
     ctx.command.check_family_options(ctx, chosen.name)
+    options = ctx.command.own_defaults(ctx, chosen.name, options)
     modes = chosen.identity.modes
     bad_modes = [m for m in options.get("mode_names") or () if m not in modes]
     if bad_modes:

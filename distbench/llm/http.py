@@ -19,12 +19,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import importlib.util
 import json
 import logging
 import math
 import os
 import random
 import re
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -53,6 +55,12 @@ from distbench.llm.limits import (
 )
 
 log = logging.getLogger(__name__)
+
+if importlib.util.find_spec("sniffio") is None:
+    # httpcore tries ``import sniffio`` for every lock it sets up (several per request); a
+    # module that is not installed is searched for on the whole path each time, milliseconds
+    # a call. Recording it as absent makes each of those imports fail at once, as they would.
+    sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
 
 
 class AuthenticationFailed(BackendUnavailable):
@@ -355,6 +363,17 @@ MAX_BODY_BYTES = 8 * 1024 * 1024
 call fails (an answer is stored clipped at 65,536 characters anyway; 128 samples of that
 fit)."""
 
+POOL_CONNECTIONS = 8
+"""Most connections of one httpx pool. httpcore matches every waiting request against every
+connection of its pool on each change (quadratic in the pool's size), so an endpoint allowed
+many concurrent calls (``max_concurrency``) spreads them over several pools of this size."""
+
+
+def pool_sizes(connections: int, most: int) -> list[int]:
+    """``connections`` split as evenly as it goes into pools of at most ``most``."""
+    pools = max(1, -(-connections // most))
+    return [connections // pools + (i < connections % pools) for i in range(pools)]
+
 
 class BodyTooLarge(Exception):
     """A response body longer than :data:`MAX_BODY_BYTES`."""
@@ -424,7 +443,9 @@ class OpenAICompatibleBackend(Backend):
         self._transport = transport
         self._sleep = sleep
         self._rng = random.Random(rng_seed)
-        self._client: httpx.AsyncClient | None = None
+        self._clients: list[httpx.AsyncClient] = []
+        self._busy: list[int] = []
+        self._ssl: Any = None
         self._limiter: RateLimiter | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._auth_error: str | None = None
@@ -460,35 +481,53 @@ class OpenAICompatibleBackend(Backend):
             return anthropic.headers(self._key)
         return {"Authorization": f"Bearer {self._key}"} if self._key else {}
 
-    def _ensure(self) -> tuple[httpx.AsyncClient, RateLimiter]:
+    def _ensure(self) -> RateLimiter:
+        """This event loop's rate limiter (its connection pools made with it)."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
-            # The client, the limiter's locks and the connection pool belong to one event loop;
-            # a backend reused under a new loop (one asyncio.run per shard) starts them afresh.
-            self._client, self._limiter, self._loop = None, None, loop
-        if self._client is None:
-            transport = self._transport or httpx.AsyncHTTPTransport(retries=0)
-            # Identity encoding: the body cap counts the bytes as sent (a compressed body
-            # would be inflated chunk by chunk before it is counted).
-            self._client = httpx.AsyncClient(
-                headers={"Accept-Encoding": "identity"},
-                base_url=self.base_url,
-                transport=transport,
-                timeout=httpx.Timeout(self.limits.timeout),
-                limits=httpx.Limits(max_connections=self.limits.max_concurrency,
-                                    max_keepalive_connections=self.limits.max_concurrency),
-            )
+            # The clients, the limiter's locks and the connection pools belong to one event
+            # loop; a backend reused under a new loop (one asyncio.run per shard) starts them
+            # afresh.
+            self._clients, self._limiter, self._loop = [], None, loop
+        if not self._clients:
+            self._clients = [self._new_client(size) for size in pool_sizes(
+                self.limits.max_concurrency, 1 if self._transport else POOL_CONNECTIONS)]
+            self._busy = [0] * len(self._clients)
             self._limiter = RateLimiter(self.limits, sleep=self._sleep)
-        return self._client, self._limiter  # type: ignore[return-value]
+        return self._limiter
+
+    def _new_client(self, connections: int) -> httpx.AsyncClient:
+        limits = httpx.Limits(max_connections=connections,
+                              max_keepalive_connections=connections)
+        if self._ssl is None and self._transport is None:
+            # One for all the pools and loops: each costs reading the CA bundle (httpx makes
+            # one per transport, for plain http too).
+            self._ssl = httpx.create_ssl_context()
+        # The limits go to the transport (an AsyncClient given a transport ignores its own).
+        transport = self._transport or httpx.AsyncHTTPTransport(
+            retries=0, limits=limits, verify=self._ssl)
+        # Identity encoding: the body cap counts the bytes as sent (a compressed body
+        # would be inflated chunk by chunk before it is counted).
+        return httpx.AsyncClient(
+            headers={"Accept-Encoding": "identity"},
+            base_url=self.base_url,
+            transport=transport,
+            timeout=httpx.Timeout(self.limits.timeout),
+            limits=limits,
+        )
+
+    def _pool(self) -> int:
+        """The least busy pool (the caller counts its call in and out of ``_busy``)."""
+        return min(range(len(self._busy)), key=self._busy.__getitem__)
 
     @property
     def limiter(self) -> RateLimiter | None:
         return self._limiter
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        clients, self._clients = self._clients, []
+        for client in clients:
+            await client.aclose()
 
     async def generate(self, requests: Sequence[Request]) -> list[Response]:
         results = await asyncio.gather(*(self._answered_call(r) for r in requests),
@@ -558,14 +597,19 @@ class OpenAICompatibleBackend(Backend):
                else "the server requires credentials")
         return f"{who} rejected the request with HTTP {status} (authentication): {fix}"
 
-    async def _attempt(self, client: httpx.AsyncClient, path: str,
-                       body: dict[str, Any]) -> tuple[int, bytes, httpx.Headers]:
-        """One POST (:func:`read_capped` with this endpoint's timeout, key and query)."""
-        return await read_capped(client, "POST", path, self.limits.timeout, json=body,
-                                 headers=self._headers(), params=self._params)
+    async def _attempt(self, path: str, body: dict[str, Any]) -> tuple[int, bytes, httpx.Headers]:
+        """One POST (:func:`read_capped` with this endpoint's timeout, key and query) through
+        the least busy connection pool."""
+        pool = self._pool()
+        self._busy[pool] += 1
+        try:
+            return await read_capped(self._clients[pool], "POST", path, self.limits.timeout,
+                                     json=body, headers=self._headers(), params=self._params)
+        finally:
+            self._busy[pool] -= 1
 
     async def _call(self, req: Request) -> Response:
-        client, limiter = self._ensure()
+        limiter = self._ensure()
         path, body = build_payload(self.spec, req)
         style = req.style_for(self.spec.style)
         t0 = time.perf_counter()
@@ -592,7 +636,7 @@ class OpenAICompatibleBackend(Backend):
                     raise AuthenticationFailed(self._auth_error)
                 sent = time.perf_counter()
                 try:
-                    status, content, headers = await self._attempt(client, path, body)
+                    status, content, headers = await self._attempt(path, body)
                 except (httpx.TimeoutException, TimeoutError):
                     status, error, verdict = None, f"timeout after {self.limits.timeout:g} s", "retry"
                 except httpx.TransportError as exc:

@@ -52,7 +52,7 @@ OPTIONS = [
 
 def game_name(text: str | None) -> str:
     """The game a ``--game`` value names (ValueError: one line)."""
-    if text is None or text == "kuhn_poker":  # openspiel's default of the shared flag
+    if text is None:
         return "guessing"
     name = ALIASES.get(text, text)
     if name not in rules.GAME_NAMES:

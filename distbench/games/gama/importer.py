@@ -54,7 +54,9 @@ class ImportResult:
 
 def game_rows(rec: GamaRecord, run_id: str, shard_id: str, source: str) -> dict[str, list[dict]]:
     """The rows of one record in the four tables (table name -> rows)."""
-    game_id = f"gama/{rec.game}/{rec.path.stem}"
+    # GAMA keeps both auctions' records under the same file names (first_price/, second_price/)
+    where = f"{rec.variant}/" if rec.game == "auction" else ""
+    game_id = f"gama/{rec.game}/{where}{rec.path.stem}"
     key = {"run_id": run_id, "shard_id": shard_id, "game_id": game_id, "game": rec.game}
     p = rec.params
     status, detail, score = "ok", "", None

@@ -119,6 +119,20 @@ class GamaRunConfig:
         out["params"] = json.loads(self.params.to_json())
         return json.loads(json.dumps(out, default=str))
 
+    def table_key(self) -> str:
+        """A short hash of what sets a table apart (the game, its players, parameters, words
+        and sampling: the identity but the seeds and the count of games), so that games of
+        several tables in one run (a suite, a sweep, a tournament) never share an id."""
+        identity = self.identity()
+        for name in ("seeds", "num_games"):
+            identity.pop(name, None)
+        return stable_hash(identity, size=4)
+
+    def game_id(self, seed: int, index: int) -> str:
+        """Game ``index`` of seed ``seed`` at this table: ``gama/<game>/<table>/s<seed>/g<i>``,
+        unique in a run."""
+        return f"{NAME}/{self.game}/{self.table_key()}/s{seed}/g{index}"
+
     def plan(self, run_id: str) -> RunPlan:
         return plan_gama(self, run_id)
 

@@ -1,13 +1,15 @@
-"""Plays one ``gama`` shard: its games advance together, round by round; every round asks all
-the acting seats of all the live games at once (one batch per model, the models' batches
-concurrently; scripted seats answer at once), the Pirate Game in two steps (proposers, then
-voters). Runs in a Ray task or in the driver; writes nothing.
+"""Plays one ``gama`` shard: its games advance together, round by round, in one event loop;
+every round asks all the acting seats of all the live games at once (one batch per model, the
+models' batches concurrently; scripted seats answer at once), the Pirate Game in two steps
+(proposers, then voters). Runs in a Ray task or in the driver; writes nothing (the rows are
+built per game at the end and returned as tables).
 
 The rules and GAMA's scores are :mod:`.rules` and :mod:`.scoring`; the words and the parser
 :mod:`.prompts`; the re-ask and forfeit policy is stated in :mod:`.plan`.
 
-Determinism: game ``i`` of seed ``s`` has the id ``gama/<game>/s<s>/g<i>`` and its own seed
-``derive_seed("gama", game, s, i)`` (Battle Royale's hits); a model's request seed is
+Determinism: game ``i`` of seed ``s`` has the id ``gama/<game>/<table>/s<s>/g<i>``
+(:meth:`GamaRunConfig.game_id`: unique in a run of several tables) and its own seed
+``derive_seed("gama", game, s, i)`` (Battle Royale's hits, the same at every table); a model's request seed is
 ``derive_seed(llm_seed, game_id, round, seat, step, attempt)``; a scripted seat's draws are
 in :mod:`.players`. Answers do not depend on how games are cut into shards.
 """
@@ -103,11 +105,12 @@ class _Caller:
         return Request(
             prompt=text, messages=messages, stop=("\n",) if completion else None,
             seed=derive_seed(c.llm_seed, g.game_id, state.round + 1, ask.seat, step, attempt),
-            task=f"gama.{state.game}@{record_path(state, ask.seat, ask.proposer)}:{bound}",
+            task=f"gama.{state.game}@"
+                 f"{record_path(state, ask.seat, ask.proposer, self.record)}:{bound}",
             max_tokens=c.max_tokens or (reasoning_budget(spec) if cot else 256),
             temperature=c.temperature)
 
-    def answer(self, asks: list[_Ask], step: str) -> None:
+    async def answer(self, asks: list[_Ask], step: str) -> None:
         """Fills every ask's parsed answer: scripted seats at once, the models' in one batch
         each (concurrently), invalid ones re-asked up to the configured count."""
         pending = []
@@ -127,7 +130,7 @@ class _Caller:
                 groups.setdefault(ask.game.config.seats[ask.seat], []).append(ask)
             requests = {spec: [self.request(a, spec, step, attempt) for a in group]
                         for spec, group in groups.items()}
-            answers = asyncio.run(self._generate(requests))
+            answers = await self._generate(requests)
             retry = []
             for spec, group in groups.items():
                 for ask, req, resp in zip(group, requests[spec], answers[spec], strict=True):
@@ -200,17 +203,31 @@ def words_report(config: GamaRunConfig, before: rules.GameState,
     return [("assistant" if i % 3 == 1 else "user", text) for i, text in enumerate(parts)]
 
 
-def record_path(state: rules.GameState, seat: int, proposer: bool) -> str:
+def record_path(state: rules.GameState, seat: int, proposer: bool,
+                record: Any = None) -> str:
     """Where a GAMA-Bench record keeps this answer (the replay backend's JSON path): the
-    round's ``responses`` by seat (Battle Royale: the one shot; the Pirate Game: by rank among
-    the living) and the proposer's ``gold_distribution``."""
+    seat's own ``player_data`` records of a simultaneous game when ``record`` (the replayed
+    JSON) has them (GAMA shuffles some rounds' ``responses`` in place when it reports them, so
+    their order is not the seats'), else the round's ``responses`` by seat (Battle Royale: the
+    one shot; the Pirate Game: by rank among the living) and the proposer's
+    ``gold_distribution``."""
     base = f"round_records.{state.round}"
+    if state.game not in ("battle", "pirate") and _holds(record, seat, state.round):
+        return f"player_data.{seat}.records.{state.round}"
     if state.game == "battle":
         return f"{base}.responses.0"
     if state.game == "pirate":
         return (f"{base}.gold_distribution" if proposer
                 else f"{base}.responses.{list(state.alive).index(seat)}")
     return f"{base}.responses.{seat}"
+
+
+def _holds(record: Any, seat: int, index: int) -> bool:
+    """Whether ``record`` has seat ``seat``'s answer of round ``index`` in its player data."""
+    try:
+        return index < len(record["player_data"][seat]["records"])
+    except (KeyError, IndexError, TypeError):
+        return False
 
 
 def recorded_hit(record: Any, state: rules.GameState) -> bool | None:
@@ -292,7 +309,7 @@ def _finish_keys(game: _Game) -> list[float]:
     return keys
 
 
-def _play_round(caller: _Caller, live: list[_Game]
+async def _play_round(caller: _Caller, live: list[_Game]
                 ) -> dict[str, tuple[rules.GameState, rules.RoundOutcome]]:
     """Asks and resolves one round of every live game; returns, by game id, the state before
     the round and its outcome for the games that resolved it."""
@@ -303,7 +320,7 @@ def _play_round(caller: _Caller, live: list[_Game]
             first.append(_Ask(g, actors[0], proposer=True))
         else:
             first.extend(_Ask(g, s) for s in actors)
-    caller.answer(first, "a")
+    await caller.answer(first, "a")
     by_game: dict[str, list[_Ask]] = {}
     for ask in first:
         by_game.setdefault(ask.game.game_id, []).append(ask)
@@ -313,7 +330,7 @@ def _play_round(caller: _Caller, live: list[_Game]
             plan = by_game[g.game_id][0].parsed.value
             voters.extend(_Ask(g, s, plan=plan) for s in rules.actors(g.state)[1:])
     if voters:
-        caller.answer(voters, "v")
+        await caller.answer(voters, "v")
         for ask in voters:
             by_game[ask.game.game_id].append(ask)
     resolved = {}
@@ -399,6 +416,18 @@ def _table_rows(run_id: str, shard_id: str, g: _Game, rounds: list[dict[str, Any
         "status": g.status, "detail": g.detail, "harness": HARNESS})
 
 
+async def _play(caller: _Caller, games: list[_Game],
+                round_rows: dict[str, list[dict[str, Any]]]) -> None:
+    """Plays ``games`` to their end in one event loop (so an endpoint's client and its
+    kept-alive connections serve every round), adding each resolved round's row."""
+    while True:
+        live = [g for g in games if g.status == "ok" and not g.state.done]
+        if not live:
+            return
+        for gid, (before, outcome) in (await _play_round(caller, live)).items():
+            round_rows[gid].append(_round_row(outcome, before))
+
+
 def run_shard(shard: GamaShard | GamaSuiteShard,
               backends: Mapping[BackendSpec, Backend]) -> ShardResult:
     """Plays ``shard``'s games, every part's together (see the module docstring)."""
@@ -406,17 +435,12 @@ def run_shard(shard: GamaShard | GamaSuiteShard,
     for c, seed, start, stop in shard.parts:
         for i in range(start, stop):
             state = rules.new_game(c.game, c.params, seed=derive_seed(NAME, c.game, seed, i))
-            games.append(_Game(c, seed, i, f"gama/{c.game}/s{seed}/g{i}", state,
+            games.append(_Game(c, seed, i, c.game_id(seed, i), state,
                                [[] for _ in range(c.params.players)],
                                payoff=[0.0] * c.params.players))
     caller = _Caller(shard, backends)
     round_rows: dict[str, list[dict[str, Any]]] = {g.game_id: [] for g in games}
-    while True:
-        live = [g for g in games if g.status == "ok" and not g.state.done]
-        if not live:
-            break
-        for gid, (before, outcome) in _play_round(caller, live).items():
-            round_rows[gid].append(_round_row(outcome, before))
+    asyncio.run(_play(caller, games, round_rows))
     tables = {name: Rows(schema) for name, schema in (
         ("gama_games", GAMA_GAMES), ("gama_rounds", GAMA_ROUNDS), ("gama_moves", GAMA_MOVES),
         ("gama_players", GAMA_PLAYERS))}

@@ -20,7 +20,7 @@ _S = pa.string()
 _KEY = [
     _f("run_id", _S, "Run id.", False),
     _f("shard_id", _S, "Shard that produced the row (an import: one shard per game folder).", False),
-    _f("game_id", _S, "Game run id: 'gama/<game>/...' (an import: 'gama/<game>/<file stem>').", False),
+    _f("game_id", _S, "Game run id, unique in a run: 'gama/<game>/<table>/s<seed>/g<i>' (an import: 'gama/<game>/<file stem>', the auctions' 'gama/auction/<first|second>/<file stem>').", False),
     _f("game", _S, "One of guessing, bar, dollar, goods, diner, auction, battle, pirate.", False),
 ]
 
