@@ -84,14 +84,13 @@ def _register() -> None:
         check,
         compare,
         export,
-        imports,
         listing,
         query,
         report,
         rescore,
         run,
         serve,
-        suite,
+        shared,
         sweep,
         tournament,
         view,
@@ -104,13 +103,13 @@ def _register() -> None:
     cli.add_command(export.export)
     cli.add_command(serve.serve)
     cli.add_command(sweep.sweep)
-    cli.add_command(imports.import_group)
     cli.add_command(report.report)
     cli.add_command(view.view)
     cli.add_command(rescore.rescore)
     cli.add_command(tournament.tournament)
-    cli.add_command(suite.suite)
     cli.add_command(listing.list_command)
+    for group in shared.shared_groups():
+        cli.add_command(group)
     from distbench.cli.options import bound_all_numbers
 
     bound_all_numbers(cli)
