@@ -18,7 +18,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "distbench"
 LAYERS = ("engine", "store", "report", "cli")
-NAMES = ("matrix", "negotiation", "fog", "bimatrix", "repeated", "openspiel")
+NAMES = ("matrix", "negotiation", "fog", "bimatrix", "repeated", "openspiel", "gama")
 _WORD = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(NAMES) + r")(?![A-Za-z0-9_])")
 
 

@@ -84,7 +84,6 @@ def _register() -> None:
         check,
         compare,
         export,
-        imports,
         listing,
         publish,
         query,
@@ -92,7 +91,7 @@ def _register() -> None:
         rescore,
         run,
         serve,
-        suite,
+        shared,
         sweep,
         tournament,
         view,
@@ -106,13 +105,13 @@ def _register() -> None:
     cli.add_command(publish.publish)
     cli.add_command(serve.serve)
     cli.add_command(sweep.sweep)
-    cli.add_command(imports.import_group)
     cli.add_command(report.report)
     cli.add_command(view.view)
     cli.add_command(rescore.rescore)
     cli.add_command(tournament.tournament)
-    cli.add_command(suite.suite)
     cli.add_command(listing.list_command)
+    for group in shared.shared_groups():
+        cli.add_command(group)
     from distbench.cli.options import bound_all_numbers
 
     bound_all_numbers(cli)

@@ -437,49 +437,15 @@ def _run_plan(
         check_visible_to_workers(specs)
     writer = RunWriter(run_dir)
     shards = plan.shards
-    committed = writer.committed()
-    retried: dict[str, int] = {}
-    if retry_failed:
-        planned_ids = {s.shard_id for s in shards}
-        retried = {sid: n for sid, n in failed_call_shards(run_dir).items()
-                   if sid in planned_ids}
-        if retried and on_stage:
-            on_stage(f"retrying {sum(retried.values()):,} failed call(s) in {len(retried)} "
-                     "shard(s)")
-        for sid in retried:  # uncommitted first: a crash now leaves them to the next resume
-            writer.uncommit(sid)
-        committed -= set(retried)
+    committed, retried = _retry(run_dir, writer, shards, retry_failed, on_stage)
     todo = [s for s in shards if s.shard_id not in committed]
     if budget is not None and committed:
-        try:
-            con = open_run(run_dir, tables=("calls",))
-        except Exception:  # noqa: BLE001 - no calls committed: nothing spent yet
-            con = None
-        if con is not None:
-            try:
-                budget.committed(con)  # a resume: what the committed shards spent counts
-            finally:
-                con.close()
+        _resume_budget(budget, run_dir)
     queue = ShardQueue(todo, budget.admit if budget is not None else None)
-    manifest: dict[str, Any] = {
-        "run_id": run_id,
-        "family": plan.family,
-        "command": list(command) if command is not None else sys.argv,
-        "config": plan.config,
-        "identity": plan.identity,
-        "versions": dict(versions()),
-        "models": [{"provider": sp.provider, "model": sp.model, "style": sp.style,
-                    "base_url": sp.option("base_url"), "price_in": sp.option("price_in"),
-                    "price_out": sp.option("price_out")} for sp in specs],
-        "seeds": plan.seeds,
-        "execution": {"parallel": parallel, "num_workers": num_workers, "address": address,
-                      "keep_warm": keep_warm if address else None, "mode": execution,
-                      **({"batch_price": batch_price} if execution == "batch" else {})},
-        "state": "running",
-        **({"budget": budget.figures()} if budget is not None else {}),
-        "shards": {"planned": len(shards), "committed": len(shards) - len(todo)},
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
+    manifest = _manifest(plan, run_id, command, specs, budget, len(todo), {
+        "parallel": parallel, "num_workers": num_workers, "address": address,
+        "keep_warm": keep_warm if address else None, "mode": execution,
+        **({"batch_price": batch_price} if execution == "batch" else {})})
     write_json(run_dir / "manifest.json", redact(manifest))
     if started is not None:
         started["manifest"] = manifest
@@ -488,35 +454,10 @@ def _run_plan(
 
     offload = None
     if todo:
-        endpoints = []
+        endpoints: list = []
         if parallel:
-            import ray
-
-            if on_stage and not ray.is_initialized():
-                on_stage(f"connecting to the Ray cluster at {address}" if address else
-                         f"starting a local Ray instance ({num_workers or os.cpu_count()} "
-                         "CPUs; a few seconds)")
-            start_ray(num_workers, address)
-            cpus = int(ray.cluster_resources().get("CPU", 1))
-            remote_specs = [spec for spec in specs if not in_process(spec)]
-            if remote_specs:
-                from distbench.llm.endpoint import get_or_create
-
-                endpoints = [get_or_create(spec) for spec in remote_specs]
-            executors = []
-            if address and keep_warm > 0:
-                from distbench.engine import executors as pool
-
-                executors = pool.acquire(keep_warm, on_create=on_stage and (
-                    lambda n: on_stage(f"starting {n} warm executor(s) on the cluster (the first "
-                                       "run of this distbench version there; a few seconds)")))
-            if executors:
-                results = pool.pool_results(queue, executors)
-            else:
-                results = _ray_results(queue, max_in_flight=max(2, 2 * cpus))
-            from distbench.engine.remote import RayCalls
-
-            offload = RayCalls(executors, cpus)
+            results, endpoints, offload = _ray_source(queue, specs, num_workers, address,
+                                                      keep_warm, on_stage)
         elif execution == "batch":  # in waves the budget admits (one without a budget)
             from distbench.engine.batching import BatchLimits, BatchRun
 
@@ -529,32 +470,8 @@ def _run_plan(
             on_start(len(todo), sum(s.num_units for s in todo))
         watcher = CallWatcher(specs, endpoints if parallel else None, on_calls) \
             if on_calls else None
-        # Two writer threads overlap writing and fsyncing a shard's files with receiving the
-        # next results (the workers encoded the Parquet). Every shard is still written by this
-        # process only, files then marker.
-        from concurrent.futures import ThreadPoolExecutor
-
-        writers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="distbench-writer")
-        pending: list = []
-
-        def drain(block: bool) -> None:
-            while pending and (block or pending[0][0].done()):
-                future, shard, stats = pending.pop(0)
-                future.result()
-                if progress:
-                    progress(shard, stats)
-
         try:
-            for shard, result in results:
-                if budget is not None:
-                    calls = result.tables.get("calls")
-                    budget.received(shard, calls[1].data if calls is not None else None)
-                pending.append((writers.submit(
-                    writer.commit_shard, shard.shard_id, result.tables,
-                    {"stats": result.stats, "shard": redact(_jsonable(shard))},
-                ), shard, result.stats))
-                drain(block=len(pending) > 4)
-            drain(block=True)
+            _commit_results(results, writer, budget, progress)
         except KeyboardInterrupt:
             _cancel(results, endpoints)
             raise
@@ -570,7 +487,6 @@ def _run_plan(
         finally:
             if watcher is not None:
                 watcher.stop()
-            writers.shutdown(wait=True)
             del endpoints
 
     if len(queue):
@@ -589,31 +505,8 @@ def _run_plan(
             skipped=len(shards) - len(todo), summary=[],
             elapsed_s=time.perf_counter() - t0, retried=len(retried),
             budget_reached=figures)
-    con = open_run(run_dir, threads=plan.summary_threads, tables=plan.summary_tables)
-    try:
-        summary = plan.summarize(con, offload)
-    finally:
-        con.close()
-    health = None
-    if any(not in_process(spec) for spec in specs):
-        con = open_run(run_dir, tables=("calls",))
-        try:
-            health = call_health(con, specs, batch_price)
-        finally:
-            con.close()
+    summary, health = _summary_and_health(plan, run_dir, specs, offload, batch_price)
     record = {"run_id": run_id, "family": plan.family, "groups": summary}
-    live_cost = _estimated_cost(plan)
-    if health is not None and live_cost is not None:
-        health["estimate_cost_usd_max"] = {"live": round(live_cost, 6),
-                                           "batch": round(live_cost * batch_price, 6),
-                                           "batch_price": batch_price}
-        from distbench.engine.estimate import expected_of
-
-        likely = expected_of(plan)  # by the answer format: to compare with the bill
-        if likely is not None and likely.cost is not None:
-            health["estimate_cost_usd_expected"] = {
-                "live": round(likely.cost, 6), "batch": round(likely.cost * batch_price, 6),
-                "completion_by": "+".join(likely.sources)}
     if health is not None:
         record["calls"] = health
     write_json(run_dir / "summary.json", redact(record))
@@ -635,6 +528,159 @@ def _run_plan(
         calls=health,
         retried=len(retried),
     )
+
+
+def _manifest(plan: RunPlan, run_id: str, command: Iterable[str] | None,
+              specs: list[BackendSpec], budget: Budget | None, todo: int,
+              execution: dict[str, Any]) -> dict[str, Any]:
+    """A starting run's manifest (state ``running``), ``todo`` of its shards still to play."""
+    shards = len(plan.shards)
+    return {
+        "run_id": run_id,
+        "family": plan.family,
+        "command": list(command) if command is not None else sys.argv,
+        "config": plan.config,
+        "identity": plan.identity,
+        "versions": dict(versions()),
+        "models": [{"provider": sp.provider, "model": sp.model, "style": sp.style,
+                    "base_url": sp.option("base_url"), "price_in": sp.option("price_in"),
+                    "price_out": sp.option("price_out")} for sp in specs],
+        "seeds": plan.seeds,
+        "execution": execution,
+        "state": "running",
+        **({"budget": budget.figures()} if budget is not None else {}),
+        "shards": {"planned": shards, "committed": shards - todo},
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def _retry(run_dir: Path, writer: RunWriter, shards: list, retry_failed: bool,
+           on_stage: Callable[[str], None] | None) -> tuple[set[str], dict[str, int]]:
+    """(the committed shard ids, the shards retried for their failed calls -> how many):
+    with ``retry_failed``, the committed shards with failed calls are uncommitted first."""
+    committed = writer.committed()
+    retried: dict[str, int] = {}
+    if retry_failed:
+        planned_ids = {s.shard_id for s in shards}
+        retried = {sid: n for sid, n in failed_call_shards(run_dir).items()
+                   if sid in planned_ids}
+        if retried and on_stage:
+            on_stage(f"retrying {sum(retried.values()):,} failed call(s) in {len(retried)} "
+                     "shard(s)")
+        for sid in retried:  # uncommitted first: a crash now leaves them to the next resume
+            writer.uncommit(sid)
+        committed -= set(retried)
+    return committed, retried
+
+
+def _resume_budget(budget: Budget, run_dir: Path) -> None:
+    """A resume: what the committed shards spent counts against the budget."""
+    try:
+        con = open_run(run_dir, tables=("calls",))
+    except Exception:  # noqa: BLE001 - no calls committed: nothing spent yet
+        return
+    try:
+        budget.committed(con)
+    finally:
+        con.close()
+
+
+def _ray_source(queue: ShardQueue, specs: list[BackendSpec], num_workers: int | None,
+                address: str | None, keep_warm: float,
+                on_stage: Callable[[str], None] | None) -> tuple[Any, list, Any]:
+    """Ray started (or joined): (the shards' results as they come, the remote models'
+    endpoints, the offload of a summary's heavy work)."""
+    import ray
+
+    if on_stage and not ray.is_initialized():
+        on_stage(f"connecting to the Ray cluster at {address}" if address else
+                 f"starting a local Ray instance ({num_workers or os.cpu_count()} "
+                 "CPUs; a few seconds)")
+    start_ray(num_workers, address)
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    remote_specs = [spec for spec in specs if not in_process(spec)]
+    endpoints = []
+    if remote_specs:
+        from distbench.llm.endpoint import get_or_create
+
+        endpoints = [get_or_create(spec) for spec in remote_specs]
+    executors = []
+    if address and keep_warm > 0:
+        from distbench.engine import executors as pool
+
+        executors = pool.acquire(keep_warm, on_create=on_stage and (
+            lambda n: on_stage(f"starting {n} warm executor(s) on the cluster (the first "
+                               "run of this distbench version there; a few seconds)")))
+    if executors:
+        results = pool.pool_results(queue, executors)
+    else:
+        results = _ray_results(queue, max_in_flight=max(2, 2 * cpus))
+    from distbench.engine.remote import RayCalls
+
+    return results, endpoints, RayCalls(executors, cpus)
+
+
+def _commit_results(results: Any, writer: RunWriter, budget: Budget | None,
+                    progress: ProgressFn | None) -> None:
+    """Commits every shard's result as it comes. Two writer threads overlap writing and
+    fsyncing a shard's files with receiving the next results (the workers encoded the
+    Parquet); every shard is still written by this process only, files then marker."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    writers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="distbench-writer")
+    pending: list = []
+
+    def drain(block: bool) -> None:
+        while pending and (block or pending[0][0].done()):
+            future, shard, stats = pending.pop(0)
+            future.result()
+            if progress:
+                progress(shard, stats)
+
+    try:
+        for shard, result in results:
+            if budget is not None:
+                calls = result.tables.get("calls")
+                budget.received(shard, calls[1].data if calls is not None else None)
+            pending.append((writers.submit(
+                writer.commit_shard, shard.shard_id, result.tables,
+                {"stats": result.stats, "shard": redact(_jsonable(shard))},
+            ), shard, result.stats))
+            drain(block=len(pending) > 4)
+        drain(block=True)
+    finally:
+        writers.shutdown(wait=True)
+
+
+def _summary_and_health(plan: RunPlan, run_dir: Path, specs: list[BackendSpec], offload: Any,
+                        batch_price: float) -> tuple[list, dict[str, Any] | None]:
+    """A finished run's summary records, and the health of its calls to remote models (None
+    when every model ran in process) with the cost estimates to compare with the bill."""
+    con = open_run(run_dir, threads=plan.summary_threads, tables=plan.summary_tables)
+    try:
+        summary = plan.summarize(con, offload)
+    finally:
+        con.close()
+    if all(in_process(spec) for spec in specs):
+        return summary, None
+    con = open_run(run_dir, tables=("calls",))
+    try:
+        health = call_health(con, specs, batch_price)
+    finally:
+        con.close()
+    live_cost = _estimated_cost(plan)
+    if live_cost is not None:
+        health["estimate_cost_usd_max"] = {"live": round(live_cost, 6),
+                                           "batch": round(live_cost * batch_price, 6),
+                                           "batch_price": batch_price}
+        from distbench.engine.estimate import expected_of
+
+        likely = expected_of(plan)  # by the answer format: to compare with the bill
+        if likely is not None and likely.cost is not None:
+            health["estimate_cost_usd_expected"] = {
+                "live": round(likely.cost, 6), "batch": round(likely.cost * batch_price, 6),
+                "completion_by": "+".join(likely.sources)}
+    return summary, health
 
 
 def _estimated_cost(plan: RunPlan) -> float | None:

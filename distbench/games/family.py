@@ -9,7 +9,8 @@ declared by giving its group, every hook in a group is required unless marked op
 
     Family(
         identity=Identity(name, description, tables, main_table, unit, modes, views),
-        play=Play(runner, summarize, command, options?, warm_up?, batch, commands?, example),
+        play=Play(runner, summarize, command, options?, warm_up?, batch, commands?, shared?,
+                  example),
         presentation=Presentation(report?, viewer?, export?, formats, catalog?),
         sweeps=Sweeps(configs, describer, section?, key, buckets?)           | None,
         tournaments=Tournaments(seats, player, pairing, outcomes, options, anchors,
@@ -59,13 +60,20 @@ from distbench.games.base import (
 )
 from distbench.llm.base import BackendSpec
 
-__all__ = ["CAPABILITIES", "CommandServices", "Comparing", "Family", "Identity", "Play",
-           "Presentation", "Rescoring", "Sweeps", "Tournaments"]
+__all__ = ["CAPABILITIES", "SHARED_GROUPS", "CommandServices", "Comparing", "Family", "Identity",
+           "Play", "Presentation", "Rescoring", "Sweeps", "Tournaments"]
 
 
 def _load(target: str) -> Any:
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)
+
+
+SHARED_GROUPS = {
+    "import": "Bring another benchmark's published records into a distbench run.",
+    "suite": "Published benchmarks' protocols, played and tabled as they publish them.",
+}
+"""The CLI's top-level groups that families fill (``Play.shared``), name -> help line."""
 
 
 class CommandServices(Protocol):
@@ -76,8 +84,15 @@ class CommandServices(Protocol):
         """The run's folder under ``output_dir`` (both checked: one line on bad input)."""
         ...
 
-    def play(self, plan: RunPlan, run_dir: Path, *, parallel: bool | None) -> Any:
-        """Plays (or resumes) ``plan`` with the progress line; returns the run outcome."""
+    def play(self, plan: RunPlan, run_dir: Path, *, parallel: bool | None,
+             num_workers: int | None = None) -> Any:
+        """Plays (or resumes) ``plan`` with the progress line (``num_workers`` concurrent
+        shards; None: the CLI's default); returns the run outcome."""
+        ...
+
+    def preflight(self, spec: BackendSpec) -> None:
+        """Fails fast, before any work, when the model cannot be used (a one-line
+        ``BackendUnavailable``): the check ``distbench run`` makes."""
         ...
 
     def tournament(self, family: str, players: list[str], settings: PairingSettings,
@@ -135,6 +150,10 @@ class Play:
         commands: ``"module:function"`` of ``(services: CommandServices) -> click.Group``: the
             family's own commands, ``distbench <name> ...`` (e.g. a study), which run plans
             and tournaments through ``services`` (the CLI's); None: it has none.
+        shared: The family's subcommands of the CLI's shared groups (:data:`SHARED_GROUPS`),
+            group -> ``"module:function"`` of ``(services: CommandServices) ->
+            click.Command``: ``distbench <group> <name> ...`` (e.g. ``import gama``,
+            ``suite gama``); empty: it contributes none.
         example: Flags of ``distbench run --family <name>`` for a small run with free players
             (in-process models or scripted ones: no API key, seconds): what the all-families
             contract test plays.
@@ -147,7 +166,14 @@ class Play:
     warm_up: str | None = None
     batch: bool = False
     commands: str | None = None
+    shared: Mapping[str, str] = field(default_factory=dict)
     example: tuple[str, ...] = ("--llm-type", "dummy", "--num-games", "2")
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.shared) - set(SHARED_GROUPS))
+        if unknown:
+            raise ValueError(f"Play.shared: no shared group {unknown[0]!r}; the groups are "
+                             f"{', '.join(SHARED_GROUPS)}")
 
 
 @dataclass(frozen=True)
@@ -372,6 +398,11 @@ class Family:
     def command_group(self, services: CommandServices) -> Any:
         """The family's own ``click.Group`` (None when it has none)."""
         return _load(self.play.commands)(services) if self.play.commands else None
+
+    def shared_command(self, group: str, services: CommandServices) -> Any:
+        """The family's ``click.Command`` in the shared group ``group`` (None: it has none)."""
+        target = self.play.shared.get(group)
+        return _load(target)(services) if target else None
 
     def warm(self) -> None:
         """Runs the family's warm-up (nothing when it has none)."""

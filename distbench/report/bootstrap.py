@@ -11,7 +11,7 @@ already have it. This module itself imports no numba.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -84,6 +84,18 @@ def start_bootstrap_ci(
         return _quantile(ordered, alpha), _quantile(ordered, 1.0 - alpha)
 
     return result
+
+
+def finish_intervals(pending: list[tuple[dict[str, Any], dict[str, CiResult]]],
+                     names: Sequence[str]) -> list[dict[str, Any]]:
+    """The records of ``pending`` (record, started intervals by metric name), each given
+    ``<name>_lo`` / ``<name>_hi`` of every metric of ``names`` (None where none was started or
+    it has none), once every group's bootstrap was started (they run meanwhile)."""
+    for out, waits in pending:
+        for name in names:
+            ci = waits[name]() if name in waits else None
+            out[f"{name}_lo"], out[f"{name}_hi"] = ci if ci else (None, None)
+    return [out for out, _ in pending]
 
 
 def bootstrap_mean_ci(

@@ -54,6 +54,7 @@ from distbench.errors import UserError
 from distbench.report.bootstrap import BOOTSTRAP_SEED, bootstrap_mean_ci
 from distbench.report.headline import MIN_SHARED_UNITS, holm, paired_difference
 from distbench.report.stats import overlap_ranks
+from distbench.store.catalog import cursor_records
 
 ALL_TRIALS = "all trials"
 VALID_ONLY = "valid only in both runs"
@@ -163,9 +164,7 @@ def verdict(n: int, diff: float, p_holm: float, better: str) -> str:
 def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict]:
     cur = con.cursor()
     try:
-        result = cur.execute(sql)
-        names = [d[0] for d in result.description]
-        return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+        return cursor_records(cur.execute(sql))
     finally:
         cur.close()
 

@@ -41,12 +41,26 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from distbench.kernels.bradley_terry import fit_bradley_terry_batch
 from distbench.kernels.zero_sum import solve_zero_sum
+from distbench.report.bands import (
+    DEFAULT_ALPHA,
+    MAX_RESAMPLES,
+    BradleyTerry,
+    banded,
+    simultaneous_band,
+    strongly_connected,
+)
+from distbench.report.plackett_luce import (
+    RankingEvents,
+    bootstrap_plackett_luce,
+    fit_plackett_luce,
+    ranking_events,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -55,52 +69,10 @@ __all__ = ["DEFAULT_ALPHA", "ELO_BASE", "ELO_SCALE", "BradleyTerry", "NashAverag
            "nash_average", "pair_stats", "bootstrap_plackett_luce", "fit_plackett_luce",
            "ranking_events", "resample_wins", "simultaneous_band", "win_matrix"]
 
-#: The tournament's Bradley–Terry penalty: a Gaussian prior of variance 50 on each
-#: log-strength (``choix``'s ``alpha``), negligible against tens of matches per pair but enough
-#: to keep a player who won every match finite.
-DEFAULT_ALPHA = 0.01
-MAX_RESAMPLES = 10_000
-"""Most bootstrap resamples of a rating's intervals: the resamples' win matrices are held
-together (R x n x n numbers), and beyond this the interval's digits no longer move."""
 ELO_BASE = 1500.0
 ELO_SCALE = 400.0 / math.log(10.0)
 #: A maximum-entropy candidate is accepted when ``max(A p) <= NASH_TOL * max(1, max |A|)``.
 NASH_TOL = 1e-7
-
-
-@dataclass(frozen=True)
-class BradleyTerry:
-    """A Bradley–Terry fit with bootstrap intervals.
-
-    Attributes:
-        theta: (n,) centred natural-log strengths.
-        low: (n,) lower end of the simultaneous band ``theta - critical * se`` (NaN when not
-            bootstrapped): all ``n`` intervals hold at once at ``level``.
-        high: (n,) upper end, ``theta + critical * se``.
-        level: the intervals' confidence level.
-        resamples: bootstrap resamples drawn.
-        unconverged: resamples whose fit did not converge (excluded from the intervals).
-        samples: (R, n) the converged resamples' strengths (R = 0 without resamples), for
-            intervals of differences.
-        se: (n,) bootstrap standard deviation of each strength (NaN when not bootstrapped).
-        critical: the band's multiplier, the ``level`` quantile of ``max_i |t_i|`` (NaN when
-            not bootstrapped).
-        pointwise_low: (n,) lower end of each player's own percentile interval at ``level``
-            (each holds on its own, not all at once).
-        pointwise_high: (n,) upper end of it.
-    """
-
-    theta: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    level: float
-    resamples: int
-    unconverged: int
-    samples: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
-    se: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    critical: float = math.nan
-    pointwise_low: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    pointwise_high: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 @dataclass(frozen=True)
@@ -175,23 +147,6 @@ def win_matrix(n: int, a: np.ndarray, b: np.ndarray, outcome: np.ndarray) -> np.
     return wins
 
 
-def _strongly_connected(wins: np.ndarray) -> bool:
-    """Whether every player can reach every other along "has beaten" edges."""
-    adj = wins > 0
-    n = adj.shape[0]
-    for graph in (adj, adj.T):
-        seen = np.zeros(n, dtype=bool)
-        seen[0] = True
-        frontier = [0]
-        while frontier:
-            k = frontier.pop()
-            for nxt in np.flatnonzero(graph[k] & ~seen):
-                seen[nxt] = True
-                frontier.append(int(nxt))
-        if not seen.all():
-            return False
-    return True
-
 
 def fit_bradley_terry(wins: np.ndarray, *, alpha: float = 0.0) -> np.ndarray:
     """Centred Bradley–Terry log-strengths of one win matrix.
@@ -210,7 +165,7 @@ def fit_bradley_terry(wins: np.ndarray, *, alpha: float = 0.0) -> np.ndarray:
     w = np.asarray(wins, dtype=np.float64)
     if w.ndim != 2:
         raise ValueError(f"wins must be an (n, n) matrix, got shape {w.shape}")
-    if alpha == 0 and not _strongly_connected(w):
+    if alpha == 0 and not strongly_connected(w):
         raise ValueError("the maximum-likelihood strengths do not exist: some players never "
                          "lost (or never won) against the rest; play more matches or pass "
                          "alpha > 0")
@@ -266,22 +221,7 @@ def bootstrap_bradley_terry(n: int, a: np.ndarray, b: np.ndarray, outcome: np.nd
                             pointwise_low=nan.copy(), pointwise_high=nan.copy())
     boot, converged = fit_bradley_terry_batch(
         resample_wins(n, a, b, o, seed=seed, resamples=resamples), alpha)
-    return _banded(theta, boot[converged], level, resamples, int((~converged).sum()))
-
-
-def _banded(theta: np.ndarray, kept: np.ndarray, level: float, resamples: int,
-            unconverged: int) -> BradleyTerry:
-    """The fit ``theta`` with the simultaneous band and percentile intervals of its converged
-    resamples ``kept`` (R, n) (NaN intervals with fewer than two)."""
-    nan = np.full(theta.shape[0], np.nan)
-    if kept.shape[0] < 2:
-        return BradleyTerry(theta, nan, nan.copy(), level, resamples, unconverged, kept,
-                            se=nan.copy(), pointwise_low=nan.copy(), pointwise_high=nan.copy())
-    low, high, se, critical = simultaneous_band(theta, kept, level)
-    tail = (1.0 - level) / 2.0
-    p_low, p_high = np.quantile(kept, [tail, 1.0 - tail], axis=0)
-    return BradleyTerry(theta, low, high, level, resamples, unconverged, kept, se=se,
-                        critical=critical, pointwise_low=p_low, pointwise_high=p_high)
+    return banded(theta, boot[converged], level, resamples, int((~converged).sum()))
 
 
 def resample_wins(n: int, a: np.ndarray, b: np.ndarray, outcome: np.ndarray, *, seed: int,
@@ -304,33 +244,6 @@ def resample_wins(n: int, a: np.ndarray, b: np.ndarray, outcome: np.ndarray, *, 
         wins[:, i, j] = o_i
         wins[:, j, i] = idx.size - o_i
     return wins
-
-
-def simultaneous_band(estimate: np.ndarray, samples: np.ndarray, level: float
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """A max-|t| bootstrap band: intervals of every coordinate that hold all at once.
-
-    ``se`` is the bootstrap standard deviation of each coordinate and ``c`` the ``level``
-    quantile of ``max_k |samples[r, k] - estimate[k]| / se[k]`` over the resamples ``r``; the
-    band is ``estimate +- c * se``. A coordinate whose resamples never move (``se = 0``) gets a
-    point interval and does not enter the maximum.
-
-    Args:
-        estimate: (n,) the point estimates.
-        samples: (R, n) bootstrap replicates, R >= 2.
-        level: joint confidence level, in (0, 1).
-
-    Returns:
-        (low, high, se, c): (n,), (n,), (n,) and the multiplier.
-    """
-    est = np.asarray(estimate, dtype=np.float64)
-    s = np.asarray(samples, dtype=np.float64)
-    if s.ndim != 2 or s.shape[1] != est.shape[0] or s.shape[0] < 2:
-        raise ValueError(f"samples must have shape (R >= 2, {est.shape[0]}), got {s.shape}")
-    se = s.std(axis=0, ddof=1)
-    t = np.divide(np.abs(s - est), se, out=np.zeros_like(s), where=se > 0)
-    critical = float(np.quantile(t.max(axis=1), level))
-    return est - critical * se, est + critical * se, se, critical
 
 
 def meta_game(n: int, a: np.ndarray, b: np.ndarray, margin: np.ndarray) -> np.ndarray:
@@ -628,250 +541,3 @@ def compare_ratings(labels_a: Sequence[str], matches_a: Matches, labels_b: Seque
         shared, [p for p in la if p not in lb], [p for p in lb if p not in la], games_a,
         games_b, bt_a, bt_b, bt_diff, bt_low, bt_high, nash_a, nash_b, nash_diff, nash_low,
         nash_high, level, resamples)
-
-
-# -- Plackett–Luce: ratings from the finishing orders of games of any number of players ------
-#
-# A game of n seats gives a finishing order by score (higher first; equal scores tie). Under
-# Plackett–Luce the order is drawn top down: the first is seat s with probability
-# exp(theta_s) / sum over the seats still in play of exp(theta), then the next among the rest,
-# and so on. For two seats it is Bradley–Terry. A player may fill several seats of one game
-# (ten seats of one model, or five and five): each seat enters with its player's strength.
-#
-# Ties as ties: a group of k tied seats counts as the mean over its k! orders of the
-# log-likelihood of each (every tie-break equally likely), which for two seats is Bradley–Terry's
-# "half a win each way" (``win_matrix``). The mean is exact and cheap: after (k - m) of the group
-# have been drawn, the m left are a uniformly random sub-multiset of it (hypergeometric over the
-# players' seats), and each of them is drawn next with probability 1/m; the choice events
-# (winner, the seats still in play, weight) of all those stages are summed with their
-# probabilities (:func:`ranking_events`). Without ties it is the plain likelihood, equal to
-# ``choix``'s ``opt_rankings`` / ``ilsr_rankings`` on the same rankings (tests).
-#
-# Nash averaging for n players: it rates from an antisymmetric two-player meta-game, and a game
-# of n seats is not one. From n-player games one can still form the pairwise meta-game of
-# mean score differences between two players at the same table, but that averages over
-# whoever else sat there, so its "does not reward beating copies of one style" guarantee holds
-# only for the pairwise projection, not for the n-player game. The tournament reports
-# Plackett–Luce for n-player games and leaves Nash averaging to two-seat families.
-
-
-@dataclass(frozen=True)
-class RankingEvents:
-    """The choice events of a set of games, merged (see :func:`ranking_events`).
-
-    Attributes:
-        winner: (U,) the player drawn at each distinct event.
-        counts: (U, n) the seats of each player still in play at that event.
-        weights: (G, U) each game's weight on each event (0 when it has none).
-    """
-
-    winner: np.ndarray
-    counts: np.ndarray
-    weights: np.ndarray
-
-
-Game = tuple[Sequence[int], Sequence[float]]
-"""One game: the player of each seat (indices, repeats allowed) and each seat's score."""
-
-
-def _tie_groups(players: np.ndarray, scores: np.ndarray) -> list[np.ndarray]:
-    order = np.argsort(-scores, kind="stable")
-    groups: list[list[int]] = []
-    last = None
-    for s in order.tolist():
-        if last is None or scores[s] != last:
-            groups.append([])
-            last = scores[s]
-        groups[-1].append(int(players[s]))
-    return [np.asarray(g, dtype=np.int64) for g in groups]
-
-
-def _sub_multisets(tied: dict[int, int]) -> list[tuple[dict[int, int], float]]:
-    """Each non-empty sub-multiset of ``tied`` (player -> seats) with its probability of being
-    the part left after the rest of the group was drawn in a uniformly random order."""
-    from itertools import product
-    from math import comb
-
-    players = sorted(tied)
-    k = sum(tied.values())
-    out = []
-    for take in product(*(range(tied[p] + 1) for p in players)):
-        m = sum(take)
-        if m == 0:
-            continue
-        ways = 1
-        for p, u in zip(players, take, strict=True):
-            ways *= comb(tied[p], u)
-        out.append(({p: u for p, u in zip(players, take, strict=True) if u}, ways / comb(k, m)))
-    return out
-
-
-def ranking_events(n: int, games: Sequence[Game]) -> RankingEvents:
-    """The Plackett–Luce choice events of ``games``, ties as the mean over their orders.
-
-    Args:
-        n: players.
-        games: each game's (seat players, seat scores); higher scores finish first.
-
-    Raises:
-        ValueError: a game of fewer than two seats, a bad player index, a non-finite score.
-    """
-    keys: dict[tuple[int, tuple[int, ...]], int] = {}
-    per_game: list[dict[int, float]] = []
-    for players, scores in games:
-        p = np.asarray(players, dtype=np.int64)
-        s = np.asarray(scores, dtype=np.float64)
-        if p.ndim != 1 or p.shape != s.shape or p.size < 2:
-            raise ValueError("each game needs at least two seats, one score per seat")
-        if p.min() < 0 or p.max() >= n:
-            raise ValueError(f"player indices must lie in [0, {n})")
-        if not np.all(np.isfinite(s)):
-            raise ValueError("scores must be finite")
-        left = np.bincount(p, minlength=n)
-        events: dict[int, float] = {}
-        for group in _tie_groups(p, s):
-            tied = np.bincount(group, minlength=n)
-            rest = left - tied
-            for sub, prob in _sub_multisets({int(q): int(tied[q]) for q in np.flatnonzero(tied)}):
-                counts = rest.copy()
-                for q, u in sub.items():
-                    counts[q] += u
-                m = sum(sub.values())
-                for q, u in sub.items():
-                    if counts.sum() == counts[q]:
-                        continue  # only the winner's own seats in play: probability 1
-                    key = (q, tuple(counts.tolist()))
-                    idx = keys.setdefault(key, len(keys))
-                    events[idx] = events.get(idx, 0.0) + prob * u / m
-            left = rest
-        per_game.append(events)
-    weights = np.zeros((len(per_game), len(keys)))
-    for g, events in enumerate(per_game):
-        for idx, w in events.items():
-            weights[g, idx] = w
-    winner = np.array([k[0] for k in keys], dtype=np.int64)
-    counts = np.array([k[1] for k in keys], dtype=np.float64).reshape(len(keys), n)
-    return RankingEvents(winner, counts, weights)
-
-
-def _fit_events(winner: np.ndarray, counts: np.ndarray, w: np.ndarray, alpha: float, *,
-                tol: float = 1e-10, max_iter: int = 200) -> tuple[np.ndarray, bool]:
-    """Newton's method with step halving on the penalised Plackett–Luce objective
-    ``alpha * sum theta**2 - sum_e w_e (theta_winner - log sum_j counts_ej exp theta_j)``."""
-    n = counts.shape[1]
-    wins = np.bincount(winner, weights=w, minlength=n)
-    theta = np.zeros(n)
-    ones = np.full((n, n), 1.0 / n)
-
-    def objective(t: np.ndarray) -> float:
-        z = counts @ np.exp(t - t.max())
-        return float(alpha * (t ** 2).sum() - wins @ t + w @ (np.log(z) + t.max()))
-
-    f = objective(theta)
-    for _ in range(max_iter):
-        e = counts * np.exp(theta - theta.max())
-        p = e / e.sum(axis=1, keepdims=True)
-        grad = 2 * alpha * theta - wins + w @ p
-        if np.abs(grad).max() < tol:
-            return theta - theta.mean(), True
-        hess = (2 * alpha * np.eye(n) + np.diag(w @ p) - (p * w[:, None]).T @ p + ones)
-        step = np.linalg.solve(hess, grad)
-        size = 1.0
-        while size > 1e-10:
-            cand = theta - size * step
-            cand -= cand.mean()
-            fc = objective(cand)
-            if fc <= f + 1e-15 * max(1.0, abs(f)):
-                theta, f = cand, fc
-                break
-            size /= 2
-        else:
-            break
-    e = counts * np.exp(theta - theta.max())
-    p = e / e.sum(axis=1, keepdims=True)
-    grad = 2 * alpha * theta - wins + w @ p
-    return theta - theta.mean(), bool(np.abs(grad).max() < tol)
-
-
-def _beaten(n: int, ev: RankingEvents, w: np.ndarray) -> np.ndarray:
-    out = np.zeros((n, n))
-    for k in np.flatnonzero(w > 0):
-        out[ev.winner[k]] += ev.counts[k] > 0
-    np.fill_diagonal(out, 0.0)
-    return out
-
-
-def fit_plackett_luce(n: int, games: Sequence[Game], *, alpha: float = 0.0) -> np.ndarray:
-    """Centred Plackett–Luce log-strengths from the finishing orders of ``games``.
-
-    Args:
-        n: players.
-        games: each game's (seat players, seat scores); see :func:`ranking_events`.
-        alpha: L2 penalty ``alpha * sum theta**2`` (``choix``'s); 0: maximum likelihood.
-
-    Returns:
-        (n,) float64, mean 0.
-
-    Raises:
-        ValueError: bad games; with ``alpha = 0``, data without a maximum (some players
-            never finished ahead of, or never behind, the rest); no convergence.
-    """
-    if n < 2:
-        raise ValueError(f"at least 2 players are needed, got {n}")
-    if not alpha >= 0:
-        raise ValueError(f"alpha must be >= 0, got {alpha}")
-    ev = ranking_events(n, games)
-    w = ev.weights.sum(axis=0)
-    if alpha == 0 and not _strongly_connected(_beaten(n, ev, w)):
-        raise ValueError("the maximum-likelihood strengths do not exist: some players never "
-                         "finished ahead of (or never behind) the rest; play more games or "
-                         "pass alpha > 0")
-    theta, ok = _fit_events(ev.winner, ev.counts, w, alpha)
-    if not ok:
-        raise ValueError("the Plackett–Luce fit did not converge")
-    return theta
-
-
-def bootstrap_plackett_luce(n: int, games: Sequence[Game], *, seed: int,
-                            alpha: float = DEFAULT_ALPHA, resamples: int = 1000,
-                            level: float = 0.95,
-                            game_weights: Sequence[float] | None = None) -> BradleyTerry:
-    """Plackett–Luce strengths with the simultaneous bootstrap band of
-    :func:`bootstrap_bradley_terry`, in the same result type: games are resampled with
-    replacement within each table make-up (the multiset of players seated; for two seats a
-    pair of players, as the Bradley–Terry bootstrap resamples within each pair), each resample
-    is fitted, and the band is :func:`simultaneous_band` of the converged fits.
-    ``game_weights`` (one per game, > 0; None: all 1) weigh each game's likelihood term (e.g.
-    so that each of several games counts equally, whatever its number of tables).
-
-    Raises:
-        ValueError: bad inputs (see :func:`fit_plackett_luce`).
-    """
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level}")
-    if resamples < 0:
-        raise ValueError(f"resamples must be >= 0, got {resamples}")
-    gw = np.ones(len(games)) if game_weights is None else np.asarray(game_weights, float)
-    if gw.shape != (len(games),) or not np.all(gw > 0):
-        raise ValueError("game_weights must hold one positive weight per game")
-    ev = ranking_events(n, games)
-    if game_weights is None:
-        theta = fit_plackett_luce(n, games, alpha=alpha)
-    else:
-        theta, ok = _fit_events(ev.winner, ev.counts, gw @ ev.weights, alpha)
-        if not ok:
-            raise ValueError("the Plackett–Luce fit did not converge")
-    tables: dict[tuple[int, ...], list[int]] = {}
-    for g, (players, _) in enumerate(games):
-        tables.setdefault(tuple(sorted(int(x) for x in players)), []).append(g)
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 31])))
-    multiplicity = np.zeros((resamples, len(games)))
-    for _, idx in sorted(tables.items()):
-        members = np.asarray(idx)
-        draw = members[rng.integers(0, members.size, size=(resamples, members.size))]
-        for r in range(resamples):
-            np.add.at(multiplicity[r], draw[r], 1.0)
-    fits = [_fit_events(ev.winner, ev.counts, (multiplicity[r] * gw) @ ev.weights, alpha)
-            for r in range(resamples)]
-    kept = np.asarray([t for t, ok in fits if ok]).reshape(-1, n)
-    return _banded(theta, kept, level, resamples, resamples - kept.shape[0])

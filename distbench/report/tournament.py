@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from distbench.report.document import Document, Figure, Table
+from distbench.store.catalog import cursor_records
 
 RATINGS_SQL = """
 SELECT rank, player, matches, wins, mean_margin, bt_strength, bt_low, bt_high, elo, elo_low,
@@ -23,9 +24,7 @@ FROM pairings ORDER BY player_i, player_j
 
 
 def _records(con: Any, sql: str) -> list[dict[str, Any]]:
-    result = con.execute(sql)
-    columns = [d[0] for d in result.description]
-    return [dict(zip(columns, row, strict=True)) for row in result.fetchall()]
+    return cursor_records(con.execute(sql))
 
 
 def has_tournament(con: Any) -> bool:

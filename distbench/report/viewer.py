@@ -211,6 +211,16 @@ def ranked(source: str, partition: str, id_expr: str, limit: int, seed: int) -> 
             f"FROM {source} s) WHERE _rank <= {int(limit)}")
 
 
+def sampled(con: duckdb.DuckDBPyConnection, options: ViewOptions, strata_sql: str, source: str,
+            partition: str, id_expr: str, item_bytes: int) -> tuple[list, str]:
+    """What a family's viewer samples: (the strata of ``strata_sql``, :func:`strata_counts`;
+    the SQL of the rows of ``source`` :func:`ranked` within each ``partition``, as many per
+    stratum as :func:`per_stratum` allows for items of ``item_bytes``)."""
+    strata = strata_counts(con, strata_sql)
+    limit = per_stratum(options, len(strata), item_bytes=item_bytes)
+    return strata, ranked(source, partition, id_expr, limit, options.seed)
+
+
 def share(shared: dict[str, str], text: str) -> str:
     """Stores ``text`` once in ``shared``; returns its id."""
     key = "s" + hashlib.blake2b(text.encode(), digest_size=6).hexdigest()

@@ -278,9 +278,14 @@ def open_runs(
     return con
 
 
+def cursor_records(cursor: Any) -> list[dict[str, Any]]:
+    """The rows of an executed DuckDB statement (``con.execute(...)``) as dicts, column name
+    -> value, values as DuckDB returns them."""
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
 def fetch_records(con: Any, sql: str) -> list[dict[str, Any]]:
     """The rows of ``sql`` as dicts, strict-JSON clean (a NaN or infinity is None): what
     every export writes."""
-    result = con.execute(sql)
-    names = [d[0] for d in result.description]
-    return [strict_json(dict(zip(names, row, strict=True))) for row in result.fetchall()]
+    return [strict_json(row) for row in cursor_records(con.execute(sql))]

@@ -43,6 +43,7 @@ from distbench.games.base import (
 from distbench.games.bimatrix.instances import CLASSES, get_set
 from distbench.games.bimatrix.plan import NAME
 from distbench.llm.base import BackendSpec
+from distbench.store.catalog import cursor_records
 
 SEATS = ("row", "col")
 PLAYERS: tuple[str, ...] = ("eq", "uniform", "maxmin", "class")
@@ -166,9 +167,7 @@ FROM bimatrix_duels GROUP BY player_row, player_col ORDER BY player_row, player_
 
 def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
     """Per (row player, column player): plays, forfeits, mean seat scores."""
-    cur = con.execute(SUMMARY_SQL)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    return cursor_records(con.execute(SUMMARY_SQL))
 
 
 def plan_pairs(config: BimatrixPairConfig, run_id: str) -> RunPlan:

@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 
 from distbench.games.answers.classes import COORDINATION
-from distbench.report.bootstrap import start_bootstrap_ci
+from distbench.report.bootstrap import finish_intervals, start_bootstrap_ci
 from distbench.report.document import fit_lines
 from distbench.report.headline import headline, headline_cell, with_interval
+from distbench.store.catalog import cursor_records
 
 #: (summary name, per-trial SQL expression) of each averaged metric besides the headline.
 METRICS: tuple[tuple[str, str], ...] = (
@@ -58,11 +59,8 @@ def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
     ``<metric>_hi`` its 95% interval (None when undefined or from one game only)."""
     if not _has_table(con):
         return []
-    cur = con.execute(_SQL)
-    names = [d[0] for d in cur.description]
     groups: dict[tuple, list[tuple]] = {}
-    for row in cur.fetchall():
-        rec = dict(zip(names, row, strict=True))
+    for rec in cursor_records(con.execute(_SQL)):
         groups.setdefault(tuple(rec[k] for k in KEYS), []).append(rec)
     pending = []
     for key, games in groups.items():
@@ -84,13 +82,7 @@ def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
             if total and (counts > 0).sum() > 1:
                 waits[name] = start_bootstrap_ci(sums, counts, offload)
         pending.append((out, waits))
-    records = []
-    for out, waits in pending:
-        for name, _ in METRICS:
-            ci = waits[name]() if name in waits else None
-            out[f"{name}_lo"], out[f"{name}_hi"] = ci if ci else (None, None)
-        records.append(out)
-    return records
+    return finish_intervals(pending, [name for name, _ in METRICS])
 
 
 def _fmt(rec: dict[str, Any], name: str) -> str:

@@ -20,10 +20,8 @@ from distbench.report.viewer import (
     ViewPart,
     clip,
     num,
-    per_stratum,
-    ranked,
+    sampled,
     share,
-    strata_counts,
 )
 
 FILTERS = (("model", "model"), ("set", "game set"), ("seat", "seat"), ("mode", "mode"),
@@ -72,11 +70,10 @@ def view(con: duckdb.DuckDBPyConnection, options: ViewOptions) -> ViewPart:
     """The bimatrix part of the viewer (see the module docstring)."""
     from distbench.games.bimatrix.prompts import prompt as make_prompt
 
-    strata = strata_counts(con, _STRATA_SQL)
-    limit = per_stratum(options, len(strata), item_bytes=900)
-    sql = _SAMPLE_SQL.format(ranked=ranked(
-        _ANSWERS, "provider, model, game_set, seat, mode, parse_status", "s.answer_id", limit,
-        options.seed))
+    strata, chosen = sampled(con, options, _STRATA_SQL, _ANSWERS,
+                             "provider, model, game_set, seat, mode, parse_status",
+                             "s.answer_id", 900)
+    sql = _SAMPLE_SQL.format(ranked=chosen)
     if not _has_calls(con):
         sql = sql.replace("LEFT JOIN calls c ON c.run_id = r.run_id AND c.call_id = r.call_id",
                           "").replace("c.prompt_text", "NULL AS prompt_text")

@@ -12,13 +12,13 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any
 
 import click
 
 from distbench.errors import UserError
 from distbench.games.base import PairingSettings
 from distbench.games.family import CommandServices
+from distbench.store.catalog import cursor_records
 
 _OUTPUT_DIR = click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path),
                            default=Path("results"), show_default=True,
@@ -130,10 +130,7 @@ def _study_report(run_dir: Path, reference: float) -> str:
 
     con = open_run(run_dir, threads=1)
     try:
-        result = con.execute(STUDY_SQL)
-        columns = [d[0] for d in result.description]
-        rows: list[dict[str, Any]] = [dict(zip(columns, r, strict=True))
-                                      for r in result.fetchall()]
+        rows = cursor_records(con.execute(STUDY_SQL))
     finally:
         con.close()
     metrics = study_metrics(rows, reference)

@@ -22,10 +22,9 @@ from distbench.report.viewer import (
     ViewPart,
     clip,
     num,
-    per_stratum,
-    ranked,
-    strata_counts,
+    sampled,
 )
+from distbench.store.catalog import cursor_records
 
 FILTERS = (("pairing", "pairing (agent a vs agent b)"), ("scouting", "scouting"),
            ("status", "report status"))
@@ -130,13 +129,9 @@ def _turn_blocks(reports: list[dict[str, Any]], events: list[tuple], max_chars: 
 
 def view(con: duckdb.DuckDBPyConnection, options: ViewOptions) -> ViewPart:
     """The fog part of the viewer (see the module docstring)."""
-    strata = strata_counts(con, _STRATA_SQL)
-    limit = per_stratum(options, len(strata), item_bytes=3000)
-    chosen = ranked(_GAMES, "pairing, scouting_label, status",
-                    "s.shard_id || '/' || s.game_id", limit, options.seed)
-    result = con.execute(_GAMES_SQL.format(ranked=chosen))
-    names = [d[0] for d in result.description]
-    games = [dict(zip(names, r, strict=True)) for r in result.fetchall()]
+    strata, chosen = sampled(con, options, _STRATA_SQL, _GAMES, "pairing, scouting_label, status",
+                             "s.shard_id || '/' || s.game_id", 3000)
+    games = cursor_records(con.execute(_GAMES_SQL.format(ranked=chosen)))
     result = con.execute(_REPORTS_SQL.format(ranked=chosen))
     rnames = [d[0] for d in result.description]
     reports: dict[tuple, dict[int, list[dict[str, Any]]]] = {}

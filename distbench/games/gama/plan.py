@@ -275,6 +275,8 @@ FAMILY = register(Family(
         summarize="distbench.games.gama.summary:summarize",
         command="distbench.games.gama.command:command",
         options="distbench.games.gama.command:OPTIONS",
+        shared={"import": "distbench.games.gama.commands:import_command",
+                "suite": "distbench.games.gama.commands:suite_command"},
         example=("--game", "guessing", "--llm-type", "dummy", "--num-games", "1",
                  "--option", "rounds=2")),
     presentation=Presentation(

@@ -20,10 +20,9 @@ from distbench.report.viewer import (
     ViewPart,
     clip,
     num,
-    per_stratum,
-    ranked,
-    strata_counts,
+    sampled,
 )
+from distbench.store.catalog import cursor_records
 
 FILTERS = (("game", "game"), ("model", "table"), ("status", "game status"))
 _STRATA_SQL = "SELECT game, model, status, count(*) FROM gama_games GROUP BY ALL ORDER BY ALL"
@@ -81,12 +80,9 @@ def round_line(game: str, params: dict[str, Any], row: tuple) -> list[str]:
 
 def view(con: duckdb.DuckDBPyConnection, options: ViewOptions) -> ViewPart:
     """The gama part of the viewer (see the module docstring)."""
-    strata = strata_counts(con, _STRATA_SQL)
-    limit = per_stratum(options, len(strata), item_bytes=3000)
-    chosen = ranked("gama_games", "game, model, status", "s.game_id", limit, options.seed)
-    result = con.execute(f"{chosen} ORDER BY game, model, status, _rank")
-    names = [d[0] for d in result.description]
-    games = [dict(zip(names, r, strict=True)) for r in result.fetchall()]
+    strata, chosen = sampled(con, options, _STRATA_SQL, "gama_games", "game, model, status",
+                             "s.game_id", 3000)
+    games = cursor_records(con.execute(f"{chosen} ORDER BY game, model, status, _rank"))
     rounds: dict[tuple[str, str], list[tuple]] = {}
     for row in con.execute(_ROUNDS_SQL.format(ranked=chosen)).fetchall():
         rounds.setdefault((row[0], row[1]), []).append(row[2:])

@@ -12,15 +12,14 @@ from distbench.report.bootstrap import bootstrap_mean_ci
 from distbench.report.build import label, paired, records
 from distbench.report.document import Document, Figure, Table
 from distbench.report.stats import PairedDifference, pairwise_differences
+from distbench.store.catalog import cursor_records
 
 
 def _leaderboard(con: duckdb.DuckDBPyConnection) -> list[dict]:
     """The rows of the shipped ``leaderboard`` query (the suite's ``leaderboard.csv``)."""
     from distbench.report.sql import resolve_query_file
 
-    result = con.execute(resolve_query_file("leaderboard").read_text(encoding="utf-8"))
-    columns = [d[0] for d in result.description]
-    return [dict(zip(columns, r, strict=True)) for r in result.fetchall()]
+    return cursor_records(con.execute(resolve_query_file("leaderboard").read_text(encoding="utf-8")))
 
 
 LEADERBOARD_DROPPED = ("honest_nash_gap", "mean_exploitability", "mean_nash_gap",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -251,37 +252,15 @@ def play_mode(
     if fast:
         # Array fast path of the dummy (for throughput benchmarks): the same policy, answered
         # as arrays, no text to parse.
-        answers = backend.answer_arrays(mode, m, seeds.reshape(-1))
-        actions = answers if mode == "pure" else np.full(total, -1, dtype=np.int64)
-        strategies = answers if mode == "mixed" else np.full((total, m), np.nan)
-        statuses = _repeat(ParseStatus.OK.value, total)
-        details = _repeat("", total)
-        raw = (pa.DictionaryArray.from_arrays(
-                   pa.array(actions, type=pa.int32()),
-                   pa.array([f"Action: {k + 1}" for k in range(m)]))
-               if mode == "pure" else pa.nulls(total, type=pa.string()))
-        label_mass = np.full(total, np.nan)
-        latency = np.zeros(total)
+        actions, strategies, statuses, details, raw, label_mass, latency = _fast_answers(
+            backend, mode, m, seeds, total)
     elif mode == "logprob":
         # The completion prompt ends with the cue (whatever the model's style): the strategy
         # is read from the next tokens' probabilities, following white space and digit
         # prefixes where the tokenizer needs it (see games/answers/logprob.py).
         prompts = [with_cue(prompt_of(g, "pure", "completion"), cue) for g in range(num_games)]
-        readings, call_log = read_strategies(
-            prompts, seeds[:, 0], m, lambda batch: _ask(backend, batch),
-            temperature=shard.temperature, min_label_mass=shard.min_label_mass,
-            task=f"matrix.logprob:{m}")
-        statuses = [r.status for r in readings]
-        details = [r.detail for r in readings]
-        actions = np.full(total, -1, dtype=np.int64)
-        strategies = np.full((total, m), np.nan)
-        for g, reading in enumerate(readings):
-            if reading.strategy is not None:
-                strategies[g] = reading.strategy
-        label_mass = np.array([r.label_mass for r in readings], dtype=np.float64)
-        raw = pa.array([r.text for r in readings], type=pa.string())
-        firsts = [resp for _, _, resp in call_log[:num_games]]
-        latency = np.fromiter((r.latency_ms for r in firsts), dtype=np.float64, count=total)
+        (actions, strategies, statuses, details, raw, label_mass, latency), call_log = \
+            _logprob_answers(backend, shard, prompts, seeds, m, total)
     else:
         prompts = [prompt_of(g, mode, style) for g in range(num_games)]
         task = f"matrix.{mode}:{m}"
@@ -315,20 +294,7 @@ def play_mode(
         positions = actions
         actions = to_underlying_actions(actions, orders)
         strategies = to_underlying_strategies(strategies, orders)
-    if mode == "pure":
-        scores = score_actions(payoffs, sol.col, sol.value, game_index, actions)
-        decision = pa.array(actions, mask=actions < 0, type=pa.int32())
-        strategy = pa.nulls(total, type=pa.list_(pa.float64()))
-    else:
-        scores = score_strategies(payoffs, sol.col, sol.value, game_index, strategies)
-        decision = pa.nulls(total, type=pa.int32())
-        valid = ~np.isnan(strategies).any(axis=1)
-        lists = pa.ListArray.from_arrays(
-            pa.array(np.arange(0, total * m + 1, m, dtype=np.int32)),
-            pa.array(np.nan_to_num(strategies).reshape(-1)),
-            mask=pa.array(~valid),
-        )
-        strategy = lists
+    scores, decision, strategy = _scored(mode, payoffs, sol, game_index, actions, strategies)
 
     def nullable(values: np.ndarray) -> pa.Array:
         return _floats(values, np.isnan(values))
@@ -374,10 +340,65 @@ def play_mode(
           else np.asarray(statuses, dtype=object) == ParseStatus.OK.value)
     scores_tab = game_scores_table(shard, mode, ids, trials, ok, scores, sol.gap_degenerate,
                                    label_mass)
-    calls = None
-    if with_calls:
-        calls = _calls(shard, mode, ids, trials, call_log, call_ids, first, tag)
+    calls = _calls(shard, mode, ids, trials, call_log, call_ids, first, tag) if with_calls \
+        else None
     return trials_tab, scores_tab, calls
+
+
+def _fast_answers(backend: Backend, mode: str, m: int, seeds: np.ndarray,
+                  total: int) -> tuple:
+    """The dummy's array answers (its fast path): (actions, strategies, statuses, details,
+    raw texts, label masses, latencies) of every trial."""
+    answers = backend.answer_arrays(mode, m, seeds.reshape(-1))
+    actions = answers if mode == "pure" else np.full(total, -1, dtype=np.int64)
+    strategies = answers if mode == "mixed" else np.full((total, m), np.nan)
+    raw = (pa.DictionaryArray.from_arrays(
+               pa.array(actions, type=pa.int32()),
+               pa.array([f"Action: {k + 1}" for k in range(m)]))
+           if mode == "pure" else pa.nulls(total, type=pa.string()))
+    return (actions, strategies, _repeat(ParseStatus.OK.value, total), _repeat("", total), raw,
+            np.full(total, np.nan), np.zeros(total))
+
+
+def _logprob_answers(backend: Backend, shard: Shard, prompts: list[str], seeds: np.ndarray,
+                     m: int, total: int) -> tuple[tuple, list]:
+    """The strategies read from the next tokens' probabilities after each game's cue:
+    ((actions, strategies, statuses, details, raw texts, label masses, latencies), the
+    call log)."""
+    num_games = len(prompts)
+    readings, call_log = read_strategies(
+        prompts, seeds[:, 0], m, lambda batch: _ask(backend, batch),
+        temperature=shard.temperature, min_label_mass=shard.min_label_mass,
+        task=f"matrix.logprob:{m}")
+    actions = np.full(total, -1, dtype=np.int64)
+    strategies = np.full((total, m), np.nan)
+    for g, reading in enumerate(readings):
+        if reading.strategy is not None:
+            strategies[g] = reading.strategy
+    label_mass = np.array([r.label_mass for r in readings], dtype=np.float64)
+    raw = pa.array([r.text for r in readings], type=pa.string())
+    firsts = [resp for _, _, resp in call_log[:num_games]]
+    latency = np.fromiter((r.latency_ms for r in firsts), dtype=np.float64, count=total)
+    return (actions, strategies, [r.status for r in readings], [r.detail for r in readings],
+            raw, label_mass, latency), call_log
+
+
+def _scored(mode: str, payoffs: np.ndarray, sol, game_index: np.ndarray, actions: np.ndarray,
+            strategies: np.ndarray) -> tuple[Any, pa.Array, pa.Array]:
+    """(the scores, the decision column, the strategy column) of every trial of ``mode``."""
+    total, m = len(game_index), payoffs.shape[1]
+    if mode == "pure":
+        scores = score_actions(payoffs, sol.col, sol.value, game_index, actions)
+        return (scores, pa.array(actions, mask=actions < 0, type=pa.int32()),
+                pa.nulls(total, type=pa.list_(pa.float64())))
+    scores = score_strategies(payoffs, sol.col, sol.value, game_index, strategies)
+    valid = ~np.isnan(strategies).any(axis=1)
+    strategy = pa.ListArray.from_arrays(
+        pa.array(np.arange(0, total * m + 1, m, dtype=np.int32)),
+        pa.array(np.nan_to_num(strategies).reshape(-1)),
+        mask=pa.array(~valid),
+    )
+    return scores, pa.nulls(total, type=pa.int32()), strategy
 
 
 def _presentation_columns(shown: list, game_index: np.ndarray, mode: str,

@@ -39,6 +39,7 @@ import numpy as np
 from distbench.games.matrix.buckets import UnknownBucketError, get_bucket
 from distbench.report.bootstrap import Offload, start_bootstrap_ci
 from distbench.report.headline import QUALITY_TOLERANCE, headline_cell, rounded
+from distbench.store.catalog import cursor_records
 
 GROUP_KEYS: tuple[str, ...] = ("bucket", "provider", "model", "tier", "mode")
 
@@ -202,9 +203,7 @@ def matrix_summary(con: duckdb.DuckDBPyConnection,
         "SELECT view_name FROM duckdb_views()) WHERE table_name = 'games'").fetchone()[0])
     sql = _GAMES_SQL.format(honest=HONEST_SUMS_SQL if has_games else _NO_GAMES,
                             join=_GAMES_JOIN if has_games else "")
-    result = con.execute(sql)
-    columns = [d[0] for d in result.description]
-    groups = [dict(zip(columns, row, strict=True)) for row in result.fetchall()]
+    groups = cursor_records(con.execute(sql))
     cis = [start_bootstrap_ci(r["sums"], r["counts"], offload) if r["valid"] else None
            for r in groups]
     honest_cis = [tuple(start_bootstrap_ci(r[key], r["answered_counts"], offload)

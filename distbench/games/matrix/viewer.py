@@ -22,10 +22,8 @@ from distbench.report.viewer import (
     ViewPart,
     clip,
     num,
-    per_stratum,
-    ranked,
+    sampled,
     share,
-    strata_counts,
 )
 
 FILTERS = (("model", "model"), ("bucket", "bucket"), ("mode", "mode"), ("status", "parse status"))
@@ -95,10 +93,9 @@ def _payoff_grid(rec: dict[str, Any]) -> dict[str, Any]:
 
 def view(con: duckdb.DuckDBPyConnection, options: ViewOptions) -> ViewPart:
     """The matrix part of the viewer (see the module docstring)."""
-    strata = strata_counts(con, _STRATA_SQL)
-    limit = per_stratum(options, len(strata), item_bytes=800)  # a trial: about 1 KB
-    sql = _SAMPLE_SQL.format(ranked=ranked("trials", "provider, model, bucket, mode, parse_status",
-                                           "s.trial_id", limit, options.seed))
+    strata, chosen = sampled(con, options, _STRATA_SQL, "trials",  # a trial: about 1 KB
+                             "provider, model, bucket, mode, parse_status", "s.trial_id", 800)
+    sql = _SAMPLE_SQL.format(ranked=chosen)
     result = con.execute(sql)
     names = [d[0] for d in result.description]
     shared: dict[str, str] = {}

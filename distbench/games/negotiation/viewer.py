@@ -20,10 +20,9 @@ from distbench.report.viewer import (
     ViewPart,
     clip,
     num,
-    per_stratum,
-    ranked,
-    strata_counts,
+    sampled,
 )
+from distbench.store.catalog import cursor_records
 
 FILTERS = (("pairing", "pairing (seat A vs seat B)"), ("mode", "mode"), ("lang", "language"),
            ("status", "outcome (parse failures abort)"))
@@ -69,13 +68,9 @@ def _items_grid(rec: dict[str, Any]) -> dict[str, Any]:
 
 def view(con: duckdb.DuckDBPyConnection, options: ViewOptions) -> ViewPart:
     """The negotiation part of the viewer (see the module docstring)."""
-    strata = strata_counts(con, _STRATA_SQL)
-    limit = per_stratum(options, len(strata), item_bytes=1500)
-    chosen = ranked(_EPISODES, "pairing, mode, lang, outcome", "s.episode_id", limit,
-                    options.seed)
-    result = con.execute(_EPISODES_SQL.format(ranked=chosen))
-    names = [d[0] for d in result.description]
-    episodes = [dict(zip(names, r, strict=True)) for r in result.fetchall()]
+    strata, chosen = sampled(con, options, _STRATA_SQL, _EPISODES, "pairing, mode, lang, outcome",
+                             "s.episode_id", 1500)
+    episodes = cursor_records(con.execute(_EPISODES_SQL.format(ranked=chosen)))
     turns: dict[tuple[str, str], list[tuple]] = {}
     for row in con.execute(_TURNS_SQL.format(ranked=chosen)).fetchall():
         turns.setdefault((row[0], row[1]), []).append(row[2:])

@@ -16,10 +16,9 @@ from distbench.report.viewer import (
     ViewPart,
     clip,
     num,
-    per_stratum,
-    ranked,
-    strata_counts,
+    sampled,
 )
+from distbench.store.catalog import cursor_records
 
 FILTERS = (("game", "game"), ("pairing", "pairing (player_a vs player_b)"),
            ("status", "outcome of player_a (an illegal answer forfeits)"))
@@ -36,12 +35,9 @@ ORDER BY m.run_id, m.match_id, m.ply"""
 
 def view(con: Any, options: ViewOptions) -> ViewPart:
     """The openspiel part of the viewer (see the module docstring)."""
-    strata = strata_counts(con, _STRATA_SQL)
-    limit = per_stratum(options, len(strata), item_bytes=1500)
-    chosen = ranked(_MATCHES, "game, pairing, outcome_a", "s.match_id", limit, options.seed)
-    result = con.execute(_MATCHES_SQL.format(ranked=chosen))
-    names = [d[0] for d in result.description]
-    matches = [dict(zip(names, r, strict=True)) for r in result.fetchall()]
+    strata, chosen = sampled(con, options, _STRATA_SQL, _MATCHES, "game, pairing, outcome_a",
+                             "s.match_id", 1500)
+    matches = cursor_records(con.execute(_MATCHES_SQL.format(ranked=chosen)))
     moves: dict[tuple[str, str], list[tuple]] = {}
     for row in con.execute(_MOVES_SQL.format(ranked=chosen)).fetchall():
         moves.setdefault((row[0], row[1]), []).append(row[2:])

@@ -43,6 +43,7 @@ from distbench.games.base import (
 from distbench.games.repeated.plan import MAX_ROUNDS, NAME, check_horizon
 from distbench.games.repeated.strategies import STRATEGIES, get_machine
 from distbench.llm.base import BackendSpec
+from distbench.store.catalog import cursor_records
 
 SEATS = ("row", "col")
 AXELROD_PREFIX = "axelrod:"
@@ -151,9 +152,7 @@ FROM repeated_duels GROUP BY player_row, player_col ORDER BY player_row, player_
 
 def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
     """Per (row player, column player): matches, forfeits, mean seat scores, cooperation."""
-    cur = con.execute(SUMMARY_SQL)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    return cursor_records(con.execute(SUMMARY_SQL))
 
 
 def plan_pairs(config: RepeatedPairConfig, run_id: str) -> RunPlan:

@@ -21,6 +21,7 @@ import asyncio
 import math
 import re
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -166,6 +167,55 @@ def match_quality(status: str, total: float, best: float | None, worst: float | 
     return float(min(1.0, max(0.0, (total - worst) / span)))
 
 
+def _parsed(answers: list, style: str, other_style: str) -> list[tuple[Any, str, str]]:
+    """(move or None, parse status, detail) of each seat's answer of a round: the row seat's
+    in ``style``, the column seat's (self-play) in its own ``other_style``."""
+    parsed = []
+    for resp, sty in zip(answers, (style, other_style)[:len(answers)], strict=True):
+        if resp.status != "ok" or resp.text is None:
+            parsed.append((None, ParseStatus.CALL_FAILED.value, resp.error or "call failed"))
+            continue
+        ans = parse_pure(resp.text, 2, continuation=sty == "completion")
+        parsed.append((ans.action if ans.status is ParseStatus.OK else None,
+                       ans.status.value, ans.detail))
+    return parsed
+
+
+def _match_row(shard: RepeatedShard, match_id: str, index: int, game: tuple, history: list,
+               planned: int, status: str, preds: list, machine: Any) -> dict[str, Any]:
+    """The ``repeated_matches`` row of one match (``machine``: the scripted opponent, None
+    when a model sat in the column seat)."""
+    c, spec, opponent = shard.config, shard.config.llm, shard.opponent_name
+    a, b = game
+    moves = [m for m, _ in history]
+    opp = [o for _, o in history]
+    n = len(moves)
+    total = float(sum(a[m, o] for m, o in history))
+    best = None if machine is None else best_total(machine, a, planned)
+    worst = None if machine is None else worst_total(machine, a, planned)
+    r_, t_ = a[0, 0], a[1, 0]
+    exploitation = None
+    if opponent == "Cooperator" and n and t_ != r_:
+        exploitation = (total - n * r_) / (n * (t_ - r_))
+    return {
+        "run_id": shard.run_id, "shard_id": shard.shard_id, "family": NAME,
+        "match_id": match_id, "stage": c.stage, "seed": shard.seed, "match_index": index,
+        "opponent": opponent,
+        "opponent_kind": ("self" if opponent == "self" else "model") if machine is None
+        else "strategy",
+        "provider": spec.provider, "model": spec.model, "payoff_row": a.tolist(),
+        "payoff_col": b.tolist(), "horizon": c.rounds, "continuation": c.continuation,
+        "rounds_planned": planned, "rounds_played": n, "status": status,
+        "total": total, "mean_payoff": total / n if n else None, "best_total": best,
+        "regret": best - total if best is not None and status == "complete" else None,
+        **match_metrics(moves, opp, a), "exploitation": exploitation,
+        "brier": float(np.mean([p[0] for p in preds])) if preds else None,
+        "log_loss": float(np.mean([p[1] for p in preds])) if preds else None,
+        "predictions": len(preds), "worst_total": worst,
+        "quality": match_quality(status, total, best, worst, a, planned),
+    }
+
+
 def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> ShardResult:
     """Plays ``shard`` with ``backends[shard.llm]``."""
     c = shard.config
@@ -240,20 +290,7 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
         for k, g in enumerate(active):
             a, b = games[g]
             answers = [responses[k]] + ([col_responses[k]] if self_play else [])
-            parsed = []
-            for resp in answers:
-                if resp.status != "ok" or resp.text is None:
-                    parsed.append((None, ParseStatus.CALL_FAILED.value, resp.error or "call failed"))
-                    continue
-                ans = parse_pure(resp.text, 2, continuation=style == "completion")
-                parsed.append((ans.action if ans.status is ParseStatus.OK else None,
-                               ans.status.value, ans.detail))
-            if self_play and other_spec.style != style:  # the column seat's own style
-                resp = answers[1]
-                if resp.status == "ok" and resp.text is not None:
-                    ans = parse_pure(resp.text, 2, continuation=other_spec.style == "completion")
-                    parsed[1] = (ans.action if ans.status is ParseStatus.OK else None,
-                                 ans.status.value, ans.detail)
+            parsed = _parsed(answers, style, other_spec.style if self_play else style)
             move, st, detail = parsed[0]
             cid = f"{shard.shard_id}/{g}/r{r + 1}" if log else None
             if log:
@@ -300,35 +337,8 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
             })
     matches = Rows(REPEATED_MATCHES)
     for g, i in enumerate(indices):
-        a, b = games[g]
-        moves = [m for m, _ in history[g]]
-        opp = [o for _, o in history[g]]
-        n = len(moves)
-        total = float(sum(a[m, o] for m, o in history[g]))
-        best = None if self_play else best_total(machines[g], a, planned[g])
-        worst = None if self_play else worst_total(machines[g], a, planned[g])
-        r_, t_ = a[0, 0], a[1, 0]
-        exploitation = None
-        if opponent == "Cooperator" and n and t_ != r_:
-            exploitation = (total - n * r_) / (n * (t_ - r_))
-        preds = predictions[g]
-        matches.add({
-            "run_id": shard.run_id, "shard_id": shard.shard_id, "family": NAME,
-            "match_id": ids[g], "stage": c.stage, "seed": shard.seed, "match_index": i,
-            "opponent": opponent,
-            "opponent_kind": ("self" if opponent == "self" else "model") if self_play
-            else "strategy",
-            "provider": spec.provider, "model": spec.model, "payoff_row": a.tolist(),
-            "payoff_col": b.tolist(), "horizon": c.rounds, "continuation": c.continuation,
-            "rounds_planned": planned[g], "rounds_played": n, "status": status[g],
-            "total": total, "mean_payoff": total / n if n else None, "best_total": best,
-            "regret": best - total if best is not None and status[g] == "complete" else None,
-            **match_metrics(moves, opp, a), "exploitation": exploitation,
-            "brier": float(np.mean([p[0] for p in preds])) if preds else None,
-            "log_loss": float(np.mean([p[1] for p in preds])) if preds else None,
-            "predictions": len(preds), "worst_total": worst,
-            "quality": match_quality(status[g], total, best, worst, a, planned[g]),
-        })
+        matches.add(_match_row(shard, ids[g], i, games[g], history[g], planned[g], status[g],
+                               predictions[g], None if self_play else machines[g]))
     tables = {"repeated_matches": (shard.shard_id, matches.table()),
               "rounds": (shard.shard_id, rows.table())}
     calls = []

@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from distbench.report.bootstrap import start_bootstrap_ci
+from distbench.report.bootstrap import finish_intervals, start_bootstrap_ci
 from distbench.report.document import fit_lines
 from distbench.report.headline import headline, headline_cell, with_interval
+from distbench.store.catalog import cursor_records
 
 METRICS: tuple[tuple[str, str], ...] = (
     ("complete_rate", "(status = 'complete')::double"),
@@ -47,11 +48,8 @@ def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
     names |= {r[0] for r in con.execute("select table_name from duckdb_tables()").fetchall()}
     if "repeated_matches" not in names:
         return []
-    cur = con.execute(_SQL)
-    cols = [d[0] for d in cur.description]
     pending = []
-    for row in cur.fetchall():
-        rec = dict(zip(cols, row, strict=True))
+    for rec in cursor_records(con.execute(_SQL)):
         out = {k: rec[k] for k in KEYS}
         out["matches"] = rec["n"]
         quality = list(rec["h_quality"])
@@ -70,13 +68,7 @@ def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
             if len(values) > 1:
                 waits[name] = start_bootstrap_ci(values, np.ones(len(values)), offload)
         pending.append((out, waits))
-    records = []
-    for out, waits in pending:
-        for name, _ in METRICS:
-            ci = waits[name]() if name in waits else None
-            out[f"{name}_lo"], out[f"{name}_hi"] = ci if ci else (None, None)
-        records.append(out)
-    return records
+    return finish_intervals(pending, [name for name, _ in METRICS])
 
 
 def _fmt(rec: dict[str, Any], name: str) -> str:

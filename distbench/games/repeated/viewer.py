@@ -18,10 +18,9 @@ from distbench.report.viewer import (
     ViewPart,
     clip,
     num,
-    per_stratum,
-    ranked,
-    strata_counts,
+    sampled,
 )
+from distbench.store.catalog import cursor_records
 
 FILTERS = (("model", "model"), ("stage", "stage game"), ("opponent", "opponent"),
            ("status", "match status"))
@@ -41,13 +40,9 @@ _MOVE = {0: "1 (C)", 1: "2 (D)", None: "-"}
 
 def view(con: duckdb.DuckDBPyConnection, options: ViewOptions) -> ViewPart:
     """The repeated part of the viewer (see the module docstring)."""
-    strata = strata_counts(con, _STRATA_SQL)
-    limit = per_stratum(options, len(strata), item_bytes=1500)
-    chosen = ranked("repeated_matches", "provider, model, stage, opponent, status",
-                    "s.match_id", limit, options.seed)
-    result = con.execute(_MATCHES_SQL.format(ranked=chosen))
-    names = [d[0] for d in result.description]
-    matches = [dict(zip(names, r, strict=True)) for r in result.fetchall()]
+    strata, chosen = sampled(con, options, _STRATA_SQL, "repeated_matches",
+                             "provider, model, stage, opponent, status", "s.match_id", 1500)
+    matches = cursor_records(con.execute(_MATCHES_SQL.format(ranked=chosen)))
     rounds: dict[tuple[str, str], list[tuple]] = {}
     for row in con.execute(_ROUNDS_SQL.format(ranked=chosen)).fetchall():
         rounds.setdefault((row[0], row[1]), []).append(row[2:])
