@@ -49,3 +49,22 @@ def test_the_run_summary_fits_100_columns(tmp_path, family):
     wide = _run(tmp_path, family, "--wide")
     assert wide.returncode == 0, wide.stderr
     assert max(len(line) for line in wide.stdout.splitlines()) > 100
+
+
+def test_compare_fits_100_columns_in_words(tmp_path):
+    """``distbench compare`` on the console (issue 37): every line within 100 columns, each
+    value and its interval one cell under a header in words, no raw column name."""
+    for extra in ((), ("--llm-seed", "2")):  # run ids matrix0 and matrix2
+        out = _run(tmp_path, "matrix", *extra)
+        assert out.returncode == 0, out.stderr
+    out = subprocess.run(
+        [sys.executable, "-m", "distbench", "compare", "results/matrix0", "results/matrix2"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "RAY_AUTH_MODE": "disabled", "COLUMNS": "100"})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100, out.stdout
+    for raw in ("ci95", "p_holm", "mean_a", "run_id", "same_run"):
+        assert raw not in out.stdout, out.stdout
+    assert "diff [95% CI]" in out.stdout and "mean [95% CI]" in out.stdout
+    assert _INTERVAL.search(out.stdout), out.stdout
