@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import click
@@ -27,13 +28,13 @@ _TITLES = {
                    "players whose headline intervals overlap share it)",
     "shared": "{family}: {unit} shared by each pair of players",
     "paired": "{family}: paired comparisons, a - b over the shared {unit} "
-              "(paired bootstrap 95% CI; p two-sided; p_holm: Holm-corrected across the "
+              "(paired bootstrap 95% CI; p two-sided; p holm: Holm-corrected across the "
               "metrics of each pair)",
 }
 _NOTE = ("quality (the headline): per answer in [0, 1], an invalid answer 0, calls that failed "
-         "at the server left out (README, 'The headline'). subset 'all trials': every answered "
+         "at the server left out (README, 'The headline').\nsubset 'all trials': every answered "
          "trial; 'valid only in both runs': the units where both players have a valid "
-         "answer. Holm's correction is applied across the {k} metrics tested for each pair "
+         "answer.\nHolm's correction is applied across the {k} metrics tested for each pair "
          "in a group; verdict: Holm-corrected p < 0.05.")
 
 
@@ -99,11 +100,43 @@ def _shown(columns: list[str], rows: list[tuple]) -> list[tuple]:
     return out
 
 
+# On the console: (the columns in the order shown, how many name a row): what names a row
+# first, then the value and its interval, the rest after (cut into blocks to fit).
+_CONSOLE = {
+    "leaderboard": (["group", "metric", "run_id", "player", "rank", "mean", "ci95_low",
+                     "ci95_high", "units", "n", "better", "subset"], 4),
+    "paired": (["group", "metric", "a", "b", "diff", "ci95_low", "ci95_high", "p", "p_holm",
+                "verdict", "shared", "mean_a", "mean_b", "subset", "warning"], 2),
+}
+
+
+def _table(columns: list[str], rows: list[tuple], fmt: str,
+           console: tuple[list[str], int] | None = None) -> str:
+    """One table as printed: markdown as rendered; on the console (``table``) in words, each
+    value and its interval one cell ``0.214 [0.145, 0.282]`` under ``diff [95% CI]``, in the
+    order ``console`` gives (its columns, and how many lead each block), cut into blocks of
+    columns to fit the terminal (at most 100 columns:
+    :func:`distbench.report.document.format_console`)."""
+    if fmt != "table":
+        return render(columns, rows, fmt)
+    from distbench.cli.run import summary_width
+    from distbench.report.document import Table, format_console
+
+    keys = 1
+    if console is not None:
+        order, keys = console
+        pick = [columns.index(c) for c in order if c in columns]
+        columns = [columns[i] for i in pick]
+        rows = [tuple(row[i] for i in pick) for row in rows]
+    return format_console(Table(id="compare", title="", columns=columns, rows=rows, keys=keys),
+                          summary_width())
+
+
 def _readable(result: Comparison, fmt: str) -> str:
     """Per family: the headline differences first, then the leaderboard by the headline, the
     shared units and the paired table, numbers rounded to their intervals."""
     heading = "### " if fmt == "markdown" else ""
-    parts = [heading + "runs", render(*result.tables()["runs"], fmt)]
+    parts = [heading + "runs", _table(*result.tables()["runs"], fmt)]
     if not result.families:
         parts.append("No results to compare: the runs hold no rows of "
                      + ", ".join(result.units) + ".")
@@ -126,7 +159,7 @@ def _readable(result: Comparison, fmt: str) -> str:
                 continue
             if name in ("leaderboard", "paired"):
                 rows = _shown(columns[1:], rows)
-            parts += [title, render(columns[1:], rows, fmt)]
+            parts += [title, _table(columns[1:], rows, fmt, _CONSOLE.get(name))]
             if name == "shared":
                 mine = [line for line in lines if line.startswith(f"{family}: ")]
                 if mine:
@@ -138,7 +171,29 @@ def _readable(result: Comparison, fmt: str) -> str:
                     note += (f"\nwarning: {few} row(s) rest on fewer than {MIN_SHARED_UNITS} "
                              f"shared {units[family]}: their intervals are too narrow to trust.")
                 parts.append(note)
-    return "\n\n".join(parts)
+    text = "\n\n".join(parts)
+    return _wrapped(text) if fmt == "table" else text
+
+
+def _wrapped(text: str) -> str:
+    """The console's prose (titles, headlines, notes) wrapped to the terminal, continued
+    lines indented (the tables fit already)."""
+    import textwrap
+
+    from distbench.cli.run import summary_width
+
+    width = summary_width()
+    out: list[str] = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        # an interval "[low, high]" stays on one line
+        kept = re.sub(r"\[[^\]\s]*, [^\]\s]*\]", lambda m: m[0].replace(" ", "\0"), line)
+        out += [part.replace("\0", " ") for part in textwrap.wrap(
+            kept, width, subsequent_indent="  ", break_long_words=False,
+            break_on_hyphens=False)]
+    return "\n".join(out)
 
 
 assert LEADERBOARD_COLUMNS[0] == PAIRED_COLUMNS[0] == "family"  # the tables drop it per family

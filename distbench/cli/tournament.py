@@ -294,26 +294,36 @@ def _budget_stop(figures: dict[str, Any], executed: int, run_dir: Path) -> Excep
 
 
 def format_ranking(ratings: list[dict[str, Any]]) -> str:
-    """The ranking with intervals, as text for the terminal."""
+    """The ranking with intervals, as text for the terminal: Bradley–Terry's strength and its
+    interval one cell ``+0.52 [+0.10, +0.90]``, cut into blocks of columns (rank and player
+    repeated) to fit the terminal, at most 100 columns."""
+    from distbench.cli.run import summary_width
+    from distbench.report.document import fit_lines
+
     if not ratings:
         return "no games were rated"
-    width = max(6, *(len(r["player"]) for r in ratings))
     level = round(100 * ratings[0]["confidence"])
-    lines = [f"{'rank':>4}  {'player':<{width}} {'games':>6} {'wins':>7} {'BT':>7} "
-             f"{f'{level}% interval':>18} {'Elo':>6} {'Nash mass':>9} {'Nash rating':>11}"]
+    header = ["rank", "player", "games", "wins", f"BT [{level}% interval]", "Elo", "Nash mass",
+              "Nash rating"]
+    cells = []
     for r in ratings:
-        ci = ("[{:+.2f}, {:+.2f}]".format(r["bt_low"], r["bt_high"])
-              if r["bt_low"] is not None else "" if r["matches"] else "no games")
-        lines.append(f"{r['rank']:>4}  {r['player']:<{width}} {r['matches']:>6} "
-                     f"{r['wins']:>7.1f} {r['bt_strength']:>+7.2f} {ci:>18} {r['elo']:>6.0f} "
-                     f"{r['nash_mass']:>9.3f} "
-                     + (f"{r['nash_rating']:>+11.3f}" if r["nash_rating"] is not None
-                        else f"{'':>11}"))
+        ci = (" [{:+.2f}, {:+.2f}]".format(r["bt_low"], r["bt_high"])
+              if r["bt_low"] is not None else "" if r["matches"] else " (no games)")
+        cells.append([str(r["rank"]), str(r["player"]), str(r["matches"]), f"{r['wins']:.1f}",
+                      f"{r['bt_strength']:+.2f}{ci}", f"{r['elo']:.0f}",
+                      f"{r['nash_mass']:.3f}",
+                      f"{r['nash_rating']:+.3f}" if r["nash_rating"] is not None else ""])
+    width = summary_width()
+    lines = fit_lines(header, cells, width, keys=2,
+                      right=[True, False, True, True, True, True, True, True])
+    notes = []
     if any(r["bt_low"] is not None for r in ratings):
-        lines.append(f"BT intervals: simultaneous at {level}% (all players' intervals hold at "
+        notes.append(f"BT intervals: simultaneous at {level}% (all players' intervals hold at "
                      "once; a bootstrap max-|t| band over games)")
     if all(r["nash_rating"] is None for r in ratings) and any(r["matches"] for r in ratings):
-        lines.append("n-seat tables: BT is the Plackett–Luce strength over each game's "
+        notes.append("n-seat tables: BT is the Plackett–Luce strength over each game's "
                      "finishing order (ties as ties); Nash averaging is not defined for n "
                      "players (left NULL)")
-    return "\n".join(lines)
+    import textwrap
+
+    return "\n".join(lines + [w for note in notes for w in textwrap.wrap(note, width)])

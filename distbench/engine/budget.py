@@ -39,7 +39,7 @@ from distbench.errors import UserError
 from distbench.llm.base import BackendSpec, cost_usd
 from distbench.llm.calls import COUNTED_COMPLETION, COUNTED_PROMPT, ESTIMATED
 
-__all__ = ["Budget", "BudgetError", "BUDGET_EXIT", "Spend"]
+__all__ = ["Budget", "BudgetError", "BUDGET_EXIT", "Spend", "committed_probes", "probe_rows"]
 
 BUDGET_EXIT = 4
 """Exit status of a run stopped by its budget (``budget_reached``): its committed rows are kept
@@ -160,10 +160,13 @@ class Budget:
             self._reserved[shard.shard_id] = (tokens, cost)
             return True
 
-    def received(self, shard: Any, calls_parquet: bytes | None) -> Spend:
+    def received(self, shard: Any, calls_parquet: bytes | None,
+                 stats: dict[str, Any] | None = None) -> Spend:
         """A shard returned: its reservation becomes its real spend, read from its ``calls``
-        table (Parquet bytes, None: no calls). Returns that spend."""
+        table (Parquet bytes, None: no calls) and its ``n`` probes (``stats``, see
+        :func:`probe_rows`). Returns that spend."""
         spend = self.calls_spend(calls_parquet)
+        spend.add(self._priced(probe_rows(shard_specs(shard), stats)))
         with self._lock:
             tokens, cost = self._reserved.pop(shard.shard_id, None) or self.shard_estimate(shard)
             if tokens or cost:
@@ -212,9 +215,11 @@ class Budget:
             out.add(Spend(int(prompt), int(completion), cost))
         return out
 
-    def committed(self, con: Any) -> None:
+    def committed(self, con: Any, probes: list[tuple[Any, ...]] = ()) -> None:
         """Counts the spend of the shards already committed (a resume), from a DuckDB
-        connection over the run's ``calls`` (none: nothing spent)."""
+        connection over the run's ``calls`` (none: nothing spent) and their ``n`` probes'
+        rows (:func:`committed_probes`)."""
+        self.spent.add(self._priced(list(probes)))
         try:
             rows = con.execute(
                 f"select provider, model, coalesce(sum({COUNTED_PROMPT}), 0), "
@@ -311,3 +316,43 @@ class ShardQueue:
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+def probe_rows(specs: list[BackendSpec], stats: dict[str, Any] | None
+               ) -> list[tuple[Any, ...]]:
+    """A shard's ``n`` probes (requests sent with ``n`` to an endpoint that turned out not to
+    take it: paid, but no ``calls`` row; the shard's ``probe_*`` stats) as one (provider, model,
+    prompt tokens, completion tokens) row of its model, or none."""
+    stats = stats or {}
+    if not stats.get("probe_requests"):
+        return []
+    spec = next((s for s in specs if not in_process(s)), None)
+    if spec is None:
+        return []
+    return [(spec.provider, spec.model, int(stats.get("probe_prompt_tokens", 0)),
+             int(stats.get("probe_completion_tokens", 0)))]
+
+
+def committed_probes(run_dir: Any) -> tuple[int, list[tuple[Any, ...]]]:
+    """(how many ``n`` probes, their :func:`probe_rows`) of a run's committed shards, from
+    their commit markers (a damaged marker counts none: its shard is the resume's to redo)."""
+    import json
+    from pathlib import Path
+
+    from distbench.llm.base import BackendSpec as Spec
+    from distbench.store.integrity import marker_paths
+
+    count, rows = 0, []
+    for path in marker_paths(Path(run_dir)):
+        try:
+            marker = json.loads(path.read_text(encoding="utf-8"))
+            stats = marker.get("stats") or {}
+            if not stats.get("probe_requests"):
+                continue
+            llm = marker["shard"]["llm"]
+            spec = Spec(provider=str(llm["provider"]), model=str(llm["model"]))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        count += int(stats["probe_requests"])
+        rows.extend(probe_rows([spec], stats))
+    return count, rows

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from distbench.engine.budget import Budget, ShardQueue
+from distbench.engine.budget import Budget, ShardQueue, committed_probes
 from distbench.engine.worker import (
     execute_shard,
     in_process,
@@ -84,11 +84,15 @@ def check_visible_to_workers(specs: list[BackendSpec]) -> None:
 
 
 def call_health(con: Any, specs: list[BackendSpec] | None = None,
-                batch_price: float = 0.5) -> dict[str, Any] | None:
+                batch_price: float = 0.5,
+                probes: tuple[int, list[tuple[Any, ...]]] | None = None
+                ) -> dict[str, Any] | None:
     """How the run's model calls went, from its ``calls`` table: counts, failures, the most
     common failure explained, the tokens the endpoints reported and, for models with a price
     (``specs``' ``price_in``/``price_out``), what they cost, calls answered by a batch
-    (``batch_id``) at ``batch_price`` of it (None when the run made no calls)."""
+    (``batch_id``) at ``batch_price`` of it (None when the run made no calls). ``probes``
+    (:func:`distbench.engine.budget.committed_probes`): the ``n`` probes, paid without a
+    ``calls`` row, counted in the tokens and the cost as ``probe_requests``."""
     from distbench.llm.http import explain_failure
 
     try:
@@ -114,6 +118,9 @@ def call_health(con: Any, specs: list[BackendSpec] | None = None,
         f"select provider, model, coalesce(sum({COUNTED_PROMPT}), 0), "
         f"coalesce(sum({COUNTED_COMPLETION}), 0), batch_id is not null as batched from calls "
         "where not cache_hit group by all order by all").fetchall()
+    if probes is not None and probes[0]:
+        out["probe_requests"] = probes[0]
+        by_kind = [*by_kind, *((*row, False) for row in probes[1])]
     out["prompt_tokens"] = int(sum(r[2] for r in by_kind))
     out["completion_tokens"] = int(sum(r[3] for r in by_kind))
     priced = {(s.provider, s.model): s for s in specs or []}
@@ -580,7 +587,7 @@ def _resume_budget(budget: Budget, run_dir: Path) -> None:
     except Exception:  # noqa: BLE001 - no calls committed: nothing spent yet
         return
     try:
-        budget.committed(con)
+        budget.committed(con, committed_probes(run_dir)[1])
     finally:
         con.close()
 
@@ -641,7 +648,8 @@ def _commit_results(results: Any, writer: RunWriter, budget: Budget | None,
         for shard, result in results:
             if budget is not None:
                 calls = result.tables.get("calls")
-                budget.received(shard, calls[1].data if calls is not None else None)
+                budget.received(shard, calls[1].data if calls is not None else None,
+                                result.stats)
             pending.append((writers.submit(
                 writer.commit_shard, shard.shard_id, result.tables,
                 {"stats": result.stats, "shard": redact(_jsonable(shard))},
@@ -665,7 +673,7 @@ def _summary_and_health(plan: RunPlan, run_dir: Path, specs: list[BackendSpec], 
         return summary, None
     con = open_run(run_dir, tables=("calls",))
     try:
-        health = call_health(con, specs, batch_price)
+        health = call_health(con, specs, batch_price, committed_probes(run_dir))
     finally:
         con.close()
     live_cost = _estimated_cost(plan)

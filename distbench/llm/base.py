@@ -121,6 +121,11 @@ class Response:
             (a token count that is not a plausible count, stored as None; lone surrogates
             replaced in the text); "" when nothing.
         batch_id: The provider batch that answered it (``--execution batch``), else None.
+        probe: (prompt, completion) tokens of the request that found the endpoint not to take
+            ``n`` (sent with ``n``, answered with too few choices or rejected), which this
+            request paid for before its ``parts`` were asked; counted at the request's ceiling
+            where the endpoint's counts were not usable; None when there was none. It has no
+            ``calls`` row of its own: the run's spend counts it (``probe_*`` shard stats).
     """
 
     text: str | None
@@ -140,6 +145,7 @@ class Response:
     reasoning: str | None = None
     reasoning_tokens: int | None = None
     batch_id: str | None = None
+    probe: tuple[int, int] | None = None
 
     def sample_responses(self, n: int) -> list[Response]:
         """One response per sample of a request of ``n`` samples: the parts, or this

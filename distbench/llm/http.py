@@ -581,7 +581,8 @@ class OpenAICompatibleBackend(Backend):
                          f"{len(answer.texts or ())} of {req.n} choices"
                          if answer.status == "ok" else answer.error[:80])
             self.n_supported = False
-            return await self._one_per_sample(req)
+            return dataclasses.replace(await self._one_per_sample(req),
+                                       probe=probe_tokens(req, answer))
         return self.answered(answer)
 
     async def _one_per_sample(self, req: Request) -> Response:
@@ -823,3 +824,17 @@ def explain_failure(http_status: int | None, error: str, endpoint: str = "") -> 
     if http_status is not None:
         return f"the server{where} answered HTTP {http_status}: {text[:160]}"
     return f"{text[:160]}"
+
+
+def probe_tokens(req: Request, answer: Response) -> tuple[int, int]:
+    """The (prompt, completion) tokens an ``n`` probe is counted at: an answered probe at the
+    tokens its endpoint reported, each at ``req``'s ceiling where not usable
+    (:func:`distbench.llm.calls.usage_problem`); a rejected one (HTTP 400/422) at none."""
+    from distbench.llm.calls import ceiling_tokens, usage_problem
+
+    if answer.status != "ok":
+        return 0, 0
+    bad_prompt, bad_completion = usage_problem(req, answer)
+    ceiling = ceiling_tokens(req)
+    return (ceiling[0] if bad_prompt else int(answer.prompt_tokens or 0),
+            ceiling[1] if bad_completion else int(answer.completion_tokens or 0))

@@ -33,6 +33,9 @@ def record(key: str, responses: Iterable[Response], *, cache_hits: bool = False)
     with _lock:
         c = _counts.setdefault(key, dict.fromkeys(FIELDS, 0))
         for whole in responses:
+            if whole.probe is not None:  # paid, though no answer of a trial
+                c["prompt_tokens"] += whole.probe[0]
+                c["completion_tokens"] += whole.probe[1]
             for r in whole.parts or (whole,):
                 # A request of several samples counts as that many answers (so the count
                 # moves with the trials the run plans, whichever way they are asked).

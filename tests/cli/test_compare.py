@@ -61,7 +61,7 @@ def test_two_models_on_the_same_seeds_get_paired_differences_with_cis(work):
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "matrix: a/dummy:random and b/constant:Action: 1 share 5 games (pure)" in out
-    assert "paired comparisons" in out and "ci95_low" in out
+    assert "paired comparisons" in out and "diff [95% CI]" in out
     # the headline first, with the units it rests on, the subset and the correction stated
     assert out.index("headline differences") < out.index("leaderboard")
     assert "matrix pure: headline quality a/dummy:random" in out

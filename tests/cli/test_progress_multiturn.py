@@ -1,7 +1,8 @@
-"""The ETA of the multi-turn families (issue 37, item 5): negotiation, fog and repeated plans state the
-model calls their shards make at most (``RunPlan.shard_calls``: every turn (round) of every
-model seat), so the progress line shows an ETA from the first answers instead of only
-``calls N (k in flight)``; the bound is lowered as shards commit with the calls they made."""
+"""The ETA of the multi-turn families (issue 37, item 5): negotiation, fog, repeated and
+OpenSpiel plans state the model calls their shards make at most (``RunPlan.shard_calls``: every
+turn (round, decision) of every model seat), so the progress line shows an ETA from the first
+answers instead of only ``calls N (k in flight)``; the bound is lowered as shards commit with the
+calls they made."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ FAMILY_ARGS = {
     "fog": ["--family", "fog", "--opponent", "tier1", "--num-games", "2", "--max-tokens", "200"],
     "repeated": ["--family", "repeated", "--opponent", "self,TitForTat", "--num-games", "2",
                  "--continuation", "0.8"],
+    "openspiel": ["--family", "openspiel", "--game", "tic_tac_toe", "--opponent", "random",
+                  "--num-games", "4"],
 }
 
 

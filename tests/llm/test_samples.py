@@ -4,6 +4,7 @@ endpoint), the calls rows, and the response cache and resume."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -160,3 +161,35 @@ def test_cache_and_resume_give_identical_rows(tmp_path, n_mode):
     assert _rows(again.run_dir, "select bool_and(cache_hit) from calls") == [(True,)]
     assert _rows(again.run_dir, "select max(samples) from calls")[0][0] == (
         1 if n_mode == "ignore" else 7)  # 20 trials in chunks of at most 8: 7, 7, 6
+
+
+def test_a_priced_runs_spend_counts_the_n_probe_though_it_has_no_calls_row(tmp_path):
+    """Issue 33: the request that found the endpoint not to take ``n`` is paid; its tokens
+    are in the summary's totals and cost and in the budget's spend, not in a calls row."""
+    import json
+
+    from distbench.engine.budget import Budget
+    from distbench.llm.base import cost_usd
+
+    with start_server(ServerConfig(n_mode="ignore")) as server:
+        config = _config(server.url, max_n=128)
+        spec = make_spec("llamacpp", "mock", "chat", price_in=2.0, price_out=8.0,
+                         **dict(config.llm.options))
+        config = dataclasses.replace(config, llm=spec)
+        budget = Budget(max_cost=100.0, max_tokens=10**9, specs=[spec])
+        out = run_config(config, tmp_path / "p", parallel=False, budget=budget)
+        assert _posts(server) == 1 + 100
+    rows = _rows(out.run_dir, "select count(*), sum(prompt_tokens), sum(completion_tokens) "
+                              "from calls")[0]
+    assert rows[0] == 100  # one row per trial, none for the probe
+    calls = json.loads((out.run_dir / "summary.json").read_text())["calls"]
+    assert calls["probe_requests"] == 1 and calls["calls"] == 100
+    probe_prompt = calls["prompt_tokens"] - rows[1]
+    probe_completion = calls["completion_tokens"] - rows[2]
+    assert probe_prompt > 0 and probe_completion > 0
+    rows_only = cost_usd(spec, rows[1], rows[2])
+    assert calls["cost_usd"] == pytest.approx(
+        rows_only + cost_usd(spec, probe_prompt, probe_completion), abs=2e-6)
+    assert calls["cost_usd"] > rows_only
+    assert budget.spent.tokens == calls["prompt_tokens"] + calls["completion_tokens"]
+    assert budget.spent.cost == pytest.approx(calls["cost_usd"], abs=2e-6)

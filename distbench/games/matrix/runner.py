@@ -201,13 +201,15 @@ def play_mode(
     payoffs: np.ndarray,
     sol,
     presentation: str | None = None,
+    probes: list[tuple[int, int]] | None = None,
 ) -> tuple[pa.Table, pa.Table, pa.Table | None]:
     """Asks, parses and scores every trial of one mode.
 
     With ``presentation`` (a ``--perturb`` name), every game is shown in that presentation
     (``games.answers.presentation``): the answers are mapped back to the original game and
     scored there, the trials carry the presentation columns (``perturb_trials``), and the
-    requests have their own seeds (derived from the presentation id).
+    requests have their own seeds (derived from the presentation id). ``probes`` collects the
+    tokens of the ``n`` probes the answers paid (:attr:`Response.probe`).
 
     Returns:
         The ``trials`` rows, the ``game_scores`` rows, and the ``calls`` rows (None for the
@@ -279,6 +281,8 @@ def play_mode(
             for lo, hi in chunks
         ]
         answers = _ask(backend, requests)
+        if probes is not None:
+            probes.extend(a.probe for a in answers if a.probe is not None)
         firsts = [g * trials + lo for g in range(num_games) for lo, _ in chunks]
         responses, call_log, owner = _per_trial(requests, answers, firsts)
         reasons = [None] * total if reasoning == "cot" else None
@@ -550,8 +554,10 @@ def run_shard(shard: Shard, backends: Mapping[BackendSpec, Backend]) -> ShardRes
     payoffs = generate_games(shard.bucket, shard.seed, shard.start, shard.stop)
     sol = solve_zero_sum(payoffs)
     games = games_table(shard, ids, payoffs, sol)
-    played = [play_mode(shard, mode, backend, ids, payoffs, sol) for mode in shard.modes]
-    perturbed = [play_mode(shard, mode, backend, ids, payoffs, sol, name)
+    probes: list[tuple[int, int]] = []
+    played = [play_mode(shard, mode, backend, ids, payoffs, sol, probes=probes)
+              for mode in shard.modes]
+    perturbed = [play_mode(shard, mode, backend, ids, payoffs, sol, name, probes=probes)
                  for name in shard.perturb for mode in shard.modes]
     trials = _concat([t for t, _, _ in played])
     game_scores = _concat([t for _, t, _ in played])
@@ -566,6 +572,10 @@ def run_shard(shard: Shard, backends: Mapping[BackendSpec, Backend]) -> ShardRes
     stats = {"games": games.num_rows,
              "trials": trials.num_rows + (other.num_rows if other is not None else 0),
              "valid": valid, "call_failed": failed, "calls": sum(c.num_rows for c in calls)}
+    if probes:  # paid requests without a calls row (engine.budget.probe_spend counts them)
+        stats.update(probe_requests=len(probes),
+                     probe_prompt_tokens=sum(p for p, _ in probes),
+                     probe_completion_tokens=sum(c for _, c in probes))
     tables = {"games": (shard.chunk_id, games), "trials": (shard.shard_id, trials),
               "game_scores": (shard.shard_id, game_scores)}
     if other is not None:

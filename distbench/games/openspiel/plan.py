@@ -237,6 +237,25 @@ def plan_shards(config: OpenSpielRunConfig, run_id: str = "") -> list[OpenSpielS
             for seed in config.seeds for chunk in range(math.ceil(config.num_games / size))]
 
 
+def shard_calls(shard: OpenSpielShard) -> int:
+    """The model answers the shard asks for at most (for the progress line's ETA): one per
+    decision of a model's seat, so per match the game's longest play in decisions
+    (``max_game_length``) when a model sits in either seat or both (a seat's own share of an
+    alternating game is about half: the bound is lowered as shards commit with the calls
+    they made); free in-process models (the dummy) and scripted players count none. Logprob
+    mode reads a policy, which ``expected_calls`` counts: 0 here."""
+    from distbench.games.openspiel.spiel import load_game
+    from distbench.llm.registry import backend_class
+
+    if shard.mode == "logprob":
+        return 0
+    models = [p for p in (shard.player, shard.opponent)
+              if isinstance(p, BackendSpec) and not backend_class(p.provider).in_process]
+    if not models:
+        return 0
+    return shard.num_units * int(load_game(shard.game).max_game_length())
+
+
 def plan_openspiel(config: OpenSpielRunConfig, run_id: str) -> RunPlan:
     """The :class:`distbench.games.base.RunPlan` of an openspiel configuration."""
     from distbench.games.openspiel.summary import openspiel_summary
@@ -255,7 +274,7 @@ def plan_openspiel(config: OpenSpielRunConfig, run_id: str) -> RunPlan:
         summarize=openspiel_summary, unit="matches",
         summary_tables=("matches", "moves", "openspiel_policies"),
         extra_styles=("completion",) if config.mode == "logprob" else (),
-        expected_calls=expected,
+        expected_calls=expected, shard_calls=shard_calls,
     )
 
 
