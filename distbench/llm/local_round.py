@@ -147,7 +147,14 @@ class RoundDecoder:
             ValueError(f"Requested tokens ({len(item.tokens)}) exceed context window of "
                        f"{self.n_ctx}") if not 0 < len(item.tokens) < self.n_ctx
             else RuntimeError("not decoded") for item in items]
-        todo = [i for i, item in enumerate(items) if not isinstance(out[i], ValueError)]
+        first_of: dict[tuple[Any, ...], int] = {}  # the same call twice is decoded once
+        copies: dict[int, int] = {}
+        for i, item in enumerate(items):
+            key = (tuple(item.tokens), item.seed, item.max_tokens, item.temperature,
+                   tuple(item.stops))
+            copies[i] = first_of.setdefault(key, i)
+        todo = [i for i, item in enumerate(items)
+                if not isinstance(out[i], ValueError) and copies[i] == i]
         budget = {i: min(items[i].max_tokens, self.n_ctx - len(items[i].tokens)) for i in todo}
         while todo:  # groups that fit in max_cells (usually one)
             group, cells = [], 0
@@ -162,7 +169,7 @@ class RoundDecoder:
                                          cells)
             for i, result in zip(group, results, strict=True):
                 out[i] = result
-        return out
+        return [out[copies[i]] for i in range(len(items))]
 
     def _assign(self, items: Sequence[RoundItem], cells: int) -> tuple[list[int], list[int]]:
         """(sequence, reused prompt tokens) per item: the free sequence whose prompt shares
