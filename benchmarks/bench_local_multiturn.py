@@ -3,9 +3,9 @@ one prompt at a time (old, ``DISTBENCH_LOCAL_ROUNDS=0``), the same episodes in t
 
 Runs the CLI in whole processes, alternating old and new: negotiation (the bundled model
 against ``scripted:fair``) and fog (the bundled model as an agent against ``tier3``). Prints
-per run the wall time, episodes per minute, the 1-minute load average before and after, and
-the share of the new run's answer texts equal to the old run's (the ``calls`` table... read
-from the run folder's answers, when the store exposes them).
+per run the wall time (process and Ray start-up included), the 1-minute load average before
+and after, and the speed-up of the new path (the same games, so the ratio of episodes per
+minute). Answer agreement between the paths is not measured here (see benchmarks/README.md).
 
 Usage: python benchmarks/bench_local_multiturn.py [--games 3] [--families negotiation,fog]
 """
@@ -35,7 +35,7 @@ def one_run(family: str, games: int, rounds: bool, root: Path) -> dict:
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "distbench", "run", *COMMANDS[family], "--num-games", str(games),
-         "--output-dir", str(out)], env=env, capture_output=True, text=True, check=False)
+         "--output-dir", str(out), "--no-cache"], env=env, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
     return {"family": family, "path": "new" if rounds else "old", "games": games,
             "seconds": round(seconds, 1), "load_before": round(load, 2),
