@@ -1,0 +1,54 @@
+"""Different prompts of one generate call (a round of a multi-turn shard) decoded together."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from distbench.llm.base import Request
+from distbench.llm.local import LocalBackend, local_available, shared_model
+from distbench.llm.registry import make_spec
+
+pytestmark = pytest.mark.skipif(not local_available(), reason="bundled model not installed")
+
+ROUND = [
+    Request(prompt="Alice and Bob split 100 coins. Alice proposes 60 for her. Bob answers:",
+            seed=3, max_tokens=8, style="completion"),
+    Request(prompt="Split 100 coins with me. Your offer?", seed=4, max_tokens=8,
+            messages=(("system", "You negotiate."), ("user", "Split 100 coins. Your offer?"))),
+    Request(prompt="The capital of France is", seed=5, max_tokens=8, style="completion",
+            stop=("\n",)),
+]
+
+
+def test_a_round_is_answered_in_one_call_and_identically_whatever_ran_before(monkeypatch):
+    backend = LocalBackend(make_spec("local"))
+    model = shared_model()
+    calls = []
+    original = type(model).answer_round
+    monkeypatch.setattr(type(model), "answer_round",
+                        lambda self, c: calls.append(len(c)) or original(self, c))
+    first = asyncio.run(backend.generate(ROUND))
+    asyncio.run(backend.generate(ROUND[1:]))  # other cells in the cache in between
+    again = asyncio.run(backend.generate(ROUND))
+    assert calls == [3, 2, 3]  # one batched call per round
+    assert all(a.status == "ok" and a.completion_tokens for a in first)
+    assert [a.text for a in first] == [a.text for a in again]
+    assert len({a.text for a in first}) == 3
+
+
+def test_a_prompt_too_long_for_the_context_fails_alone():
+    backend = LocalBackend(make_spec("local"))
+    long = Request(prompt="coins " * 9000, seed=1, max_tokens=4, style="completion")
+    answers = asyncio.run(backend.generate([ROUND[0], long]))
+    assert answers[0].status == "ok"
+    assert answers[1].status == "failed" and "exceed context window" in answers[1].error
+
+
+def test_the_sequential_path_stays_available(monkeypatch):
+    monkeypatch.setenv("DISTBENCH_LOCAL_ROUNDS", "0")
+    model = shared_model()
+    monkeypatch.setattr(type(model), "answer_round", lambda self, c: pytest.fail("batched"))
+    answers = asyncio.run(LocalBackend(make_spec("local")).generate(ROUND[:2]))
+    assert all(a.status == "ok" for a in answers)
