@@ -2,26 +2,30 @@
 
 In a round of a multi-turn shard every unfinished episode asks at once (one ``generate`` call
 of several requests). :class:`RoundDecoder` answers such a round in a llama.cpp context of its
-own (unified KV cache, up to :data:`MAX_SEQUENCES` sequences): each prompt gets a sequence, its
-new tokens are evaluated in chunks of at least ``_MIN_CHUNK`` (all sequences' chunks in one
-batch), and every step decodes one token of each unfinished answer in one batch, each drawn by
-its own sampler seeded with its request's seed.
+own with one KV *stream* per sequence (``kv_unified=False``, up to :data:`MAX_SEQUENCES`
+streams): each prompt gets a stream, its new tokens are evaluated in chunks of at least
+``_MIN_CHUNK``, and every step
+decodes one token of each unfinished answer in one batch, each drawn by its own sampler seeded
+with its request's seed.
 
-A sequence keeps the cells of its last *prompt* (never those written while generating, which
-were evaluated a token at a time): the next turn of the same conversation (the old prompt, the
-answer and the new messages) finds the sequence whose prompt is its longest prefix and
-evaluates only the rest, so a turn costs its new tokens rather than the whole conversation.
-Memory is bounded: the context holds at most ``max_cells`` cells; sequences not in the round
-are dropped, least recently used first, when the round needs their room, and a round that does
-not fit even so is decoded in groups. A prompt longer than the model's context fails as in the
-one-request path (``Requested tokens (N) exceed context window of M``), alone.
+A stream keeps the cells of its last *prompt* (never those written while generating): the
+next turn of the same conversation (the old prompt, the answer and the new messages) finds the
+stream whose prompt is its longest prefix and evaluates only the rest, so a turn costs its new
+tokens rather than the whole conversation. Memory is bounded: the context holds at most
+``max_cells`` cells, split into equal streams long enough for the round's longest prompt and
+its completion budget (rounded up to 1,024 cells); a round of more prompts than streams is
+decoded in groups. A prompt longer than the model's context fails as in the one-request path
+(``Requested tokens (N) exceed context window of M``), alone.
 
-What that guarantees (``tests/llm/test_local_round.py``): a round's first tokens are drawn from
-the same prompt logits as the one-request path (chunks of at least ``_MIN_CHUNK`` tokens give
-bit-identical results); later tokens are evaluated in a batch with the other answers, whose
-floating-point results differ slightly from the one-token evaluation of the one-request path, so
-an answer may differ from that path's; the agreement measured is in ``benchmarks/README.md``.
-The same calls in the same order give the same answers run to run.
+Why streams: in a unified KV cache the sequences' cells interleave, and where a token's cells
+lie changes the order of the floating-point sums of attention, so an answer depended on the
+other prompts of its round and on the cells earlier rounds left. In a stream of its own a
+sequence's cells lie in position order from cell 0 whatever else is in the context, and
+llama.cpp computes each stream's attention apart: measured on SmolLM2 (this project's x86 VM),
+a prompt's logits and every decoding step's are bit-identical to the one-request path's, be
+the prompt packed with others, its prefix reused from an earlier turn, or its step decoded
+with other answers. So an answer is the one-request path's answer for the same call and seed
+(``tests/llm/test_local_round.py``), whatever else is in the round or ran before.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ _SAMPLER_ARGS = dict(_SAMPLING)  # the same, as llama-cpp-python's sampler chain
 
 MAX_SEQUENCES = 64
 """Most sequences of the round context (more prompts in one round are decoded in groups)."""
+_STREAM_STEP = 1024  # a stream's cells are a multiple of this
 
 
 @dataclass
@@ -99,46 +104,49 @@ class RoundDecoder:
         llm: The model's plain ``Llama`` instance (its weights, tokenizer and sampler chain).
         n_ctx: The model's context length (a prompt of at least this many tokens fails).
         n_threads: CPU threads.
-        max_cells: Most KV cells of the round context (the live conversations' prompts and
-            the round's answers).
+        max_cells: Most KV cells of the round context, all streams together.
         min_chunk: Fewest tokens evaluated in one chunk (see the module docstring).
-        keep_prefixes: Keep each conversation's prompt cells between rounds (off by default:
-            see the module docstring).
     """
 
     def __init__(self, llm: Any, *, n_ctx: int, n_threads: int, max_cells: int,
-                 min_chunk: int, keep_prefixes: bool = False) -> None:
+                 min_chunk: int) -> None:
         self.llm, self.n_ctx, self.n_threads = llm, n_ctx, n_threads
         self.max_cells, self.min_chunk = max_cells, min_chunk
         self._ctx: Any = None
-        self._slots = [_Slot() for _ in range(MAX_SEQUENCES)]
+        self._slots: list[_Slot] = []  # one per stream of the context
+        self._stream_cells = 0
         self._round = 0
         self.evaluated = 0  # prompt tokens evaluated (not reused), for tests and benchmarks
-        self.keep_prefixes = keep_prefixes
 
     def close(self) -> None:
         if self._ctx is not None:
             self._ctx.close()
             self._ctx = None
+        self._slots = []
 
-    def _context(self, cells: int) -> Any:
-        """The round context with room for ``cells`` cells, made (in steps of 4096 cells, up
-        to ``max_cells``) when the current one is smaller; a new context holds nothing."""
+    def _context(self, count: int, need: int) -> int:
+        """Makes sure the context has streams of at least ``need`` cells, as many as ``count``
+        allows within ``max_cells`` (at least one); returns how many streams it has. A new
+        context (more streams or longer ones than the current) holds nothing."""
         from llama_cpp import _internals as internals
         from llama_cpp import llama_cpp as low
 
-        if self._ctx is not None and self._ctx.n_ctx() >= cells:
-            return self._ctx
+        cells = max(-(-need // _STREAM_STEP) * _STREAM_STEP, self._stream_cells)
+        streams = max(1, min(MAX_SEQUENCES, max(count, len(self._slots)),
+                             self.max_cells // cells))
+        if self._ctx is not None and cells == self._stream_cells and streams <= len(self._slots):
+            return len(self._slots)
         self.close()
-        self._slots = [_Slot() for _ in range(MAX_SEQUENCES)]
         params = low.llama_context_params.from_buffer_copy(self.llm.context_params)
-        params.n_ctx = min(self.max_cells, -(-cells // 4096) * 4096)
+        params.n_ctx = streams * cells
         params.n_batch = params.n_ubatch = 512
-        params.n_seq_max = MAX_SEQUENCES
-        params.kv_unified = True
+        params.n_seq_max = streams
+        params.kv_unified = False  # a stream per sequence: see the module docstring
         params.n_threads = params.n_threads_batch = self.n_threads
         self._ctx = internals.LlamaContext(model=self.llm._model, params=params, verbose=False)
-        return self._ctx
+        self._slots = [_Slot() for _ in range(streams)]
+        self._stream_cells = cells
+        return streams
 
     def decode(self, items: Sequence[RoundItem]) -> list[tuple[str, str, int] | Exception]:
         """Per item (text, finish reason, completion tokens), or the exception that failed it
@@ -156,65 +164,44 @@ class RoundDecoder:
         todo = [i for i, item in enumerate(items)
                 if not isinstance(out[i], ValueError) and copies[i] == i]
         budget = {i: min(items[i].max_tokens, self.n_ctx - len(items[i].tokens)) for i in todo}
-        while todo:  # groups that fit in max_cells (usually one)
-            group, cells = [], 0
-            for i in todo:
-                need = len(items[i].tokens) + budget[i] + 1
-                if group and (cells + need > self.max_cells or len(group) == MAX_SEQUENCES):
-                    break
-                group.append(i)
-                cells += need
-            todo = todo[len(group):]
-            results = self._decode_group([items[i] for i in group], [budget[i] for i in group],
-                                         cells)
+        if todo:
+            need = max(len(items[i].tokens) + budget[i] + 1 for i in todo)
+            streams = self._context(len(todo), need)
+        while todo:  # groups of at most one item per stream (usually one group)
+            group, todo = todo[:streams], todo[streams:]
+            results = self._decode_group([items[i] for i in group], [budget[i] for i in group])
             for i, result in zip(group, results, strict=True):
                 out[i] = result
         return [out[copies[i]] for i in range(len(items))]
 
-    def _assign(self, items: Sequence[RoundItem], cells: int) -> tuple[list[int], list[int]]:
-        """(sequence, reused prompt tokens) per item: the free sequence whose prompt shares
+    def _assign(self, items: Sequence[RoundItem]) -> tuple[list[int], list[int]]:
+        """(stream, reused prompt tokens) per item: the free stream whose kept prompt shares
         the longest prefix with the item's (leaving at least ``min_chunk`` tokens to
-        evaluate), else an empty or least recently used one; sequences not in the round are
-        emptied, least recently used first, until the round fits."""
+        evaluate), else the least recently used one."""
         self._round += 1
-        free = set(range(MAX_SEQUENCES))
+        free = set(range(len(self._slots)))
         seqs, reuse = [], []
         for item in items:
             def score(s: int, item: RoundItem = item) -> tuple[int, int, int]:
                 slot = self._slots[s]
                 shared = min(_common_prefix(slot.tokens, item.tokens),
                              len(item.tokens) - self.min_chunk)
-                return (max(shared, 0), -len(slot.tokens) if shared <= 0 else 0, -slot.used)
-            best = max(sorted(free), key=score)
+                return (max(shared, 0), -slot.used, -s)
+            best = max(free, key=score)
             free.discard(best)
             seqs.append(best)
             reuse.append(score(best)[0])
             self._slots[best].used = self._round
-        held = sum(len(self._slots[s].tokens) for s in free)
-        room = self._ctx.n_ctx() if self._ctx is not None else 0
-        for s in sorted(free, key=lambda s: self._slots[s].used):
-            if held + cells <= room:
-                break
-            held -= len(self._slots[s].tokens)
-            self._slots[s].tokens = []
         return seqs, reuse
 
-    def _decode_group(self, items: Sequence[RoundItem], budgets: list[int], cells: int
+    def _decode_group(self, items: Sequence[RoundItem], budgets: list[int]
                       ) -> list[tuple[str, str, int] | Exception]:
         from llama_cpp import _internals as internals
         from llama_cpp import llama_cpp as low
 
-        if self._ctx is None or self._ctx.n_ctx() < cells:
-            self._context(cells)
         ctx = self._ctx
         memory = low.llama_get_memory(ctx.ctx)
-        if not self.keep_prefixes:  # the cells' layout then depends on this round alone
-            low.llama_memory_clear(memory, True)
-            self._slots = [_Slot() for _ in range(MAX_SEQUENCES)]
-        seqs, reuse = self._assign(items, cells)
-        for s, slot in enumerate(self._slots):
-            if not slot.tokens:
-                low.llama_memory_seq_rm(memory, s, -1, -1)
+        seqs, reuse = self._assign(items)
         for s, kept in zip(seqs, reuse, strict=True):
             low.llama_memory_seq_rm(memory, s, kept, -1)
             self._slots[s].tokens = []  # until its prompt's cells are complete
@@ -232,48 +219,27 @@ class RoundDecoder:
                                    samplers, budgets, [i.stops for i in items], first=first)
         finally:
             batch.close()
-        for s in seqs:  # drop the answers' cells: the next turn re-evaluates them in a chunk
-            low.llama_memory_seq_rm(memory, s, len(self._slots[s].tokens), -1)
+            for s in seqs:  # drop the answers' cells: the next turn evaluates them in a chunk
+                low.llama_memory_seq_rm(memory, s, len(self._slots[s].tokens), -1)
         return [(text, why, n) for text, why, n in results]
 
     def _evaluate(self, ctx: Any, batch: Any, items: Sequence[RoundItem], seqs: list[int],
                   reuse: list[int], samplers: Sequence[Any]) -> list[int]:
-        """Evaluates each item's new prompt tokens (chunks of at least ``min_chunk``, packed
-        into batches of up to 512 tokens, every item's last chunk after all other chunks) and
-        samples each item's first token from its prompt's last logits; returns those tokens."""
-        early: list[tuple[int, list[int], int]] = []  # (item, chunk, start position)
-        final: list[tuple[int, list[int], int]] = []
-        for j, (item, kept) in enumerate(zip(items, reuse, strict=True)):
-            parts = _chunks(item.tokens[kept:], 512, self.min_chunk)
+        """Evaluates each item's new prompt tokens in chunks of at least ``min_chunk``, one
+        sequence per ``llama_decode`` (llama.cpp splits a batch of several streams into
+        micro-batches of equal tokens per stream, which would cut a prompt into other, maybe
+        one-token, chunks), and samples each item's first token from its prompt's last
+        logits; returns those tokens."""
+        first = []
+        for item, seq, kept, sampler in zip(items, seqs, reuse, samplers, strict=True):
             position = kept
-            for k, chunk in enumerate(parts):
-                (final if k == len(parts) - 1 else early).append((j, chunk, position))
+            for chunk in _chunks(item.tokens[kept:], 512, self.min_chunk):
+                _fill(batch, [(t, position + i, seq) for i, t in enumerate(chunk)],
+                      logits_last=True)
+                ctx.decode(batch)
                 position += len(chunk)
             self.evaluated += len(item.tokens) - kept
-        first = [0] * len(items)
-        entries: list[tuple[int, int, int]] = []
-        rows: dict[int, int] = {}
-
-        def flush() -> None:
-            if not entries:
-                return
-            _fill(batch, entries, logits_last=False)
-            for i in range(len(entries)):
-                batch.batch.logits[i] = i in rows.values()
-            ctx.decode(batch)
-            for j, row in rows.items():
-                first[j] = samplers[j].sample(ctx, row)
-            entries.clear()
-            rows.clear()
-
-        for is_last, (j, chunk, position) in [(False, c) for c in early] + [(True, c)
-                                                                           for c in final]:
-            if len(entries) + len(chunk) > 512:
-                flush()
-            entries.extend((token, position + t, seqs[j]) for t, token in enumerate(chunk))
-            if is_last:
-                rows[j] = len(entries) - 1
-        flush()
+            first.append(sampler.sample(ctx, len(chunk) - 1))
         return first
 
 

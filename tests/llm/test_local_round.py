@@ -52,3 +52,42 @@ def test_the_sequential_path_stays_available(monkeypatch):
     monkeypatch.setattr(type(model), "answer_round", lambda self, c: pytest.fail("batched"))
     answers = asyncio.run(LocalBackend(make_spec("local")).generate(ROUND[:2]))
     assert all(a.status == "ok" for a in answers)
+
+
+def _answers(monkeypatch, rounds: str, requests) -> list:
+    monkeypatch.setenv("DISTBENCH_LOCAL_ROUNDS", rounds)
+    answers = asyncio.run(LocalBackend(make_spec("local")).generate(requests))
+    assert all(a.status == "ok" for a in answers)
+    return answers
+
+
+def _texts(monkeypatch, rounds: str, requests) -> list[str | None]:
+    return [a.text for a in _answers(monkeypatch, rounds, requests)]
+
+
+def test_a_round_gives_the_one_request_paths_answers_and_reuses_each_conversations_prefix(
+        monkeypatch):
+    # One KV stream per sequence: batching and prefix reuse change no floating-point result.
+    rules = "Each of you names a split; if the two splits add up to 100, both get theirs. " * 4
+    opening = [Request(prompt=rules + ROUND[0].prompt, seed=3, max_tokens=8, style="completion"),
+               Request(prompt="", seed=4, max_tokens=8,
+                       messages=(("system", rules), *ROUND[1].messages[1:])),
+               Request(prompt=rules + ROUND[2].prompt, seed=5, max_tokens=8, style="completion",
+                       stop=("\n",))]
+    first = _texts(monkeypatch, "1", opening)
+    assert first == _texts(monkeypatch, "0", opening)
+    # The next turn of each conversation: its old prompt, its answer and a new message.
+    turn = [
+        Request(prompt=f"{opening[0].prompt}{first[0]}\nAlice: No, 70 for me. Bob answers:",
+                seed=6, max_tokens=8, style="completion"),
+        Request(prompt="", seed=7, max_tokens=8, messages=(
+            *opening[1].messages, ("assistant", first[1]), ("user", "Too little. Again?"))),
+        Request(prompt=f"{opening[2].prompt}{first[2]}. The capital of Italy is", seed=8,
+                max_tokens=8, style="completion", stop=("\n",)),
+    ]
+    decoder = shared_model()._round
+    before = decoder.evaluated
+    second = _answers(monkeypatch, "1", turn)
+    evaluated = decoder.evaluated - before
+    assert evaluated < sum(a.prompt_tokens for a in second) / 2  # only the new tokens
+    assert [a.text for a in second] == _texts(monkeypatch, "0", turn)
