@@ -41,6 +41,7 @@ _SAMPLER_ARGS = dict(_SAMPLING)  # the same, as llama-cpp-python's sampler chain
 MAX_SEQUENCES = 64
 """Most sequences of the round context (more prompts in one round are decoded in groups)."""
 _STREAM_STEP = 1024  # a stream's cells are a multiple of this
+_COPY_GAIN = 32  # fewest prompt tokens a stream copy must save (a copy costs ~10 ms)
 
 
 @dataclass
@@ -117,6 +118,7 @@ class RoundDecoder:
         self._stream_cells = 0
         self._round = 0
         self.evaluated = 0  # prompt tokens evaluated (not reused), for tests and benchmarks
+        self.copied = 0  # streams copied for a shared prefix
 
     def close(self) -> None:
         if self._ctx is not None:
@@ -174,25 +176,24 @@ class RoundDecoder:
                 out[i] = result
         return [out[copies[i]] for i in range(len(items))]
 
-    def _assign(self, items: Sequence[RoundItem]) -> tuple[list[int], list[int]]:
-        """(stream, reused prompt tokens) per item: the free stream whose kept prompt shares
-        the longest prefix with the item's (leaving at least ``min_chunk`` tokens to
-        evaluate), else the least recently used one."""
+    def _assign(self, items: Sequence[RoundItem]) -> list[int]:
+        """The stream of each item: the free one whose kept prompt shares the longest prefix
+        with the item's, else the least recently used one."""
         self._round += 1
         free = set(range(len(self._slots)))
-        seqs, reuse = [], []
+        seqs = []
         for item in items:
-            def score(s: int, item: RoundItem = item) -> tuple[int, int, int]:
-                slot = self._slots[s]
-                shared = min(_common_prefix(slot.tokens, item.tokens),
-                             len(item.tokens) - self.min_chunk)
-                return (max(shared, 0), -slot.used, -s)
-            best = max(free, key=score)
+            best = max(free, key=lambda s, item=item: (
+                self._shared(self._slots[s].tokens, item), -self._slots[s].used, -s))
             free.discard(best)
             seqs.append(best)
-            reuse.append(score(best)[0])
             self._slots[best].used = self._round
-        return seqs, reuse
+        return seqs
+
+    def _shared(self, tokens: Sequence[int], item: RoundItem) -> int:
+        """How many of the item's prompt tokens a stream holding ``tokens`` can reuse: their
+        common prefix, leaving at least ``min_chunk`` tokens to evaluate."""
+        return max(0, min(_common_prefix(tokens, item.tokens), len(item.tokens) - self.min_chunk))
 
     def _decode_group(self, items: Sequence[RoundItem], budgets: list[int]
                       ) -> list[tuple[str, str, int] | Exception]:
@@ -201,10 +202,7 @@ class RoundDecoder:
 
         ctx = self._ctx
         memory = low.llama_get_memory(ctx.ctx)
-        seqs, reuse = self._assign(items)
-        for s, kept in zip(seqs, reuse, strict=True):
-            low.llama_memory_seq_rm(memory, s, kept, -1)
-            self._slots[s].tokens = []  # until its prompt's cells are complete
+        seqs = self._assign(items)
         batch = internals.LlamaBatch(n_tokens=max(512, len(items)), embd=0, n_seq_max=1,
                                      verbose=False)
         try:
@@ -212,9 +210,8 @@ class RoundDecoder:
             for item in items:
                 self.llm.set_seed(item.seed)
                 samplers.append(self.llm._init_sampler(temp=item.temperature, **_SAMPLER_ARGS))
-            first = self._evaluate(ctx, batch, items, seqs, reuse, samplers)
-            for item, s in zip(items, seqs, strict=True):
-                self._slots[s].tokens = list(item.tokens)
+            first = [self._evaluate(ctx, memory, batch, item, seq, sampler)
+                     for item, seq, sampler in zip(items, seqs, samplers, strict=True)]
             results = decode_steps(self.llm, ctx, batch, [i.tokens for i in items], seqs,
                                    samplers, budgets, [i.stops for i in items], first=first)
         finally:
@@ -223,24 +220,38 @@ class RoundDecoder:
                 low.llama_memory_seq_rm(memory, s, len(self._slots[s].tokens), -1)
         return [(text, why, n) for text, why, n in results]
 
-    def _evaluate(self, ctx: Any, batch: Any, items: Sequence[RoundItem], seqs: list[int],
-                  reuse: list[int], samplers: Sequence[Any]) -> list[int]:
-        """Evaluates each item's new prompt tokens in chunks of at least ``min_chunk``, one
+    def _evaluate(self, ctx: Any, memory: Any, batch: Any, item: RoundItem, seq: int,
+                  sampler: Any) -> int:
+        """Evaluates the item's prompt in stream ``seq`` after the prefix it can reuse, and
+        samples its first token from the prompt's last logits.
+
+        The prefix is the stream's own, or another stream's when that one shares at least
+        ``_COPY_GAIN`` more tokens (the instructions the round's prompts share): that stream
+        is copied whole into ``seq`` (llama.cpp copies streams whole, at the next decode,
+        which is this item's). The new tokens go in chunks of at least ``min_chunk``, one
         sequence per ``llama_decode`` (llama.cpp splits a batch of several streams into
         micro-batches of equal tokens per stream, which would cut a prompt into other, maybe
-        one-token, chunks), and samples each item's first token from its prompt's last
-        logits; returns those tokens."""
-        first = []
-        for item, seq, kept, sampler in zip(items, seqs, reuse, samplers, strict=True):
-            position = kept
-            for chunk in _chunks(item.tokens[kept:], 512, self.min_chunk):
-                _fill(batch, [(t, position + i, seq) for i, t in enumerate(chunk)],
-                      logits_last=True)
-                ctx.decode(batch)
-                position += len(chunk)
-            self.evaluated += len(item.tokens) - kept
-            first.append(sampler.sample(ctx, len(chunk) - 1))
-        return first
+        one-token, chunks)."""
+        from llama_cpp import llama_cpp as low
+
+        kept = self._shared(self._slots[seq].tokens, item)
+        source = max(range(len(self._slots)),
+                     key=lambda s: (self._shared(self._slots[s].tokens, item), -s))
+        if source != seq and self._shared(self._slots[source].tokens, item) >= kept + _COPY_GAIN:
+            low.llama_memory_seq_cp(memory, source, seq, -1, -1)
+            kept = self._shared(self._slots[source].tokens, item)
+            self.copied += 1
+        low.llama_memory_seq_rm(memory, seq, kept, -1)
+        self._slots[seq].tokens = []  # until its prompt's cells are complete
+        position = kept
+        for chunk in _chunks(item.tokens[kept:], 512, self.min_chunk):
+            _fill(batch, [(t, position + i, seq) for i, t in enumerate(chunk)],
+                  logits_last=True)
+            ctx.decode(batch)
+            position += len(chunk)
+        self.evaluated += len(item.tokens) - kept
+        self._slots[seq].tokens = list(item.tokens)
+        return sampler.sample(ctx, len(chunk) - 1)
 
 
 def decode_steps(llm: Any, ctx: Any, batch: Any, prompts: Sequence[list[int]],

@@ -74,7 +74,9 @@ def test_a_round_gives_the_one_request_paths_answers_and_reuses_each_conversatio
                        messages=(("system", rules), *ROUND[1].messages[1:])),
                Request(prompt=rules + ROUND[2].prompt, seed=5, max_tokens=8, style="completion",
                        stop=("\n",))]
+    copied = getattr(shared_model()._round, "copied", 0)
     first = _texts(monkeypatch, "1", opening)
+    assert shared_model()._round.copied > copied  # the shared rules evaluated once, copied
     assert first == _texts(monkeypatch, "0", opening)
     # The next turn of each conversation: its old prompt, its answer and a new message.
     turn = [
