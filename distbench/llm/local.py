@@ -364,7 +364,8 @@ class LocalModel(LocalModelCore):
         super().__init__(
             find_model_path(model_path, model),
             name=name or (canonical_model(model) if model else DEFAULT_MODEL_NAME),
-            n_threads=n_threads or _default_threads(), **options)
+            n_threads=n_threads or _default_threads(),
+            choose_threads=None if n_threads else _default_threads, **options)
 
 _SHARED: dict[tuple[str, int | None], LocalModel] = {}
 _SHARED_LOCK = threading.Lock()

@@ -126,8 +126,12 @@ class LocalModelCore:
         batch_cells: Most KV-cache cells of the context that decodes several samples at
             once (:meth:`complete_many`); more samples than fit are decoded in groups.
         round_cells: Most KV-cache cells of the context that answers different prompts
-            together and keeps conversations' prefixes (:meth:`answer_round`; at least
-            ``n_ctx`` plus a completion budget; about 23 KB a cell for SmolLM2).
+            together and keeps conversations' prefixes (:meth:`answer_round`), split into one
+            stream per sequence; the context grows to what a round needs, up to this (about
+            23 KB a cell for SmolLM2, 18 KB for Gemma 3 270M: 32,768 cells are 750 MB).
+        choose_threads: Picks the threads again before each batched call (a round, or the
+            samples of one prompt) of the batch and round contexts, so the choice follows the
+            load as it changes; None keeps ``n_threads``.
 
     Raises:
         LocalModelUnavailable: llama-cpp-python or the file is missing, or the file does not
@@ -146,7 +150,8 @@ class LocalModelCore:
         logprobs: bool = False,
         extra_buffers: bool = False,
         batch_cells: int = 8192,
-        round_cells: int = 16384,
+        round_cells: int = 32768,
+        choose_threads: Callable[[], int] | None = None,
     ) -> None:
         self.path = Path(model_path)
         self.name = name
@@ -165,6 +170,7 @@ class LocalModelCore:
         self.batch_cells = batch_cells
         self.round_cells = round_cells
         self._round: Any = None  # the RoundDecoder of answer_round, made on first use
+        self._choose_threads = choose_threads
         started = time.perf_counter()
         self._plain = self._load(logits_all=False)
         self._scoring = self._load(logits_all=True) if logprobs else None
@@ -451,6 +457,7 @@ class LocalModelCore:
         for lo in range(0, len(seeds), group_size):
             group = [int(s) % _SEED_MODULUS for s in seeds[lo:lo + group_size]]
             ctx = self._context_for(prompt_len + len(group) * max_tokens + 16, len(group))
+            self._threads_now(ctx)
             memory = low.llama_get_memory(ctx.ctx)
             reuse = self._reusable(tokens)
             self._batch_prompt = []  # until this prompt's cells are complete
@@ -491,6 +498,17 @@ class LocalModelCore:
                  "total_tokens": prompt_len + generated}
         return results, usage
 
+    def _threads_now(self, ctx: Any) -> int:
+        """The threads for a batched call now (``choose_threads``), set on ``ctx`` (a llama
+        context, or None); the thread count changes no answer (:func:`_default_threads`)."""
+        from llama_cpp import llama_cpp as low
+
+        if self._choose_threads is not None:
+            self.n_threads = self._choose_threads()
+            if ctx is not None:
+                low.llama_set_n_threads(ctx.ctx, self.n_threads, self.n_threads)
+        return self.n_threads
+
     def answer_round(self, calls: Sequence[dict[str, Any]]) -> list[dict[str, Any] | Exception]:
         """Several different prompts answered together (:mod:`distbench.llm.local_round`).
 
@@ -514,6 +532,7 @@ class LocalModelCore:
                 self._round = RoundDecoder(self._plain, n_ctx=self.n_ctx,
                                            n_threads=self.n_threads,
                                            max_cells=self.round_cells, min_chunk=_MIN_CHUNK)
+            self._round.n_threads = self._threads_now(self._round._ctx)
             good = [item for item in items if isinstance(item, RoundItem)]
             answers = iter(self._round.decode(good))
         out: list[dict[str, Any] | Exception] = []

@@ -93,3 +93,13 @@ def test_a_round_gives_the_one_request_paths_answers_and_reuses_each_conversatio
     evaluated = decoder.evaluated - before
     assert evaluated < sum(a.prompt_tokens for a in second) / 2  # only the new tokens
     assert [a.text for a in second] == _texts(monkeypatch, "0", turn)
+
+
+def test_the_thread_count_is_chosen_again_for_each_round_and_changes_no_answer(monkeypatch):
+    model = shared_model()
+    texts = []
+    for threads in (2, 1):
+        monkeypatch.setattr(model, "_choose_threads", lambda threads=threads: threads)
+        texts.append(_texts(monkeypatch, "1", ROUND))
+        assert model._round.n_threads == threads
+    assert texts[0] == texts[1]
