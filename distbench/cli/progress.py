@@ -14,7 +14,9 @@ The ETA is absent until it can be estimated: it is the pace since the first prog
 seen (before that, Ray's worker start-up, a model's loading and its cold first call make the
 start slow, and an average from the start would overstate the remaining time several times
 over), so it needs progress at two moments. It uses calls when the plan knows how many it
-makes, else units; when the calls go past the plan's count (follow-up calls it could not
+makes (or, for the multi-turn families whose episodes end when the players agree or fall, the
+most it can make: every turn of every model seat, lowered as each shard commits to the calls it
+made, so the ETA is an upper bound that tightens as episodes end), else units; when the calls go past the plan's count (follow-up calls it could not
 count, such as logprob mode's readings after white space), the ETA follows the units from
 then on, and shows nothing until they move rather than a figure the calls have outrun. It is estimated when a count moves and held between (so it does not climb
 while a slow call is out), and it never grows: when the pace slows, the ETA holds until the
@@ -47,6 +49,9 @@ class Progress:
         planned: Shards in the plan (to say how many were already committed).
         clock: Time source (seconds); for tests.
         expected_calls: Model calls the run will make, when the plan knows (for the ETA).
+        shard_calls: Shard -> the model calls it makes at most (``RunPlan.shard_calls``): the
+            ETA's count when ``expected_calls`` is None.
+        ceiling_calls: The sum of ``shard_calls`` over the shards to run.
         stream: Where to write (default: stderr).
         tty: Redraw in place (default: whether ``stream`` is a terminal).
     """
@@ -56,8 +61,11 @@ class Progress:
                  tty: bool | None = None,
                  expected_tokens: tuple[int, int] | None = None,
                  expected_cost: float | None = None,
-                 expected_requests: int | None = None) -> None:
+                 expected_requests: int | None = None,
+                 shard_calls: Any = None, ceiling_calls: int | None = None) -> None:
         self.unit = unit
+        self.shard_calls_of = shard_calls
+        self.ceiling_calls = ceiling_calls or None
         self.expected_requests = expected_requests
         self.planned = planned
         self.clock = clock
@@ -124,6 +132,8 @@ class Progress:
                 details.append(self._cost_text()
                                if self.expected_cost is not None else "no price given (--price)")
             calls = f", {what}" + (f" ({'; '.join(details)})" if details else "")
+        elif self.ceiling_calls:
+            calls = f", at most {self.ceiling_calls:,} model calls"
         click.echo(f"running {shards} shard(s), {units:,} {self.unit}{calls}{note}",
                    file=self.stream)
         self.todo_units, self.todo_shards = units, shards
@@ -155,6 +165,10 @@ class Progress:
             self.done += shard.num_units
             self.shard_calls += stats.get("calls", 0)
             self.shard_failed += stats.get("call_failed", 0)
+            if self.ceiling_calls and self.shard_calls_of is not None:
+                # the shard's episodes ended: the turns they did not play are no longer ahead
+                most = self.shard_calls_of(shard)
+                self.ceiling_calls -= most - min(most, stats.get("calls", 0))
             if self._first_units is None:
                 self._first_units = (self.clock(), self.done)
             self._estimate()
@@ -202,9 +216,10 @@ class Progress:
             return
         estimate = None
         rate = self.rate()
-        outrun = bool(self.expected_calls) and self.live_calls >= self.expected_calls
-        if self.expected_calls and rate and not outrun:
-            estimate = max(0.0, self.expected_calls - self.live_calls) / rate
+        target = self.expected_calls or self.ceiling_calls
+        outrun = bool(target) and self.live_calls >= target  # type: ignore[operator]
+        if target and rate and not outrun:
+            estimate = max(0.0, target - self.live_calls) / rate
         elif self._first_units is not None:
             since, units = self._first_units
             elapsed = self.clock() - since
@@ -286,6 +301,18 @@ def _expected(plan: Any, run_dir: Any) -> Any:
     return expected_of(plan, observed, [s for s in plan.shards if s.shard_id not in done])
 
 
+def _ceiling(plan: Any, run_dir: Any) -> int | None:
+    """The model calls the plan's shards not committed yet make at most
+    (``RunPlan.shard_calls``), when the family can tell and gives no ``expected_calls``."""
+    from distbench.store.writer import committed_ids
+
+    hook = getattr(plan, "shard_calls", None)
+    if hook is None or plan.expected_calls:
+        return None
+    done = committed_ids(run_dir)
+    return sum(hook(s) for s in plan.shards if s.shard_id not in done) or None
+
+
 def run_with_progress(plan: Any, run_dir: Any, **kwargs: Any) -> Any:
     """:func:`distbench.engine.driver.run_plan` with the progress line on stderr (every
     command that runs a plan uses it); ``max_cost`` and ``max_tokens_total`` make its budget
@@ -295,7 +322,9 @@ def run_with_progress(plan: Any, run_dir: Any, **kwargs: Any) -> Any:
 
     progress = Progress(plan.unit, planned=len(plan.shards), expected_calls=plan.expected_calls,
                         expected_tokens=plan.expected_tokens, expected_cost=plan.expected_cost,
-                        expected_requests=plan.expected_requests)
+                        expected_requests=plan.expected_requests,
+                        shard_calls=getattr(plan, "shard_calls", None),
+                        ceiling_calls=_ceiling(plan, run_dir))
     max_cost, max_tokens = kwargs.pop("max_cost", None), kwargs.pop("max_tokens_total", None)
     progress.budget = kwargs["budget"] = make_budget(
         plan, max_cost, max_tokens, kwargs.get("execution", "live"),

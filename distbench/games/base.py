@@ -209,6 +209,10 @@ class RunPlan:
             likely bill beside ``shard_estimate``'s ceiling; ``observed`` maps (provider,
             model, mode) to the median completion tokens per answer of earlier runs (or is
             None). None: the family gives no expected figure.
+        shard_calls: Shard -> the model answers it asks for at most (multi-turn families, whose
+            episodes end early or late: every turn of every model seat counted), for the
+            progress line's ETA only (an upper bound, corrected as shards commit with the
+            calls they made); the size guard does not read it. None: no bound known.
     """
 
     family: str
@@ -228,6 +232,7 @@ class RunPlan:
     shard_estimate: Callable[[Any], tuple[int, int, float | None]] | None = None
     batchable: bool = False
     shard_expected: Callable[[Any, Any], tuple[int, int, float | None, str]] | None = None
+    shard_calls: Callable[[Any], int] | None = None
 
     def specs(self) -> list[BackendSpec]:
         """Every model the plan calls, once each, in a stable order."""

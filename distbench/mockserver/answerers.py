@@ -19,7 +19,12 @@ import numpy as np
 from distbench.games.matrix.prompts import MIXED_CUE, PURE_CUE
 from distbench.llm.base import BackendSpec, Request
 from distbench.llm.dummy import DummyBackend, splitmix64, uniforms
-from distbench.mockserver.skill import safest, skilled_answer
+from distbench.mockserver.skill import (
+    fog_answer,
+    negotiation_answer,
+    safest,
+    skilled_answer,
+)
 from distbench.mockserver.wire import (
     BadRequest,
     approx_tokens,
@@ -187,7 +192,8 @@ class MockAnswerer:
     pure mode its safest action (the best worst case: the least exploitable pure action, the
     saddle point when there is one); the other answers are the dummy's. Its logprob labels
     carry that share of their mass on the equilibrium strategy. The skilled answers to the
-    bimatrix, repeated and OpenSpiel prompts are :mod:`distbench.mockserver.skill`'s. So
+    bimatrix, repeated, OpenSpiel, negotiation and fog prompts are
+    :mod:`distbench.mockserver.skill`'s. So
     models of different skill differ as real models do, and in a known order. Any other name
     answers as the dummy.
 
@@ -207,10 +213,18 @@ class MockAnswerer:
             return _stable_seed(self.seed, prompt)
         return seed & 0xFFFF_FFFF_FFFF_FFFF
 
-    def answer_text(self, prompt: str, seed: int, *, completion: bool, skill: float = 0.0) -> str:
-        """The answer to ``prompt`` for a resolved ``seed`` (``skill``: see the class)."""
+    def answer_text(self, prompt: str, seed: int, *, completion: bool, skill: float = 0.0,
+                    conversation: str | None = None) -> str:
+        """The answer to ``prompt`` for a resolved ``seed`` (``skill``: see the class);
+        ``conversation``: every user message of a chat (a negotiation's introduction comes
+        first), else the prompt."""
         task = detect_task(prompt)
         if task is None:
+            if _plays_equilibrium(seed, skill):
+                skilled = negotiation_answer(conversation or prompt) \
+                    or fog_answer(prompt, completion)
+                if skilled is not None:
+                    return skilled
             return gama_answer(prompt, seed) or _UNRECOGNISED_TEXT
         mode, m = task
         if _plays_equilibrium(seed, skill):
@@ -279,11 +293,13 @@ class MockAnswerer:
         skill: float = 0.0,
     ) -> dict[str, Any]:
         prompt = _last_user_text(messages)
+        conversation = "\n\n".join(_user_texts(messages))
         base = self._seed(seed, prompt)
         texts, lps = [], []
         for i in range(n):
             resolved = sample_seed(base, i)
-            text = self.answer_text(prompt, resolved, completion=False, skill=skill)
+            text = self.answer_text(prompt, resolved, completion=False, skill=skill,
+                                    conversation=conversation)
             lp = None
             if logprobs:
                 entries = self._logprob_entries(
@@ -335,16 +351,23 @@ class MockAnswerer:
         return completion_response(self.model_name, texts, approx_tokens(prompt), lps)
 
 
-def _last_user_text(messages: list[dict[str, Any]]) -> str:
-    for message in reversed(messages):
+def _user_texts(messages: list[dict[str, Any]]) -> list[str]:
+    """The text of every user message, in order."""
+    texts = []
+    for message in messages:
         if message.get("role") == "user":
             content = message.get("content", "")
             if isinstance(content, list):  # content parts
-                return "".join(
+                content = "".join(
                     part.get("text", "") for part in content if isinstance(part, dict)
                 )
-            return str(content)
-    return ""
+            texts.append(str(content))
+    return texts
+
+
+def _last_user_text(messages: list[dict[str, Any]]) -> str:
+    texts = _user_texts(messages)
+    return texts[-1] if texts else ""
 
 
 # --- the local model ----------------------------------------------------------------------

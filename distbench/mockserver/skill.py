@@ -17,18 +17,30 @@ mock models of different skill differ in a known order in every family:
   information state (games at their default parameters with an equilibrium reference: Kuhn
   and Leduc poker, ...); other games (tic-tac-toe's minimax, parameters) get the dummy's
   answer.
-- **negotiation** and **fog** prompts are not read here: a skilled mock plays them as the
-  dummy (their answers do not parse), and :func:`skilled_answer` returns None.
+- **negotiation** (the conversation of a seat, its introduction first: the items, its own
+  values, the proposal keyword in the format example): the skilled player makes its secret
+  proposal at once, in the protocol's form, asking for half of every type it values (the odd
+  item of a type when it values that type above its average), so it never breaks the
+  protocol and its proposal fits any other asking for no more than the rest
+  (:func:`negotiation_answer`). An unskilled answer is the dummy's free text,
+  which aborts the episode when a proposal is due (the seat that aborts scores lowest in a
+  tournament).
+- **fog** (a turn's observation, :func:`distbench.games.fog.text.render_observation`): the
+  skilled player answers valid JSON (:func:`fog_answer`): its sovereign fortifies (or steps
+  off the outer ring towards the centre), every other force moves a step towards the nearest
+  living enemy, and its beliefs are flat; an unskilled answer is the dummy's text, which the
+  parser reads as ``no_json`` (a tournament seat with an invalid answer forfeits its game).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
 
 import numpy as np
 
-__all__ = ["difference_game", "openspiel_move", "skilled_answer", "safest"]
+__all__ = ["difference_game", "fog_answer", "negotiation_answer", "openspiel_move", "skilled_answer", "safest"]
 
 _BIMATRIX_ROW = re.compile(r"^Row (\d+)\s+((?:\(\s*-?[0-9][0-9.e+-]*,\s*-?[0-9][0-9.e+-]*\)\s*)+)$",
                            re.MULTILINE)
@@ -39,6 +51,18 @@ _REPEATED_CELL = re.compile(r"If you play Action ([12]) and they play Action ([1
 _RULES_LINE = re.compile(r"^Rules: (.*)$", re.MULTILINE)
 _INFO = re.compile(r"Your information state \(OpenSpiel's notation\):\n(.*?)\n\n", re.DOTALL)
 _LEGAL = re.compile(r"^Action (\d+): ", re.MULTILINE)
+# a negotiation introduction (distbench.games.negotiation.prompts, any language): the items
+# line ("...: 3 hats, 2 balls."), the values line ("...: hats: 4 points each; balls: ..."),
+# the format example ("[Proposal: 1 hat, 2 balls]")
+_ITEMS = re.compile(r"^[^\n]*?: ((?:\d+ [^,\n]+?)(?:, \d+ [^,\n]+?)*)\.$", re.MULTILINE)
+_VALUES = re.compile(r"^[^\n]*?\): ((?:[^:;\n]+: [^;\n]*?\d+[^;\n]*)(?:; [^:;\n]+: [^;\n]*?\d+[^;\n]*)*)\.$",
+                     re.MULTILINE)
+_EXAMPLE = re.compile(r"\[(\w+): \d+ ")
+# a fog observation (distbench.games.fog.text.render_observation)
+_FOG_BOARD = re.compile(r"Board (\d+)x\d+, rows")
+_FOG_OWN = re.compile(r"^  F(\d+) at row (\d+) col (\d+), power \d+( SOVEREIGN)?$", re.MULTILINE)
+_FOG_ENEMY = re.compile(r"^  E(\d+) (?:at row (\d+) col (\d+)|dead)$", re.MULTILINE)
+_FOG_PREFIX = '{"orders": {'  # completion style: the prompt ends with the JSON's start
 
 
 def _scaled(p: np.ndarray) -> np.ndarray:
@@ -126,6 +150,66 @@ def openspiel_move(prompt: str, draw: float) -> int | None:
         return None
     return int(min(np.searchsorted(cumulative / cumulative[-1], draw, side="right"),
                    len(legal) - 1))
+
+
+def negotiation_answer(conversation: str) -> str | None:
+    """A skilled negotiator's answer to a seat's conversation (its introduction first): its
+    secret proposal of half of every type it values, the odd item of a type counted for it
+    when it values that type above its average; None when the text is not a negotiation."""
+    items, values, example = (_ITEMS.search(conversation), _VALUES.search(conversation),
+                              _EXAMPLE.search(conversation))
+    if items is None or values is None or example is None:
+        return None
+    counts = [entry.split(" ", 1) for entry in items.group(1).split(", ")]
+    points = [int(re.findall(r"\d+", entry.split(":", 1)[1])[0])
+              for entry in values.group(1).split("; ")]
+    if len(points) != len(counts):
+        return None
+    mean = sum(points) / len(points)
+    wanted = []
+    for (n, name), v in zip(counts, points, strict=True):
+        k = int(n) // 2 + (int(n) % 2 if v > mean else 0)  # the odd one of a type it prizes
+        if v > 0 and k:
+            wanted.append(f"{k} {name}")
+    return f"[{example.group(1)}: {', '.join(wanted)}]"
+
+
+def _step(frm: tuple[int, int], to: tuple[int, int]) -> str:
+    """The direction (N = towards row 0) of one step from ``frm`` towards ``to``."""
+    dr, dc = to[0] - frm[0], to[1] - frm[1]
+    if abs(dr) >= abs(dc):
+        return "S" if dr > 0 else "N"
+    return "E" if dc > 0 else "W"
+
+
+def fog_answer(prompt: str, completion: bool) -> str | None:
+    """A skilled fog player's JSON answer to a turn's observation (see the module docstring;
+    in completion style without the JSON's start, which the prompt holds); None when the
+    prompt is not a fog turn."""
+    board = _FOG_BOARD.search(prompt)
+    own = _FOG_OWN.findall(prompt)
+    enemies = _FOG_ENEMY.findall(prompt)
+    if board is None or not own or not enemies:
+        return None
+    n = int(board.group(1))
+    centre = ((n - 1) // 2, (n - 1) // 2)
+    living = [(int(r), int(c)) for _, r, c in enemies if r]
+    orders = {}
+    for i, r, c, sovereign in own:
+        at = (int(r), int(c))
+        if sovereign:
+            ring = min(at[0], at[1], n - 1 - at[0], n - 1 - at[1]) == 0
+            orders[f"F{i}"] = f"move {_step(at, centre)}" if ring and at != centre else "fortify"
+        elif living:
+            near = min(living, key=lambda e: (abs(e[0] - at[0]) + abs(e[1] - at[1]), e))
+            orders[f"F{i}"] = f"move {_step(at, near)}" if near != at else "fortify"
+        else:
+            orders[f"F{i}"] = "hold"
+    beliefs = {f"E{j}": [0.2] * 5 for j, r, _ in enemies if r}
+    text = json.dumps({"orders": orders, "beliefs": beliefs, "my_objective": "dominate",
+                       "confidence": 0.5})
+    return text[len(_FOG_PREFIX):] if completion and prompt.rstrip().endswith(_FOG_PREFIX) \
+        else text
 
 
 def skilled_answer(prompt: str, mode: str, m: int, draw: float) -> tuple[str, object] | None:

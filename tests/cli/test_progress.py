@@ -212,3 +212,26 @@ def test_calls_past_the_plans_count_drop_the_call_eta_for_the_units_one():
     p.update(_shard(100), {"calls": 40})  # 100 trials in 10 s: 200 left, 20 s
     assert p.eta() == pytest.approx(20.0)
     p.close()
+
+
+def test_a_ceiling_gives_an_eta_from_the_calls_and_tightens_as_shards_end():
+    clock, out = _Clock(), _Stream()
+    p = Progress("episodes", planned=2, clock=clock, stream=out, ceiling_calls=200,
+                 shard_calls=lambda shard: 100)
+    p.start(2, 20)
+    assert "at most 200 model calls" in out.text
+    clock.now = 5.0
+    p.live({"calls": 10})
+    assert p.eta() is None  # one point: no pace yet
+    clock.now = 6.0
+    p.live({"calls": 20})
+    assert p.eta() == pytest.approx(180 / 10)  # 10 calls/s, 180 left at most
+    clock.now = 7.0
+    p.live({"calls": 30})
+    p.update(SimpleNamespace(num_units=10), {"calls": 30})  # the first shard used 30 of 100
+    assert p.ceiling_calls == 130
+    clock.now = 8.0
+    p.live({"calls": 40})
+    assert p.eta() == pytest.approx(90 / (30 / 3))
+    assert "ETA 0:09" in p.suffix()
+    p.close()

@@ -1,6 +1,7 @@
-"""The mock's skill beyond matrix prompts: a ``mock-nash<P>`` model plays bimatrix, repeated
-and OpenSpiel prompts skilfully in a share P of its answers, so a tournament of two mock
-"API models" ranks them by their skill in each of these families."""
+"""The mock's skill beyond matrix prompts: a ``mock-nash<P>`` model plays bimatrix, repeated,
+OpenSpiel, negotiation and fog prompts skilfully in a share P of its answers (the last two's
+answers: test_skill_negotiation.py, test_skill_fog.py), so a tournament of two mock "API
+models" ranks them by their skill in each of these families."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def _tournament(cwd, family: str, url: str, *options: str) -> subprocess.Complet
              "DISTBENCH_CACHE_DIR": str(cwd / "cache")})
 
 
-@pytest.mark.parametrize("family", ["bimatrix", "repeated", "openspiel"])
+@pytest.mark.parametrize("family", ["bimatrix", "repeated", "openspiel", "negotiation", "fog"])
 def test_a_tournament_ranks_mock_nash90_above_mock_nash50(tmp_path, family):
     from distbench.mockserver import ServerConfig, start_server
 

@@ -17,7 +17,7 @@ from distbench.games.fog.rules import Game, random_deployment
 from distbench.games.fog.text import SYSTEM, render_observation
 from distbench.llm.base import cost_usd
 
-__all__ = ["shard_estimate"]
+__all__ = ["shard_calls", "shard_estimate"]
 
 FIGHT_TOKENS = 30
 REVEAL_TOKENS = 8
@@ -33,6 +33,16 @@ def turn_prompt_ceiling(shard: Any) -> int:
     base = approx_tokens(render_observation(game.observation(0)) + SYSTEM)
     growth = 6 * FIGHT_TOKENS + rules.max_turns * rules.num_forces * REVEAL_TOKENS
     return base + growth + WRAP_TOKENS
+
+
+def shard_calls(shard: Any) -> int:
+    """The model answers the shard asks for at most: one per turn of each model seat (for the
+    progress line's ETA); free in-process models (the dummy) are not counted."""
+    from distbench.llm.registry import backend_class
+
+    seats = sum(m is not None and not backend_class(m.provider).in_process
+                for m in (shard.llm_a, shard.llm_b))
+    return seats * (shard.stop - shard.start) * shard.rules.max_turns
 
 
 def shard_estimate(shard: Any) -> tuple[int, int, float | None]:

@@ -254,7 +254,7 @@ def tournament_config(games_per_pairing: int, seed: int = 0, scout_accuracy: flo
 
 def plan_fog(config: FogRunConfig, run_id: str) -> RunPlan:
     """The :class:`~distbench.games.base.RunPlan` of a fog configuration."""
-    from distbench.games.fog.estimate import shard_estimate
+    from distbench.games.fog.estimate import shard_calls, shard_estimate
     from distbench.games.fog.summary import fog_summary
 
     return RunPlan(
@@ -266,6 +266,7 @@ def plan_fog(config: FogRunConfig, run_id: str) -> RunPlan:
         summarize=fog_summary,
         unit="games",
         shard_estimate=shard_estimate,
+        shard_calls=shard_calls,
     )
 
 

@@ -18,7 +18,7 @@ from distbench.games.negotiation.instances import generate_instances
 from distbench.games.negotiation.prompts import intro
 from distbench.llm.base import BackendSpec, cost_usd
 
-__all__ = ["shard_estimate"]
+__all__ = ["shard_calls", "shard_estimate"]
 
 WRAP_TOKENS = 24
 """Tokens of wrapping per relayed message and per chat message (template, relay phrase)."""
@@ -32,18 +32,37 @@ def _seat_ceiling(intro_tokens: int, max_messages: int, max_tokens: int) -> tupl
     return prompt, calls * max_tokens
 
 
+def _episodes(shard: Any) -> list[tuple[Any, str, str, int, Any]]:
+    """(instance, mode, lang, max_messages, clembench prompts or None) of the shard's episodes
+    (one per seat order each)."""
+    if shard.instances:
+        return [(fi.instance, fi.mode, fi.lang, fi.max_messages, fi.prompts)
+                for fi in shard.instances]
+    return [(inst, mode, lang, shard.max_messages, None)
+            for inst in generate_instances(shard.seed, shard.start, shard.stop)
+            for mode in shard.modes for lang in shard.langs]
+
+
+def shard_calls(shard: Any) -> int:
+    """The model answers the shard asks for at most: ``max_messages + 1`` per model seat of
+    each episode, free in-process models (the dummy) not counted (for the progress line's
+    ETA)."""
+    from distbench.llm.registry import backend_class
+
+    if shard.instances:
+        limits = [fi.max_messages for fi in shard.instances]
+    else:
+        limits = [shard.max_messages] * (shard.num_units // len(shard.seat_orders))
+    seats = sum(isinstance(player, BackendSpec) and not backend_class(player.provider).in_process
+                for order in shard.seat_orders for player in shard.seats(order))
+    return sum(limit + 1 for limit in limits) * seats  # each episode once per seat order
+
+
 def shard_estimate(shard: Any) -> tuple[int, int, float | None]:
     """(prompt tokens, completion tokens, USD) the shard's model seats may spend, at most
     (cost None when a model of the shard has no price)."""
     by_spec: dict[BackendSpec, list[int]] = {}
-    if shard.instances:
-        episodes = [(fi.instance, fi.mode, fi.lang, fi.max_messages, fi.prompts)
-                    for fi in shard.instances]
-    else:
-        episodes = [(inst, mode, lang, shard.max_messages, None)
-                    for inst in generate_instances(shard.seed, shard.start, shard.stop)
-                    for mode in shard.modes for lang in shard.langs]
-    for instance, mode, lang, max_messages, prompts in episodes:
+    for instance, mode, lang, max_messages, prompts in _episodes(shard):
         for order in shard.seat_orders:
             for seat, player in zip(("a", "b"), shard.seats(order), strict=True):
                 if not isinstance(player, BackendSpec):

@@ -275,7 +275,7 @@ def _file_shards(config: NegotiationRunConfig, run_id: str) -> list[NegotiationS
 
 def plan_negotiation(config: NegotiationRunConfig, run_id: str) -> RunPlan:
     """The :class:`distbench.games.base.RunPlan` of a negotiation configuration."""
-    from distbench.games.negotiation.estimate import shard_estimate
+    from distbench.games.negotiation.estimate import shard_calls, shard_estimate
     from distbench.games.negotiation.summary import negotiation_summary
 
     return RunPlan(
@@ -287,6 +287,7 @@ def plan_negotiation(config: NegotiationRunConfig, run_id: str) -> RunPlan:
         summarize=negotiation_summary,
         unit="episodes",
         shard_estimate=shard_estimate,
+        shard_calls=shard_calls,
     )
 
 

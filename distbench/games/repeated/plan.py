@@ -14,8 +14,16 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 from distbench.games.answers.classes import CLASSES
-from distbench.games.base import RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.base import (
+    RunPlan,
+    check_config,
+    check_plan_size,
+    derive_seed,
+    stable_hash,
+)
 from distbench.games.family import (
     Comparing,
     Family,
@@ -156,6 +164,32 @@ class RepeatedShard:
         return self.stop - self.start
 
 
+def planned_rounds(config: Any, seed: int, match: int) -> int:
+    """The rounds match ``match`` of ``seed`` is played for: the known horizon, or its draw
+    from the continuation probability (at most ``max_rounds``); a forfeit ends it sooner."""
+    if config.rounds is not None:
+        return config.rounds
+    rng = np.random.default_rng(derive_seed("repeated-rounds", config.stage, seed, match))
+    return int(min(rng.geometric(1.0 - config.continuation), config.max_rounds))
+
+
+def shard_calls(shard: RepeatedShard) -> int:
+    """The model answers the shard asks for at most: one per planned round of each match for
+    the model's seat, and for the other seat when a model plays it (self-play, a model
+    opponent); free in-process models (the dummy) are not counted (for the progress line's
+    ETA)."""
+    from distbench.llm.registry import backend_class
+
+    other = shard.llm if shard.opponent == "self" else (
+        shard.opponent if isinstance(shard.opponent, BackendSpec) else None)
+    seats = sum(not backend_class(m.provider).in_process
+                for m in (shard.llm, other) if m is not None)
+    if not seats:
+        return 0
+    return seats * sum(planned_rounds(shard.config, shard.seed, i)
+                       for i in range(shard.start, shard.stop))
+
+
 def plan_shards(config: RepeatedRunConfig, run_id: str = "") -> list[RepeatedShard]:
     """The shards in a stable order (opponent, seed, chunk)."""
     identity = config.identity()
@@ -181,7 +215,8 @@ def plan_repeated(config: RepeatedRunConfig, run_id: str) -> RunPlan:
         family=NAME, config=config.identity(), identity=config.identity(),
         shards=plan_shards(config, run_id),
         seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
-        summarize=summarize, unit="matches", summary_tables=("repeated_matches",))
+        summarize=summarize, unit="matches", summary_tables=("repeated_matches",),
+        shard_calls=shard_calls)
 
 
 # -- distbench sweep: the [repeated] table --------------------------------------------------

@@ -29,7 +29,7 @@ from distbench.games.answers.classes import draw_class
 from distbench.games.answers.parse import ParseStatus, parse_pure
 from distbench.games.base import ShardResult, derive_seed
 from distbench.games.repeated.optimum import best_total, worst_total
-from distbench.games.repeated.plan import NAME, RepeatedShard
+from distbench.games.repeated.plan import NAME, RepeatedShard, planned_rounds
 from distbench.games.repeated.schema import REPEATED_MATCHES, ROUNDS
 from distbench.games.repeated.strategies import get_machine
 from distbench.llm.base import Backend, BackendSpec, Request
@@ -179,11 +179,7 @@ def run_shard(shard: RepeatedShard, backends: Mapping[BackendSpec, Backend]) -> 
     for i in indices:
         a, b = draw_class(c.stage, np.random.default_rng(derive_seed(NAME, c.stage, shard.seed, i)))
         games.append((a, b))
-        if c.rounds is not None:
-            planned.append(c.rounds)
-        else:
-            rng = np.random.default_rng(derive_seed("repeated-rounds", c.stage, shard.seed, i))
-            planned.append(int(min(rng.geometric(1.0 - c.continuation), c.max_rounds)))
+        planned.append(planned_rounds(c, shard.seed, i))
     # self-play and a model opponent: the column seat is asked as the model is
     other_spec = spec if shard.opponent == "self" else (
         shard.opponent if isinstance(shard.opponent, BackendSpec) else None)
