@@ -103,3 +103,23 @@ def test_the_thread_count_is_chosen_again_for_each_round_and_changes_no_answer(m
         texts.append(_texts(monkeypatch, "1", ROUND))
         assert model._round.n_threads == threads
     assert texts[0] == texts[1]
+
+
+def test_a_negotiation_shards_rows_are_identical_run_to_run_and_to_the_sequential_path(
+        monkeypatch):
+    from distbench.games.negotiation.plan import NegotiationRunConfig, plan_shards
+    from distbench.games.negotiation.runner import run_shard
+
+    spec = make_spec("local", cache=False)
+    config = NegotiationRunConfig(seeds=(0,), num_games=2, modes=("semi",), langs=("en",),
+                                  player_a=spec, player_b="scripted:fair", max_messages=2,
+                                  max_tokens=24)
+
+    def rows(rounds: str) -> list:
+        monkeypatch.setenv("DISTBENCH_LOCAL_ROUNDS", rounds)
+        result = run_shard(plan_shards(config, "r")[0], {spec: LocalBackend(spec)})
+        turns = result.tables["turns"][1]
+        return turns.drop_columns(["latency_ms"]).to_pylist()  # the timing column aside
+
+    first = rows("1")
+    assert first == rows("1") == rows("0")
