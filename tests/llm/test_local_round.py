@@ -1,0 +1,125 @@
+"""Different prompts of one generate call (a round of a multi-turn shard) decoded together."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from distbench.llm.base import Request
+from distbench.llm.local import LocalBackend, local_available, shared_model
+from distbench.llm.registry import make_spec
+
+pytestmark = pytest.mark.skipif(not local_available(), reason="bundled model not installed")
+
+ROUND = [
+    Request(prompt="Alice and Bob split 100 coins. Alice proposes 60 for her. Bob answers:",
+            seed=3, max_tokens=8, style="completion"),
+    Request(prompt="Split 100 coins with me. Your offer?", seed=4, max_tokens=8,
+            messages=(("system", "You negotiate."), ("user", "Split 100 coins. Your offer?"))),
+    Request(prompt="The capital of France is", seed=5, max_tokens=8, style="completion",
+            stop=("\n",)),
+]
+
+
+def test_a_round_is_answered_in_one_call_and_identically_whatever_ran_before(monkeypatch):
+    backend = LocalBackend(make_spec("local"))
+    model = shared_model()
+    calls = []
+    original = type(model).answer_round
+    monkeypatch.setattr(type(model), "answer_round",
+                        lambda self, c: calls.append(len(c)) or original(self, c))
+    first = asyncio.run(backend.generate(ROUND))
+    asyncio.run(backend.generate(ROUND[1:]))  # other cells in the cache in between
+    again = asyncio.run(backend.generate(ROUND))
+    assert calls == [3, 2, 3]  # one batched call per round
+    assert all(a.status == "ok" and a.completion_tokens for a in first)
+    assert [a.text for a in first] == [a.text for a in again]
+    assert len({a.text for a in first}) == 3
+
+
+def test_a_prompt_too_long_for_the_context_fails_alone():
+    backend = LocalBackend(make_spec("local"))
+    long = Request(prompt="coins " * 9000, seed=1, max_tokens=4, style="completion")
+    answers = asyncio.run(backend.generate([ROUND[0], long]))
+    assert answers[0].status == "ok"
+    assert answers[1].status == "failed" and "exceed context window" in answers[1].error
+
+
+def test_the_sequential_path_stays_available(monkeypatch):
+    monkeypatch.setenv("DISTBENCH_LOCAL_ROUNDS", "0")
+    model = shared_model()
+    monkeypatch.setattr(type(model), "answer_round", lambda self, c: pytest.fail("batched"))
+    answers = asyncio.run(LocalBackend(make_spec("local")).generate(ROUND[:2]))
+    assert all(a.status == "ok" for a in answers)
+
+
+def _answers(monkeypatch, rounds: str, requests) -> list:
+    monkeypatch.setenv("DISTBENCH_LOCAL_ROUNDS", rounds)
+    answers = asyncio.run(LocalBackend(make_spec("local")).generate(requests))
+    assert all(a.status == "ok" for a in answers)
+    return answers
+
+
+def _texts(monkeypatch, rounds: str, requests) -> list[str | None]:
+    return [a.text for a in _answers(monkeypatch, rounds, requests)]
+
+
+def test_a_round_gives_the_one_request_paths_answers_and_reuses_each_conversations_prefix(
+        monkeypatch):
+    # One KV stream per sequence: batching and prefix reuse change no floating-point result.
+    rules = "Each of you names a split; if the two splits add up to 100, both get theirs. " * 4
+    opening = [Request(prompt=rules + ROUND[0].prompt, seed=3, max_tokens=8, style="completion"),
+               Request(prompt="", seed=4, max_tokens=8,
+                       messages=(("system", rules), *ROUND[1].messages[1:])),
+               Request(prompt=rules + ROUND[2].prompt, seed=5, max_tokens=8, style="completion",
+                       stop=("\n",))]
+    copied = getattr(shared_model()._round, "copied", 0)
+    first = _texts(monkeypatch, "1", opening)
+    assert shared_model()._round.copied > copied  # the shared rules evaluated once, copied
+    assert first == _texts(monkeypatch, "0", opening)
+    # The next turn of each conversation: its old prompt, its answer and a new message.
+    turn = [
+        Request(prompt=f"{opening[0].prompt}{first[0]}\nAlice: No, 70 for me. Bob answers:",
+                seed=6, max_tokens=8, style="completion"),
+        Request(prompt="", seed=7, max_tokens=8, messages=(
+            *opening[1].messages, ("assistant", first[1]), ("user", "Too little. Again?"))),
+        Request(prompt=f"{opening[2].prompt}{first[2]}. The capital of Italy is", seed=8,
+                max_tokens=8, style="completion", stop=("\n",)),
+    ]
+    decoder = shared_model()._round
+    before = decoder.evaluated
+    second = _answers(monkeypatch, "1", turn)
+    evaluated = decoder.evaluated - before
+    assert evaluated < sum(a.prompt_tokens for a in second) / 2  # only the new tokens
+    assert [a.text for a in second] == _texts(monkeypatch, "0", turn)
+
+
+def test_the_thread_count_is_chosen_again_for_each_round_and_changes_no_answer(monkeypatch):
+    model = shared_model()
+    texts = []
+    for threads in (2, 1):
+        monkeypatch.setattr(model, "_choose_threads", lambda threads=threads: threads)
+        texts.append(_texts(monkeypatch, "1", ROUND))
+        assert model._round.n_threads == threads
+    assert texts[0] == texts[1]
+
+
+def test_a_negotiation_shards_rows_are_identical_run_to_run_and_to_the_sequential_path(
+        monkeypatch):
+    from distbench.games.negotiation.plan import NegotiationRunConfig, plan_shards
+    from distbench.games.negotiation.runner import run_shard
+
+    spec = make_spec("local", cache=False)
+    config = NegotiationRunConfig(seeds=(0,), num_games=2, modes=("semi",), langs=("en",),
+                                  player_a=spec, player_b="scripted:fair", max_messages=2,
+                                  max_tokens=24)
+
+    def rows(rounds: str) -> list:
+        monkeypatch.setenv("DISTBENCH_LOCAL_ROUNDS", rounds)
+        result = run_shard(plan_shards(config, "r")[0], {spec: LocalBackend(spec)})
+        turns = result.tables["turns"][1]
+        return turns.drop_columns(["latency_ms"]).to_pylist()  # the timing column aside
+
+    first = rows("1")
+    assert first == rows("1") == rows("0")
