@@ -1,0 +1,120 @@
+"""Replays: pages that draw a game step by step (``distbench.engine.replays.write_replays``),
+opened in headless Chromium: no console error, no request to another host, stepping (keys and
+buttons) changes what is drawn, and a ``#r=..&s=..`` link opens at that moment."""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+from distbench.engine.driver import run_config
+from distbench.engine.replays import write_replays
+from distbench.games.matrix.plan import MatrixRunConfig
+from distbench.llm.registry import make_spec
+
+CHROMIUM = Path("/usr/bin/chromium")
+DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Small runs of the families that draw replays."""
+    root = tmp_path_factory.mktemp("replay-runs")
+    matrix = MatrixRunConfig(buckets=("3x3_midVar_any", "2x4_lowVar_pure"), seeds=(7,),
+                             num_games=6, num_trials=3, modes=("pure", "mixed"),
+                             llm=make_spec("dummy"))
+    run_config(matrix, root / "matrix", parallel=False)
+    return root
+
+
+def chromium(url: str, tmp_path: Path, *, shot: Path | None = None, width: int = 1000) -> str:
+    """The DOM after the page's scripts ran (or a screenshot); fails on any console message."""
+    if not CHROMIUM.exists():
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    what = [f"--screenshot={shot}", f"--window-size={width},900"] if shot else ["--dump-dom"]
+    done = subprocess.run(
+        [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--no-first-run", "--enable-logging=stderr", "--v=0",
+         f"--user-data-dir={tmp_path / 'profile'}", *what, url],
+        check=True, capture_output=True, text=True, timeout=120)
+    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
+    assert not console, console
+    return done.stdout
+
+
+def stage(dom: str) -> tuple[str, int, str]:
+    """(replay id, step, inner HTML) of the drawing."""
+    m = re.search(r'<div id="stage" data-replay="([^"]*)" data-step="(\d+)">(.*?)</div>\s*</main>',
+                  dom, re.S)
+    assert m, dom[-2000:]
+    return m.group(1), int(m.group(2)), m.group(3)
+
+
+def with_script(page: Path, out: Path, script: str) -> Path:
+    """A copy of ``page`` that runs ``script`` once the replay started (a user's clicks)."""
+    text = page.read_text(encoding="utf-8")
+    out.write_text(text.replace("</body>", f"<script>{script}</script></body>"), encoding="utf-8")
+    return out
+
+
+def assert_self_contained(text: str) -> None:
+    """No script, style, image, font or frame from anywhere: nothing is fetched."""
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text, re.I)
+    assert not re.search(r"url\(|@import|fetch\(|XMLHttpRequest|<iframe|<link", text, re.I)
+
+
+def check_family(run: Path, tmp_path: Path, family: str) -> tuple[Path, str]:
+    pages = write_replays(run, tmp_path / "site", per_game=2, seed=3)
+    mine = {k: v for k, v in pages.items() if k.startswith(family + "/")}
+    assert mine, pages
+    page = tmp_path / "site" / next(iter(mine.values()))
+    text = page.read_text(encoding="utf-8")
+    assert_self_contained(text)
+    first_id, step, first = stage(chromium(page.resolve().as_uri(), tmp_path))
+    assert step == 0 and first
+    # Keys and buttons step forward and back: the drawing changes.
+    stepped = with_script(page, tmp_path / "stepped.html",
+                          "var k=function(x){document.dispatchEvent(new KeyboardEvent('keydown',{key:x}));};"
+                          "k('ArrowRight');k('ArrowRight');document.getElementById('fwd').click();"
+                          "document.getElementById('back').click();")
+    rid, step, drawn = stage(chromium(stepped.resolve().as_uri(), tmp_path))
+    assert (rid, step) == (first_id, 2) and drawn != first
+    # The link to that moment opens there.
+    linked = chromium(page.resolve().as_uri() + f"#r={first_id}&s=2", tmp_path)
+    assert stage(linked) == (first_id, 2, drawn)
+    link = html.unescape(re.search(r'id="link" href="([^"]*)"', linked).group(1))
+    assert unquote(link) == f"#r={first_id}&s=2"
+    # End goes to the last step; the same seed samples the same games.
+    again = write_replays(run, tmp_path / "again", per_game=2, seed=3)
+    assert again == pages
+    assert (tmp_path / "again" / next(iter(mine.values()))).read_text() == text
+    return page, drawn
+
+
+def test_matrix_replay_marks_the_answer_and_the_equilibrium(runs, tmp_path):
+    page, drawn = check_family(runs / "matrix", tmp_path, "matrix")
+    assert 'class="eq' in drawn or ' eq"' in drawn  # the equilibrium's support outlined
+    assert "pick" in drawn  # the answer at step 2 marked
+    DOCS_IMG.mkdir(exist_ok=True)
+    shot = tmp_path / "replay-matrix.png"
+    chromium(page.resolve().as_uri() + "#s=1", tmp_path, shot=shot)
+    assert shot.stat().st_size > 5_000
+    shutil.copy(shot, DOCS_IMG / "replay-matrix.png")
+    narrow = tmp_path / "narrow.png"
+    chromium(page.resolve().as_uri() + "#s=1", tmp_path, shot=narrow, width=400)
+    assert narrow.stat().st_size > 2_000
+
+
+def test_pages_and_keys_per_bucket(runs, tmp_path):
+    pages = write_replays(runs / "matrix", tmp_path, per_game=1, seed=0)
+    assert set(pages) == {"matrix/3x3_midVar_any", "matrix/2x4_lowVar_pure"}
+    assert all((tmp_path / p).is_file() for p in pages.values())
+    with pytest.raises(ValueError, match="per_game"):
+        write_replays(runs / "matrix", tmp_path, per_game=0, seed=0)
