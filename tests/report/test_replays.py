@@ -13,9 +13,10 @@ from urllib.parse import unquote
 
 import pytest
 
-from distbench.engine.driver import run_config
+from distbench.engine.driver import run_config, run_plan
 from distbench.engine.replays import write_replays
 from distbench.games.matrix.plan import MatrixRunConfig
+from distbench.games.negotiation.plan import NegotiationRunConfig, plan_negotiation
 from distbench.llm.registry import make_spec
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -30,6 +31,9 @@ def runs(tmp_path_factory):
                              num_games=6, num_trials=3, modes=("pure", "mixed"),
                              llm=make_spec("dummy"))
     run_config(matrix, root / "matrix", parallel=False)
+    run_plan(plan_negotiation(NegotiationRunConfig(
+        seeds=(1,), num_games=2, modes=("semi",), langs=("en",), player_a="scripted:fair",
+        player_b="scripted:greedy"), "neg"), root / "negotiation", parallel=False)
     return root
 
 
@@ -118,3 +122,13 @@ def test_pages_and_keys_per_bucket(runs, tmp_path):
     assert all((tmp_path / p).is_file() for p in pages.values())
     with pytest.raises(ValueError, match="per_game"):
         write_replays(runs / "matrix", tmp_path, per_game=0, seed=0)
+
+
+def test_negotiation_replay_draws_items_valuations_and_the_frontier(runs, tmp_path):
+    page, drawn = check_family(runs / "negotiation", tmp_path, "negotiation")
+    assert "value to a" in drawn and "<polyline" in drawn
+    last = chromium(page.resolve().as_uri() + "#s=99", tmp_path)  # clamped to the outcome
+    _, step, final = stage(last)
+    assert step > 2 and "outcome" in last and "main score" in final
+    if "agreed" in last:
+        assert 'class="final"' in final
