@@ -132,3 +132,20 @@ def test_negotiation_replay_draws_items_valuations_and_the_frontier(runs, tmp_pa
     assert step > 2 and "outcome" in last and "main score" in final
     if "agreed" in last:
         assert 'class="final"' in final
+
+
+def test_distbench_view_writes_the_replays_beside_the_viewer(runs, tmp_path):
+    from click.testing import CliRunner
+
+    from distbench.cli.main import cli
+
+    out = tmp_path / "v" / "view.html"
+    result = CliRunner().invoke(cli, ["view", str(runs / "matrix"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == str(out)
+    assert "replays: 2 page(s)" in result.stderr
+    assert sorted(p.name for p in (tmp_path / "v" / "replays").iterdir()) == [
+        "matrix-2x4_lowVar_pure.html", "matrix-3x3_midVar_any.html"]
+    result = CliRunner().invoke(cli, ["view", str(runs / "matrix"), "--out",
+                                      str(tmp_path / "w" / "view.html"), "--replays", "0"])
+    assert result.exit_code == 0 and not (tmp_path / "w" / "replays").exists()
