@@ -15,6 +15,7 @@ import pytest
 
 from distbench.engine.driver import run_config, run_plan
 from distbench.engine.replays import write_replays
+from distbench.games.fog.plan import FogRunConfig, plan_fog
 from distbench.games.matrix.plan import MatrixRunConfig
 from distbench.games.negotiation.plan import NegotiationRunConfig, plan_negotiation
 from distbench.llm.registry import make_spec
@@ -34,6 +35,8 @@ def runs(tmp_path_factory):
     run_plan(plan_negotiation(NegotiationRunConfig(
         seeds=(1,), num_games=2, modes=("semi",), langs=("en",), player_a="scripted:fair",
         player_b="scripted:greedy"), "neg"), root / "negotiation", parallel=False)
+    run_plan(plan_fog(FogRunConfig(pairings=(("tier3", "tier2"),), num_games=2), "fog"),
+             root / "fog", parallel=False)
     return root
 
 
@@ -149,3 +152,12 @@ def test_distbench_view_writes_the_replays_beside_the_viewer(runs, tmp_path):
     result = CliRunner().invoke(cli, ["view", str(runs / "matrix"), "--out",
                                       str(tmp_path / "w" / "view.html"), "--replays", "0"])
     assert result.exit_code == 0 and not (tmp_path / "w" / "replays").exists()
+
+
+def test_fog_replay_draws_the_board_with_the_fog_and_beliefs(runs, tmp_path):
+    page, drawn = check_family(runs / "fog", tmp_path, "fog")
+    assert "could not be rebuilt" not in drawn  # the board rebuilt from the stored orders
+    assert 'class="own"' in drawn and "enemy fog" in drawn and "orders" in drawn
+    shot = tmp_path / "replay-fog.png"
+    chromium(page.resolve().as_uri() + "#s=3", tmp_path, shot=shot)
+    shutil.copy(shot, DOCS_IMG / "replay-fog.png")
