@@ -28,7 +28,7 @@ import duckdb
 
 from distbench.report.viewer import ranked, script_json
 
-__all__ = ["Replay", "ReplayPart", "ReplaySource", "pick", "render_page", "write_replays"]
+__all__ = ["Replay", "ReplayPart", "ReplaySource", "pick", "records", "render_page", "write_replays"]
 
 
 @dataclass
@@ -90,6 +90,13 @@ def pick(con: duckdb.DuckDBPyConnection, source: str, group: str, id_expr: str,
     for g, gid, _ in con.execute(f"SELECT g, id, _rank FROM ({sql}) ORDER BY g, _rank").fetchall():
         out.setdefault(str(g), []).append(gid)
     return out
+
+
+def records(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict[Any, dict]:
+    """The rows of ``sql`` as dicts, keyed by their first column."""
+    result = con.execute(sql, params)
+    names = [d[0] for d in result.description]
+    return {row[0]: dict(zip(names, row, strict=True)) for row in result.fetchall()}
 
 
 def _slug(text: str) -> str:

@@ -18,7 +18,7 @@ import duckdb
 import numpy as np
 
 from distbench.games.fog.rules import Game, Order, Rules, random_deployment
-from distbench.report.replay import Replay, ReplayPart, asset, pick
+from distbench.report.replay import Replay, ReplayPart, asset, pick, records
 
 _GAME_SQL = """
 SELECT game_id, seed, game_index, agent_a, agent_b, scout_accuracy, scouting, board_size,
@@ -85,9 +85,7 @@ def replay(con: duckdb.DuckDBPyConnection, per_game: int, seed: int) -> ReplayPa
     chosen = pick(con, "fog_games", "agent_a || ' vs ' || agent_b", "game_id", per_game, seed)
     part = ReplayPart("fog", asset("distbench.games.fog:replay.js"))
     for pairing, ids in chosen.items():
-        result = con.execute(_GAME_SQL, [ids])
-        names = [d[0] for d in result.description]
-        games = {row[0]: dict(zip(names, row, strict=True)) for row in result.fetchall()}
+        games = records(con, _GAME_SQL, [ids])
         reports: dict[str, dict[tuple[int, str], tuple]] = {}
         for gid, turn, player, beliefs, orders, status, brier in con.execute(
                 _REPORT_SQL, [ids]).fetchall():

@@ -10,7 +10,7 @@ from typing import Any
 
 import duckdb
 
-from distbench.report.replay import Replay, ReplayPart, asset, pick
+from distbench.report.replay import Replay, ReplayPart, asset, pick, records
 
 _EPISODE_SQL = """
 SELECT episode_id, instance_id, lang, player_a, player_b, item_types, counts, values_a,
@@ -39,9 +39,7 @@ def replay(con: duckdb.DuckDBPyConnection, per_game: int, seed: int) -> ReplayPa
     chosen = pick(con, "episodes", "mode", "episode_id", per_game, seed)
     part = ReplayPart("negotiation", asset("distbench.games.negotiation:replay.js"))
     for mode, ids in chosen.items():
-        result = con.execute(_EPISODE_SQL, [ids])
-        names = [d[0] for d in result.description]
-        episodes = {row[0]: dict(zip(names, row, strict=True)) for row in result.fetchall()}
+        episodes = records(con, _EPISODE_SQL, [ids])
         turns: dict[str, list[tuple]] = {}
         for row in con.execute(_TURN_SQL, [ids]).fetchall():
             turns.setdefault(row[0], []).append(row[1:])
