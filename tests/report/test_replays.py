@@ -17,6 +17,7 @@ from distbench.engine.driver import run_config, run_plan
 from distbench.engine.replays import write_replays
 from distbench.games.fog.plan import FogRunConfig, plan_fog
 from distbench.games.matrix.plan import MatrixRunConfig
+from distbench.games.openspiel.plan import OpenSpielRunConfig, plan_openspiel
 from distbench.games.negotiation.plan import NegotiationRunConfig, plan_negotiation
 from distbench.llm.registry import make_spec
 
@@ -37,6 +38,10 @@ def runs(tmp_path_factory):
         player_b="scripted:greedy"), "neg"), root / "negotiation", parallel=False)
     run_plan(plan_fog(FogRunConfig(pairings=(("tier3", "tier2"),), num_games=2), "fog"),
              root / "fog", parallel=False)
+    for game in ("tic_tac_toe", "kuhn_poker"):
+        run_plan(plan_openspiel(OpenSpielRunConfig(game=game, seeds=(1,), num_games=1,
+                                                   player=make_spec("dummy"), opponent="random"),
+                                game), root / game, parallel=False)
     return root
 
 
@@ -84,20 +89,24 @@ def check_family(run: Path, tmp_path: Path, family: str) -> tuple[Path, str]:
     page = tmp_path / "site" / next(iter(mine.values()))
     text = page.read_text(encoding="utf-8")
     assert_self_contained(text)
-    first_id, step, first = stage(chromium(page.resolve().as_uri(), tmp_path))
+    dom = chromium(page.resolve().as_uri(), tmp_path)
+    first_id, step, first = stage(dom)
     assert step == 0 and first
+    steps = int(re.search(r'id="where"[^>]*>step 1 / (\d+)<', dom).group(1))
+    assert steps >= 2
+    target = min(2, steps - 1)
     # Keys and buttons step forward and back: the drawing changes.
     stepped = with_script(page, tmp_path / "stepped.html",
                           "var k=function(x){document.dispatchEvent(new KeyboardEvent('keydown',{key:x}));};"
-                          "k('ArrowRight');k('ArrowRight');document.getElementById('fwd').click();"
-                          "document.getElementById('back').click();")
+                          "k('ArrowRight');k('ArrowRight');document.getElementById('back').click();"
+                          "document.getElementById('fwd').click();")
     rid, step, drawn = stage(chromium(stepped.resolve().as_uri(), tmp_path))
-    assert (rid, step) == (first_id, 2) and drawn != first
+    assert (rid, step) == (first_id, target) and drawn != first
     # The link to that moment opens there.
-    linked = chromium(page.resolve().as_uri() + f"#r={first_id}&s=2", tmp_path)
-    assert stage(linked) == (first_id, 2, drawn)
+    linked = chromium(page.resolve().as_uri() + f"#r={first_id}&s={target}", tmp_path)
+    assert stage(linked) == (first_id, target, drawn)
     link = html.unescape(re.search(r'id="link" href="([^"]*)"', linked).group(1))
-    assert unquote(link) == f"#r={first_id}&s=2"
+    assert unquote(link) == f"#r={first_id}&s={target}"
     # End goes to the last step; the same seed samples the same games.
     again = write_replays(run, tmp_path / "again", per_game=2, seed=3)
     assert again == pages
@@ -161,3 +170,14 @@ def test_fog_replay_draws_the_board_with_the_fog_and_beliefs(runs, tmp_path):
     shot = tmp_path / "replay-fog.png"
     chromium(page.resolve().as_uri() + "#s=3", tmp_path, shot=shot)
     shutil.copy(shot, DOCS_IMG / "replay-fog.png")
+
+
+@pytest.mark.parametrize("game", ["tic_tac_toe", "kuhn_poker"])
+def test_openspiel_replay_draws_boards_and_hands_with_each_moves_regret(runs, tmp_path, game):
+    pytest.importorskip("pyspiel")
+    page, drawn = check_family(runs / game, tmp_path, "openspiel")
+    assert "regret" in drawn
+    if game == "tic_tac_toe":
+        assert 'class="rp board"' in drawn
+    else:
+        assert "state: cards and pot" in drawn
