@@ -28,7 +28,7 @@ import duckdb
 
 from distbench.report.viewer import ranked, script_json
 
-__all__ = ["Replay", "ReplayPart", "ReplaySource", "pick", "records", "render_page", "write_replays"]
+__all__ = ["Replay", "ReplayPart", "ReplaySource", "grouped", "pick", "records", "render_page", "write_replays"]
 
 
 @dataclass
@@ -97,6 +97,14 @@ def records(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict
     result = con.execute(sql, params)
     names = [d[0] for d in result.description]
     return {row[0]: dict(zip(names, row, strict=True)) for row in result.fetchall()}
+
+
+def grouped(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict[Any, list[tuple]]:
+    """The rows of ``sql`` grouped by their first column (the rest of each row kept, in order)."""
+    out: dict[Any, list[tuple]] = {}
+    for row in con.execute(sql, params).fetchall():
+        out.setdefault(row[0], []).append(row[1:])
+    return out
 
 
 def _slug(text: str) -> str:

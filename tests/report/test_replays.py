@@ -17,8 +17,8 @@ from distbench.engine.driver import run_config, run_plan
 from distbench.engine.replays import write_replays
 from distbench.games.fog.plan import FogRunConfig, plan_fog
 from distbench.games.matrix.plan import MatrixRunConfig
-from distbench.games.openspiel.plan import OpenSpielRunConfig, plan_openspiel
 from distbench.games.negotiation.plan import NegotiationRunConfig, plan_negotiation
+from distbench.games.openspiel.plan import OpenSpielRunConfig, plan_openspiel
 from distbench.llm.registry import make_spec
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -9,8 +9,14 @@ from typing import Any
 
 import duckdb
 
-from distbench.report.replay import Replay, ReplayPart, asset, pick
+from distbench.report.replay import Replay, ReplayPart, asset, grouped, pick
 
+_TRIAL_SQL = """
+SELECT game_id, provider || ':' || model, mode, trial, decision, strategy, parse_status,
+       nash_gap, raw_text
+FROM trials WHERE bucket = ? AND game_id IN (SELECT unnest(?))
+ORDER BY game_id, provider, model, mode, trial
+"""
 #: Trials shown per game at most (the steps after the first).
 MAX_TRIALS = 40
 
@@ -34,13 +40,7 @@ def replay(con: duckdb.DuckDBPyConnection, per_game: int, seed: int) -> ReplayPa
         games = {row[0]: row[1:] for row in con.execute(
             "SELECT game_id, payoff, nash_row, nash_col, value, seed FROM games "
             "WHERE game_id IN (SELECT unnest(?)) AND bucket = ?", [ids, bucket]).fetchall()}
-        trials: dict[str, list[tuple]] = {}
-        for row in con.execute(
-                "SELECT game_id, provider || ':' || model, mode, trial, decision, strategy, "
-                "parse_status, nash_gap, raw_text FROM trials WHERE bucket = ? AND game_id IN "
-                "(SELECT unnest(?)) ORDER BY game_id, provider, model, mode, trial",
-                [bucket, ids]).fetchall():
-            trials.setdefault(row[0], []).append(row[1:])
+        trials = grouped(con, _TRIAL_SQL, [bucket, ids])
         replays = []
         for gid in ids:
             payoff, nash_row, nash_col, value, game_seed = games.get(gid, (None,) * 5)

@@ -10,7 +10,7 @@ from typing import Any
 
 import duckdb
 
-from distbench.report.replay import Replay, ReplayPart, asset, pick, records
+from distbench.report.replay import Replay, ReplayPart, asset, grouped, pick, records
 
 _EPISODE_SQL = """
 SELECT episode_id, instance_id, lang, player_a, player_b, item_types, counts, values_a,
@@ -40,9 +40,7 @@ def replay(con: duckdb.DuckDBPyConnection, per_game: int, seed: int) -> ReplayPa
     part = ReplayPart("negotiation", asset("distbench.games.negotiation:replay.js"))
     for mode, ids in chosen.items():
         episodes = records(con, _EPISODE_SQL, [ids])
-        turns: dict[str, list[tuple]] = {}
-        for row in con.execute(_TURN_SQL, [ids]).fetchall():
-            turns.setdefault(row[0], []).append(row[1:])
+        turns = grouped(con, _TURN_SQL, [ids])
         replays = []
         for eid in ids:
             ep = episodes[eid]

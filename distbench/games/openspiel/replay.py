@@ -10,7 +10,7 @@ from typing import Any
 
 import duckdb
 
-from distbench.report.replay import Replay, ReplayPart, asset, pick, records
+from distbench.report.replay import Replay, ReplayPart, asset, grouped, pick, records
 
 _MATCH_SQL = """
 SELECT match_id, game, player_a, player_b, seat_a, returns, outcome_a, regret_a, reference,
@@ -66,9 +66,7 @@ def replay(con: duckdb.DuckDBPyConnection, per_game: int, seed: int) -> ReplayPa
     part = ReplayPart("openspiel", asset("distbench.games.openspiel:replay.js"))
     for game, ids in chosen.items():
         matches = records(con, _MATCH_SQL, [ids])
-        moves: dict[str, list[tuple]] = {}
-        for row in con.execute(_MOVE_SQL, [ids]).fetchall():
-            moves.setdefault(row[0], []).append(row[1:])
+        moves = grouped(con, _MOVE_SQL, [ids])
         replays = []
         for mid in ids:
             m = matches[mid]
