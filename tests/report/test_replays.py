@@ -15,6 +15,7 @@ import pytest
 
 from distbench.engine.driver import run_config, run_plan
 from distbench.engine.replays import write_replays
+from distbench.games.bimatrix.plan import BimatrixRunConfig, plan_bimatrix
 from distbench.games.fog.plan import FogRunConfig, plan_fog
 from distbench.games.matrix.plan import MatrixRunConfig
 from distbench.games.negotiation.plan import NegotiationRunConfig, plan_negotiation
@@ -42,6 +43,9 @@ def runs(tmp_path_factory):
         run_plan(plan_openspiel(OpenSpielRunConfig(game=game, seeds=(1,), num_games=1,
                                                    player=make_spec("dummy"), opponent="random"),
                                 game), root / game, parallel=False)
+    run_plan(plan_bimatrix(BimatrixRunConfig(sets=("class:stag_hunt",), llm=make_spec("dummy"),
+                                             num_games=2, num_trials=2), "bim"),
+             root / "bimatrix", parallel=False)
     return root
 
 
@@ -181,3 +185,9 @@ def test_openspiel_replay_draws_boards_and_hands_with_each_moves_regret(runs, tm
         assert 'class="rp board"' in drawn
     else:
         assert "state: cards and pot" in drawn
+
+
+def test_bimatrix_replay_marks_both_answers_and_the_equilibria(runs, tmp_path):
+    _, drawn = check_family(runs / "bimatrix", tmp_path, "bimatrix")
+    assert "eq1" in drawn and "pick" in drawn
+    assert re.search(r'class="[^"]*\beq\b', drawn)  # a pure equilibrium outlined
