@@ -20,6 +20,7 @@ from distbench.games.fog.plan import FogRunConfig, plan_fog
 from distbench.games.matrix.plan import MatrixRunConfig
 from distbench.games.negotiation.plan import NegotiationRunConfig, plan_negotiation
 from distbench.games.openspiel.plan import OpenSpielRunConfig, plan_openspiel
+from distbench.games.repeated.plan import RepeatedRunConfig, plan_repeated
 from distbench.llm.registry import make_spec
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -46,6 +47,8 @@ def runs(tmp_path_factory):
     run_plan(plan_bimatrix(BimatrixRunConfig(sets=("class:stag_hunt",), llm=make_spec("dummy"),
                                              num_games=2, num_trials=2), "bim"),
              root / "bimatrix", parallel=False)
+    run_plan(plan_repeated(RepeatedRunConfig(llm=make_spec("dummy"), rounds=5, num_games=2),
+                           "rep"), root / "repeated", parallel=False)
     return root
 
 
@@ -191,3 +194,8 @@ def test_bimatrix_replay_marks_both_answers_and_the_equilibria(runs, tmp_path):
     _, drawn = check_family(runs / "bimatrix", tmp_path, "bimatrix")
     assert "eq1" in drawn and "pick" in drawn
     assert re.search(r'class="[^"]*\beq\b', drawn)  # a pure equilibrium outlined
+
+
+def test_repeated_replay_draws_the_timeline(runs, tmp_path):
+    _, drawn = check_family(runs / "repeated", tmp_path, "repeated")
+    assert 'aria-label="timeline"' in drawn and "total so far" in drawn
