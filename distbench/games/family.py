@@ -11,7 +11,7 @@ declared by giving its group, every hook in a group is required unless marked op
         identity=Identity(name, description, tables, main_table, unit, modes, views),
         play=Play(runner, summarize, command, options?, warm_up?, batch, commands?, shared?,
                   example),
-        presentation=Presentation(report?, viewer?, export?, formats, catalog?),
+        presentation=Presentation(report?, viewer?, export?, formats, catalog?, replay?),
         sweeps=Sweeps(configs, describer, section?, key, buckets?)           | None,
         tournaments=Tournaments(seats, player, pairing, outcomes, options, anchors,
                                 report?)                                    | None,
@@ -293,6 +293,9 @@ class Presentation:
         catalog: ``"module:function"`` of ``() -> {kind: [rows]}``: what the family offers by
             name (kinds from ``base.CATALOG_KINDS``: games, strategies, classes, buckets,
             players), for ``distbench list``; None: nothing listed.
+        replay: ``"module:function"`` of ``replay(con, per_game, seed) -> ReplayPart``
+            (``distbench.report.replay``): sampled games drawn step by step, with the family's
+            JavaScript renderer (a file beside it); None: no replay page.
     """
 
     report: str | None = None
@@ -300,6 +303,7 @@ class Presentation:
     export: str | None = None
     formats: Mapping[str, str] = field(default_factory=dict)
     catalog: str | None = None
+    replay: str | None = None
 
 
 CAPABILITIES = ("batch", "sweeps", "tournaments", "rescoring", "comparing")
@@ -420,6 +424,12 @@ class Family:
         if not self.presentation.viewer:
             raise ValueError(f"the {self.name} family has no viewer hook")
         return _load(self.presentation.viewer)(con, options)
+
+    def replay_part(self, con: Any, per_game: int, seed: int) -> Any:
+        """The family's replays of a run (ValueError when it has no replay hook)."""
+        if not self.presentation.replay:
+            raise ValueError(f"the {self.name} family has no replay hook")
+        return _load(self.presentation.replay)(con, per_game, seed)
 
     def export_files(self, con: Any, out_dir: Path, run_id: str) -> list[Path] | None:
         """The family's ``distbench export`` files, or None when it has no hook (the

@@ -90,6 +90,14 @@ def view_sources() -> list[Any]:
             for f in families().values()]
 
 
+def replay_sources() -> list[Any]:
+    """Every family's replay hook (for :func:`distbench.report.replay.write_replays`)."""
+    from distbench.report.replay import ReplaySource
+
+    return [ReplaySource(f.name, f.main_table, f.replay_part if f.presentation.replay else None)
+            for f in families().values()]
+
+
 def compare_units() -> list[Any]:
     """Every compared family's units and metrics (``Family.comparing``; for
     :func:`distbench.report.compare.compare_runs`)."""

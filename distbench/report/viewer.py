@@ -339,6 +339,9 @@ def _script_json(obj: Any) -> str:
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
+script_json = _script_json  # the public name (replays embed their data the same way)
+
+
 _CSS = """
 *{box-sizing:border-box}
 body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#222;

@@ -355,6 +355,7 @@ FAMILY = register(Family(
         catalog="distbench.games.negotiation.command:catalog",
         report="distbench.games.negotiation.report:section",
         viewer="distbench.games.negotiation.viewer:view",
+        replay="distbench.games.negotiation.replay:replay",
         export="distbench.games.negotiation.export:export_json",
         formats={"clembench": "distbench.games.negotiation.export:export_clembench"}),
     sweeps=Sweeps(
