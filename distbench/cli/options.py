@@ -271,6 +271,15 @@ output_dir_option = click.option(
     show_default=True, help="Folder of run folders.")
 
 
+def _own_default(ctx: click.Context, option: click.Option) -> Any:
+    """The value a family's own declaration of ``option`` gives when the flag is not given
+    (click's "no default" becomes what click passes then: None, or () for a repeated flag)."""
+    value = option.get_default(ctx)
+    if value is None or type(value).__name__ == "Sentinel":
+        return () if option.multiple else (False if option.is_flag else None)
+    return option.type_cast_value(ctx, value)
+
+
 class FamilyCommand(click.Command):
     """A command whose parameters grow, on first use, by every registered game family's own
     flags (``Family.options``): built-in and plugin families alike. ``--help`` lists each
@@ -280,8 +289,8 @@ class FamilyCommand(click.Command):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._owners: dict[str, list[str]] | None = None
-        self._defaults: dict[tuple[str, str], Any] = {}
-        """(flag name, family) -> that family's own default of a flag it declares."""
+        self._defaults: dict[tuple[str, str], click.Option] = {}
+        """(flag name, family) -> that family's own declaration of a flag (for its default)."""
 
     def _add_family_options(self) -> dict[str, list[str]]:
         if self._owners is None:
@@ -291,7 +300,7 @@ class FamilyCommand(click.Command):
             taken = {p.name: p for p in self.params}
             for name, family in families().items():
                 for option in family.cli_options():
-                    self._defaults[(option.name, name)] = option.default
+                    self._defaults[(option.name, name)] = option
                     known = taken.get(option.name)
                     if known is None:
                         self.params.append(option)
@@ -341,7 +350,7 @@ class FamilyCommand(click.Command):
             given = ctx.get_parameter_source(name) in (click.core.ParameterSource.COMMANDLINE,
                                                        click.core.ParameterSource.ENVIRONMENT)
             if len(owner) > 1 and family in owner and not given:
-                out[name] = self._defaults[(name, family)]
+                out[name] = _own_default(ctx, self._defaults[(name, family)])
         return out
 
     def check_family_options(self, ctx: click.Context, family: str) -> None:
