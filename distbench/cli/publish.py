@@ -39,6 +39,7 @@ def publish(runs: tuple[Path, ...], site_dir: Path, seed: int, resamples: int,
     """Write a static leaderboard site over RUNS (runs or folders of runs) into --site DIR:
     leaderboard, a page per model and per game, every table as CSV and Parquet. The files open
     from disk and serve unchanged from any static host."""
+    from distbench.engine.replays import write_replays
     from distbench.report.site import build_site
     from distbench.store.catalog import NotARunError, find_runs, is_run_dir
 
@@ -52,7 +53,7 @@ def publish(runs: tuple[Path, ...], site_dir: Path, seed: int, resamples: int,
             raise UserError(f"--site {site_dir} is inside the run {folder}: publish never "
                             "writes into a run; choose a folder outside it")
     _, note = build_site(run_dirs, site_dir, site_families(), seed=seed, resamples=resamples,
-                         replays_per_game=per_game)
+                         replays_per_game=per_game, replay_writer=write_replays)
     if note:
         click.echo(f"warning: {note}", err=True)
     click.echo(str(site_dir / "index.html"))

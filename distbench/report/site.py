@@ -483,9 +483,12 @@ def write_site(tables: SiteTables, out_dir: Path, *,
 
 def build_site(run_dirs: Sequence[Path], out_dir: Path, families: Sequence[SiteFamily], *,
                seed: int = 0, resamples: int = 200, replays_per_game: int = 3,
+               replay_writer: Callable[..., dict[str, str]] | None = None,
                ) -> tuple[list[Path], str]:
     """The site of ``run_dirs`` in ``out_dir`` (see the module's docstring): the pages
-    written, and one line when the runs differ in harness ("" otherwise)."""
+    written, and one line when the runs differ in harness ("" otherwise). ``replay_writer``
+    (``distbench.engine.replays.write_replays``: the family lookup sits above ``report``)
+    draws each run's sampled games under ``out_dir/replays``; None: no replays."""
     from distbench.store.catalog import open_runs
 
     con = open_runs(run_dirs, safe=True)
@@ -493,27 +496,19 @@ def build_site(run_dirs: Sequence[Path], out_dir: Path, families: Sequence[SiteF
         tables = site_tables(con, run_dirs, families, seed=seed, resamples=resamples)
     finally:
         con.close()
-    replays = _replays(run_dirs, out_dir / "replays", replays_per_game, seed)
+    replays = _replays(replay_writer, run_dirs, out_dir / "replays", replays_per_game, seed)
     return write_site(tables, out_dir, replays=replays), harness_note(tables.records("runs"))
 
 
-def replay_writer() -> Callable[..., dict[str, str]] | None:
-    """The replay writer (``distbench.report.replay.write_replays``) when it exists."""
-    try:
-        from distbench.report import replay  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return getattr(replay, "write_replays", None)
-
-
-def _replays(run_dirs: Sequence[Path], out_dir: Path, per_game: int, seed: int
-             ) -> dict[str, str]:
-    """Game key -> replay page (relative to ``out_dir``), over every run; {} without a writer."""
-    writer = replay_writer()
-    if writer is None:
+def _replays(writer: Callable[..., dict[str, str]] | None, run_dirs: Sequence[Path],
+             out_dir: Path, per_game: int, seed: int) -> dict[str, str]:
+    """Game key -> replay page (relative to ``out_dir``), over every run (each run in its own
+    folder, so two runs' pages of one game never overwrite each other; the first run's page
+    of a game is the one linked); {} without a writer."""
+    if writer is None or per_game < 1:
         return {}
     found: dict[str, str] = {}
-    for run_dir in run_dirs:
-        for game, rel in writer(run_dir, out_dir, per_game, seed).items():
-            found.setdefault(game, rel)
+    for i, run_dir in enumerate(run_dirs):
+        for game, rel in writer(run_dir, out_dir / f"run{i}", per_game, seed).items():
+            found.setdefault(game, f"run{i}/{rel}")
     return found

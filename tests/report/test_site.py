@@ -191,9 +191,9 @@ def test_a_game_links_to_its_replays(runs, tmp_path, monkeypatch):
             encoding="utf-8")
         return {family: f"{family}.html"}
 
-    monkeypatch.setattr(site, "replay_writer", lambda: write_replays)
     out = tmp_path / "site"
-    site.build_site(find_runs([runs / "neg"]), out, site_families(), resamples=20)
+    site.build_site(find_runs([runs / "neg"]), out, site_families(), resamples=20,
+                    replay_writer=write_replays)
     page = next((out / "games").glob("*.html"))
     dom = chromium(page.as_uri(), tmp_path, 1000)
     href = re.search(r'<a class="replay" href="([^"]+)"', dom)
@@ -201,6 +201,34 @@ def test_a_game_links_to_its_replays(runs, tmp_path, monkeypatch):
     target = (page.parent / href.group(1)).resolve()
     assert target.is_file()
     assert "replay of negotiation" in chromium(target.as_uri(), tmp_path, 1000)
+
+
+def test_publish_links_each_game_to_a_real_replay_that_steps(runs, tmp_path):
+    """``distbench publish`` draws the replays with the families' renderers: a game page's
+    link opens a replay page inside the site, and a key press steps it on."""
+    out = tmp_path / "pub"
+    result = CliRunner().invoke(cli, ["publish", str(runs / "neg"), "--site", str(out),
+                                      "--resamples", "20", "--replays", "1"])
+    assert result.exit_code == 0, result.output
+    linked = []
+    for page in sorted((out / "games").glob("*.html")):
+        href = re.search(r'<a class="replay" href="([^"]+)"', page.read_text(encoding="utf-8"))
+        if href:
+            linked.append((page.parent / html.unescape(href.group(1))).resolve())
+    assert linked, "no game page links to a replay"
+    target = linked[0]
+    assert target.is_file() and out.resolve() in target.parents
+    dom = chromium(target.as_uri(), tmp_path, 1000)
+    first = re.search(r'<div id="stage" data-replay="([^"]*)" data-step="(\d+)"', dom)
+    assert first and first.group(2) == "0"
+    text = target.read_text(encoding="utf-8")
+    stepped = target.with_name("stepped.html")
+    stepped.write_text(text.replace("</body>", "<script>document.dispatchEvent(new KeyboardEvent("
+                                    "'keydown',{key:'ArrowRight'}));</script></body>"),
+                       encoding="utf-8")
+    after = re.search(r'<div id="stage" data-replay="([^"]*)" data-step="(\d+)"',
+                      chromium(stepped.as_uri(), tmp_path, 1000))
+    assert after and after.group(2) == "1"
 
 
 def test_publish_refuses_a_site_inside_a_run(runs):
