@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -61,6 +62,7 @@ def compare(run_dirs: tuple[Path, ...], fmt: str, out_dir: Path | None) -> None:
     minus first) with 95% simultaneous bootstrap bands over the games of both runs; the
     players of one run only are listed.
     """
+    harness_note(run_dirs)
     if _compare_tournaments(run_dirs, fmt, out_dir):
         return
     result = compare_runs(run_dirs, compare_units())
@@ -149,6 +151,22 @@ TOURNAMENT_COLUMNS = ["player", "games_a", "games_b", "bt_a", "bt_b", "bt_diff",
 TOURNAMENT_RESAMPLES = 500
 """Bootstrap resamples per run of a tournament comparison (Nash averaging is solved once per
 resample: about 2-20 ms each)."""
+
+
+def harness_note(paths: Any) -> None:
+    """Says on stderr, in one line, when the runs under ``paths`` mix harness hashes (numbers
+    made by different prompts, parsers or scorers): ``runs differ in harness: <a> vs <b>``;
+    nothing otherwise. A note, not an error."""
+    from distbench.store.catalog import NotARunError, find_runs
+    from distbench.store.harness import harness_line, runs_harness
+
+    try:
+        run_dirs = find_runs([Path(p) for p in paths])
+    except NotARunError:
+        return  # the command says why in its own words
+    line = harness_line(runs_harness(run_dirs))
+    if line:
+        click.echo(line, err=True)
 
 
 def _compare_tournaments(paths: tuple[Path, ...], fmt: str, out_dir: Path | None) -> bool:

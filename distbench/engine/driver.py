@@ -29,10 +29,11 @@ from distbench.engine.worker import (
     versions,
 )
 from distbench.games.base import RunPlan
-from distbench.games.registry import load_families
+from distbench.games.registry import get_family, load_families
 from distbench.llm.base import BackendSpec, cost_usd, redact
 from distbench.llm.calls import COUNTED_COMPLETION, COUNTED_PROMPT, ESTIMATED
 from distbench.store.catalog import open_run
+from distbench.store.harness import harness_parts, summary_harness
 from distbench.store.integrity import COMMITS, DAMAGED_SUFFIX, Damage, set_aside, verify
 from distbench.store.writer import (
     RunDirectoryError,
@@ -551,7 +552,8 @@ def _run_plan(
                     budget.received(shard, calls[1].data if calls is not None else None)
                 pending.append((writers.submit(
                     writer.commit_shard, shard.shard_id, result.tables,
-                    {"stats": result.stats, "shard": redact(_jsonable(shard))},
+                    {"stats": result.stats, "shard": redact(_jsonable(shard)),
+                     "harness": harness_parts(get_family(shard.family))},
                 ), shard, result.stats))
                 drain(block=len(pending) > 4)
             drain(block=True)
@@ -601,7 +603,8 @@ def _run_plan(
             health = call_health(con, specs, batch_price)
         finally:
             con.close()
-    record = {"run_id": run_id, "family": plan.family, "groups": summary}
+    record = {"run_id": run_id, "family": plan.family, "groups": summary,
+              "harness_hash": summary_harness(run_dir)}
     live_cost = _estimated_cost(plan)
     if health is not None and live_cost is not None:
         health["estimate_cost_usd_max"] = {"live": round(live_cost, 6),

@@ -115,6 +115,24 @@ PAIRINGS = pa.schema(
     ]
 )
 
+HARNESS_COLUMN = "harness_hash"
+"""The column every table ends with: the hash of the harness that made the row (the family's
+prompt templates, parsers, scorers and version; :mod:`distbench.store.harness`), the same in
+every row of a shard; NULL in rows written before harness hashes existed."""
+
+HARNESS_FIELD = _f(HARNESS_COLUMN, pa.string(), "Hash of the harness that made the row: the "
+                   "family's prompt templates, parser and scorer sources and its version "
+                   "(rescoring changes the parser and scorer parts); the same in every row of "
+                   "a shard; NULL in rows written before harness hashes.")
+
+
+def with_harness(schema: pa.Schema) -> pa.Schema:
+    """``schema`` ending with the :data:`HARNESS_COLUMN` (unchanged when it has it)."""
+    return schema if HARNESS_COLUMN in schema.names else schema.append(HARNESS_FIELD)
+
+
+CALLS, RATINGS, PAIRINGS = (with_harness(s) for s in (CALLS, RATINGS, PAIRINGS))
+
 SCHEMAS: dict[str, pa.Schema] = {"calls": CALLS, "ratings": RATINGS, "pairings": PAIRINGS}
 """Every known table by name: ``calls`` (every family's model calls), ``ratings`` and
 ``pairings`` (a tournament's, any family), and the tables the game families registered
@@ -134,7 +152,7 @@ def register_tables(tables: dict[str, pa.Schema] | Any, owner: str) -> None:
         for f in schema:
             if not (f.metadata or {}).get(b"description"):
                 raise ValueError(f"table {name!r}: column {f.name!r} has no description")
-        SCHEMAS[name] = schema
+        SCHEMAS[name] = with_harness(schema)
         _OWNERS[name] = owner
 
 
