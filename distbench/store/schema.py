@@ -131,13 +131,14 @@ def with_harness(schema: pa.Schema) -> pa.Schema:
     return schema if HARNESS_COLUMN in schema.names else schema.append(HARNESS_FIELD)
 
 
-CALLS, RATINGS, PAIRINGS = (with_harness(s) for s in (CALLS, RATINGS, PAIRINGS))
-
-SCHEMAS: dict[str, pa.Schema] = {"calls": CALLS, "ratings": RATINGS, "pairings": PAIRINGS}
+SCHEMAS: dict[str, pa.Schema] = {"calls": with_harness(CALLS), "ratings": with_harness(RATINGS),
+                                 "pairings": with_harness(PAIRINGS)}
 """Every known table by name: ``calls`` (every family's model calls), ``ratings`` and
 ``pairings`` (a tournament's, any family), and the tables the game families registered
 (:func:`register_tables`; ``distbench.games.registry`` does it when a family registers). The
-store itself knows no game."""
+store itself knows no game. These are the stored schemas, ending with :data:`HARNESS_COLUMN`;
+producers build their rows with the schemas they declared (``CALLS``..., without it) and the
+writer sets it (:func:`distbench.store.writer.encode_table`)."""
 
 _OWNERS: dict[str, str] = {"calls": "distbench", "ratings": "distbench", "pairings": "distbench"}
 
