@@ -118,3 +118,37 @@ def test_compare_says_when_the_prompt_templates_differ(tmp_path, monkeypatch, ca
     assert f"runs differ in harness: {min(a + b)} vs {max(a + b)}" in out.output
     same = CliRunner().invoke(cli, ["compare", str(tmp_path / "results" / "a")])
     assert "differ in harness" not in same.output
+
+
+def test_a_tournament_says_when_its_games_mix_harnesses(tmp_path, monkeypatch):
+    """A tournament resumed after its prompts changed: the shards played again carry today's
+    hash, the others the old one; the tournament says so and its ratings name both."""
+    from distbench.store import harness
+
+    fam = get_family("negotiation")
+    today = harness_parts(fam)
+    old = {k: v for k, v in today.items() if k != "hash"} | {"prompt": "older templates"}
+    args = ["tournament", "--family", "negotiation", "--players",
+            "scripted:fair,scripted:random,scripted:greedy", "--num-instances", "4",
+            "--run-id", "t", "--no-parallel", "--resamples", "20"]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(harness._CACHE, "negotiation", old)
+    first = CliRunner().invoke(cli, args, catch_exceptions=False)
+    run_dir = tmp_path / "results" / "t"
+    assert first.exit_code == 0, first.output
+    assert "differ in harness" not in first.output
+    monkeypatch.delitem(harness._CACHE, "negotiation")
+    games = sorted((run_dir / "_commits").glob("n-*.json"))
+    assert len(games) > 1
+    games[0].unlink()  # played again by today's harness on resume
+    second = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert second.exit_code == 0, second.output
+    both = sorted([harness.harness_hash(old), today["hash"]])
+    assert f"runs differ in harness: {both[0]} vs {both[1]}" in second.output
+    assert run_harness(run_dir) == both
+    con = open_run(run_dir)
+    try:
+        rated = {r[0] for r in con.execute("SELECT DISTINCT harness_hash FROM ratings").fetchall()}
+    finally:
+        con.close()
+    assert rated == {"+".join(both)}
