@@ -232,11 +232,12 @@ def clip_text(table: pa.Table, limit: int = MAX_TEXT_CHARS) -> pa.Table:
 def with_harness(table: pa.Table, harness: str | None) -> pa.Table:
     """``table`` with its :data:`~distbench.store.schema.HARNESS_COLUMN` set to ``harness`` in
     every row (added, or replaced: a rescored table carries its source's), dictionary-encoded
-    (one value)."""
+    (one value); None: NULL (a table written outside a shard of a family's harness)."""
     import numpy as np
 
-    values = pa.DictionaryArray.from_arrays(
-        pa.array(np.zeros(table.num_rows, dtype=np.int32)), pa.array([harness], pa.string()))
+    values = pa.nulls(table.num_rows, pa.string()) if harness is None else \
+        pa.DictionaryArray.from_arrays(pa.array(np.zeros(table.num_rows, dtype=np.int32)),
+                                       pa.array([harness], pa.string()))
     if HARNESS_COLUMN in table.column_names:
         return table.set_column(table.column_names.index(HARNESS_COLUMN), HARNESS_COLUMN, values)
     return table.append_column(HARNESS_COLUMN, values)
