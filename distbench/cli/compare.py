@@ -62,8 +62,8 @@ def compare(run_dirs: tuple[Path, ...], fmt: str, out_dir: Path | None) -> None:
     minus first) with 95% simultaneous bootstrap bands over the games of both runs; the
     players of one run only are listed.
     """
-    harness_note(run_dirs)
     if _compare_tournaments(run_dirs, fmt, out_dir):
+        harness_note(run_dirs)
         return
     result = compare_runs(run_dirs, compare_units())
     tables = result.tables()
@@ -82,6 +82,7 @@ def compare(run_dirs: tuple[Path, ...], fmt: str, out_dir: Path | None) -> None:
         click.echo(_readable(result, fmt))
     if out_dir is not None and fmt in ("table", "markdown"):
         click.echo(f"\nTables written to {out_dir}/ (runs, leaderboard, shared, paired .csv)")
+    harness_note(run_dirs)  # after the comparison: a refusal stays its one line
 
 
 def _shown(columns: list[str], rows: list[tuple]) -> list[tuple]:
