@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -63,6 +64,7 @@ def compare(run_dirs: tuple[Path, ...], fmt: str, out_dir: Path | None) -> None:
     players of one run only are listed.
     """
     if _compare_tournaments(run_dirs, fmt, out_dir):
+        harness_note(run_dirs)
         return
     result = compare_runs(run_dirs, compare_units())
     tables = result.tables()
@@ -81,6 +83,7 @@ def compare(run_dirs: tuple[Path, ...], fmt: str, out_dir: Path | None) -> None:
         click.echo(_readable(result, fmt))
     if out_dir is not None and fmt in ("table", "markdown"):
         click.echo(f"\nTables written to {out_dir}/ (runs, leaderboard, shared, paired .csv)")
+    harness_note(run_dirs)  # after the comparison: a refusal stays its one line
 
 
 def _shown(columns: list[str], rows: list[tuple]) -> list[tuple]:
@@ -204,6 +207,22 @@ TOURNAMENT_COLUMNS = ["player", "games_a", "games_b", "bt_a", "bt_b", "bt_diff",
 TOURNAMENT_RESAMPLES = 500
 """Bootstrap resamples per run of a tournament comparison (Nash averaging is solved once per
 resample: about 2-20 ms each)."""
+
+
+def harness_note(paths: Any) -> None:
+    """Says on stderr, in one line, when the runs under ``paths`` mix harness hashes (numbers
+    made by different prompts, parsers or scorers): ``runs differ in harness: <a> vs <b>``;
+    nothing otherwise. A note, not an error."""
+    from distbench.store.catalog import NotARunError, find_runs
+    from distbench.store.harness import harness_line, runs_harness
+
+    try:
+        run_dirs = find_runs([Path(p) for p in paths])
+    except NotARunError:
+        return  # the command says why in its own words
+    line = harness_line(runs_harness(run_dirs))
+    if line:
+        click.echo(line, err=True)
 
 
 def _compare_tournaments(paths: tuple[Path, ...], fmt: str, out_dir: Path | None) -> bool:

@@ -60,6 +60,24 @@ def export_format(run_dir: Path, out_dir: Path, fmt: str) -> list[Path]:
         con.close()
 
 
+def export_dataset(run_dir: Path, out_dir: Path) -> list[Path]:
+    """``--format hf``: the run as a Hugging Face dataset folder
+    (:func:`distbench.report.hf.export_hf`), the family's main table its default config."""
+    from distbench.games.registry import UnknownFamilyError, get_family
+    from distbench.report.hf import export_hf
+    from distbench.store.catalog import NotARunError, check_run_dir
+
+    try:
+        check_run_dir(run_dir)
+    except NotARunError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        main_table = get_family(_family(run_dir) or "").main_table
+    except (UnknownFamilyError, KeyError, ValueError):
+        main_table = None
+    return export_hf(run_dir, out_dir, main_table)
+
+
 def export_run(run_dir: Path, out_dir: Path) -> list[Path]:
     """The export of any run: what its family's ``export`` hook writes, or else each of its
     tables as JSON records (``<table>.json``) with the run's summary (``summary.json``). A
@@ -139,14 +157,15 @@ def _own_formats() -> dict[str, list[str]]:
 @click.option("--format", "fmt", default="json", show_default=True, metavar="FORMAT",
               help="json: distbench's records (the family's own export, else every table "
                    "and the summary); seed: the seed tool's files and keys exactly (runs and "
-                   "sweeps of the default family); or one of a family's own formats.")
+                   "sweeps of the default family); hf: a Hugging Face dataset folder (Parquet "
+                   "per table and a dataset card); or one of a family's own formats.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder.  [default: RUN_DIR/export]")
 def export(run_dir: Path, fmt: str, out_dir: Path | None) -> None:
     """Write RUN_DIR's results as JSON files: distbench's keys (``json``: the family's own
     records, e.g. one per game or episode, and the summary), the seed tool's (``seed``), or a
     family's own format."""
-    known = ["json", "seed", *_own_formats()]
+    known = ["json", "seed", "hf", *_own_formats()]
     if fmt not in known:
         raise click.BadParameter(f"{fmt!r} is not one of {', '.join(map(repr, known))}.",
                                  param_hint="'--format'")
@@ -162,6 +181,8 @@ def export(run_dir: Path, fmt: str, out_dir: Path | None) -> None:
                                      **seed_context())
         except (NotARunError, NotMatrixError) as exc:
             raise UserError(str(exc)) from None
+    elif fmt == "hf":
+        paths = export_dataset(run_dir, out_dir or run_dir / "export" / "hf")
     elif fmt != "json":
         paths = export_format(run_dir, out_dir or run_dir / "export" / fmt, fmt)
     else:

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from distbench.cli.compare import harness_note
 from distbench.cli.errors import UserError, interrupted
 from distbench.cli.options import check_run_id, make_output_dir, output_dir_option
 
@@ -228,6 +229,7 @@ def play_tournament_command(family: str, players: list[str], settings: Any, outp
                             note=lambda line: click.echo(line, err=True))
         if end.ratings is not None:
             _print_ranking(fam, run_dir, end.ratings.ratings)
+        harness_note([run_dir])
         click.echo(f"\nstopped after {end.rounds} round(s): {end.reason}")
         click.echo(f"{end.executed} shard(s) run. Results: {run_dir}", err=True)
         if end.budget is not None:
@@ -237,6 +239,7 @@ def play_tournament_command(family: str, players: list[str], settings: Any, outp
     outcome, result = run_tournament(tour, run_dir, parallel=parallel,
                                      num_workers=num_workers, address=address, **budget)
     _print_ranking(fam, run_dir, result.ratings)
+    harness_note([run_dir])
     click.echo(f"\n{outcome.executed} shard(s) run, {outcome.skipped} already committed, "
                f"{outcome.elapsed_s:.1f} s. Results: {outcome.run_dir}", err=True)
     click.echo(f'Query them: distbench query {outcome.run_dir} "select * from ratings"',

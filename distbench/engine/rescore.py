@@ -25,7 +25,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from distbench.engine.tournament import RATINGS_MARKER, ratings_tables, refit, tournament_of
+from distbench.engine.tournament import (
+    RATINGS_MARKER,
+    games_harness,
+    ratings_tables,
+    refit,
+    tournament_of,
+)
 from distbench.engine.worker import versions
 from distbench.errors import UserError
 from distbench.games.base import StoredShard
@@ -33,6 +39,7 @@ from distbench.games.family import Family
 from distbench.games.registry import get_family, load_families
 from distbench.llm.base import redact
 from distbench.store.catalog import check_run_dir, is_run_dir, open_run
+from distbench.store.harness import rescored_parts, summary_harness
 from distbench.store.integrity import damage_error, marker_paths, read_marker, scan
 from distbench.store.writer import RunWriter, exclusive, read_json, write_json
 
@@ -229,13 +236,16 @@ def _write(target: Path, shards: list[tuple[Path, list, dict, Family]], run_id: 
         transitions.update(rescored.transitions)
         diverged += rescored.diverged
         stats = {**rescored.result.stats, "diverged": rescored.diverged}
+        harness = rescored_parts(_stored_harness(marker_path), family)
         writer.commit_shard(marker_path.stem, rescored.result.tables,
-                            {"stats": stats, "shard": shard, "rescored_from": source_id})
+                            {"stats": stats, "shard": shard, "rescored_from": source_id,
+                             "harness": harness}, harness=harness["hash"])
     if described is not None:
         family = next((f for f in used if f.name == described["family"]), None)
         ratings = refit(target, described, run_id, family)
         if ratings is not None:
-            writer.commit_shard(RATINGS_MARKER, ratings_tables(ratings))
+            writer.commit_shard(RATINGS_MARKER, ratings_tables(ratings),
+                                harness=games_harness(target))
     summary: list[dict[str, Any]] = []
     con = open_run(target)
     try:
@@ -245,8 +255,18 @@ def _write(target: Path, shards: list[tuple[Path, list, dict, Family]], run_id: 
         con.close()
     write_json(target / "summary.json", redact({
         "run_id": run_id, "family": manifest.get("family") or ",".join(f.name for f in used),
-        "rescored_from": source_id, "groups": summary}))
+        "rescored_from": source_id, "groups": summary,
+        "harness_hash": summary_harness(target)}))
     return dict(transitions), diverged, summary
+
+
+def _stored_harness(marker_path: Path) -> dict[str, str] | None:
+    """The harness parts a source shard's marker records (None before harness hashes)."""
+    try:
+        harness = json.loads(marker_path.read_text(encoding="utf-8")).get("harness")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return harness if isinstance(harness, dict) else None
 
 
 def _family(name: str) -> Family:

@@ -423,7 +423,17 @@ def write_ratings(run_dir: Path, result: TournamentRatings) -> None:
     from distbench.store.writer import RunWriter, exclusive
 
     with exclusive(run_dir):
-        RunWriter(run_dir).commit_shard(RATINGS_MARKER, ratings_tables(result))
+        RunWriter(run_dir).commit_shard(RATINGS_MARKER, ratings_tables(result),
+                                        harness=games_harness(run_dir))
+
+
+def games_harness(run_dir: Path) -> str | None:
+    """The harness hash of a tournament's ratings: its games' one, or theirs joined with
+    ``+`` when they mix (None before harness hashes)."""
+    from distbench.store.harness import run_harness
+
+    hashes = run_harness(run_dir)
+    return "+".join(hashes) or None
 
 
 # --- adaptive scheduling -------------------------------------------------------------------

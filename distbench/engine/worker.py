@@ -14,6 +14,7 @@ from distbench import __version__
 from distbench.games.base import ShardResult, shard_specs
 from distbench.games.registry import get_family
 from distbench.llm.base import BackendSpec
+from distbench.store.harness import harness_parts
 
 __all__ = ["execute_shard", "in_process", "shard_backend", "shard_specs", "shard_task",
            "versions"]
@@ -45,8 +46,9 @@ def execute_shard(shard: Any, backends: dict[BackendSpec, Any] | None = None):
     if backends is None:
         backends = {spec: shard_backend(spec, in_ray=True) for spec in shard_specs(shard)}
     result = family.run_shard(shard, backends)
+    harness = harness_parts(family)["hash"]
     # Encode the Parquet here, in parallel across workers: the driver then only writes bytes.
-    tables = {name: (stem, encode_table(name, table))
+    tables = {name: (stem, encode_table(name, table, harness))
               for name, (stem, table) in result.tables.items()}
     return ShardResult(shard_id=result.shard_id, tables=tables, stats=result.stats)
 

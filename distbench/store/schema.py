@@ -115,11 +115,30 @@ PAIRINGS = pa.schema(
     ]
 )
 
-SCHEMAS: dict[str, pa.Schema] = {"calls": CALLS, "ratings": RATINGS, "pairings": PAIRINGS}
+HARNESS_COLUMN = "harness_hash"
+"""The column every table ends with: the hash of the harness that made the row (the family's
+prompt templates, parsers, scorers and version; :mod:`distbench.store.harness`), the same in
+every row of a shard; NULL in rows written before harness hashes existed."""
+
+HARNESS_FIELD = _f(HARNESS_COLUMN, pa.string(), "Hash of the harness that made the row: the "
+                   "family's prompt templates, parser and scorer sources and its version "
+                   "(rescoring changes the parser and scorer parts); the same in every row of "
+                   "a shard; NULL in rows written before harness hashes.")
+
+
+def with_harness(schema: pa.Schema) -> pa.Schema:
+    """``schema`` ending with the :data:`HARNESS_COLUMN` (unchanged when it has it)."""
+    return schema if HARNESS_COLUMN in schema.names else schema.append(HARNESS_FIELD)
+
+
+SCHEMAS: dict[str, pa.Schema] = {"calls": with_harness(CALLS), "ratings": with_harness(RATINGS),
+                                 "pairings": with_harness(PAIRINGS)}
 """Every known table by name: ``calls`` (every family's model calls), ``ratings`` and
 ``pairings`` (a tournament's, any family), and the tables the game families registered
 (:func:`register_tables`; ``distbench.games.registry`` does it when a family registers). The
-store itself knows no game."""
+store itself knows no game. These are the stored schemas, ending with :data:`HARNESS_COLUMN`;
+producers build their rows with the schemas they declared (``CALLS``..., without it) and the
+writer sets it (:func:`distbench.store.writer.encode_table`)."""
 
 _OWNERS: dict[str, str] = {"calls": "distbench", "ratings": "distbench", "pairings": "distbench"}
 
@@ -134,7 +153,7 @@ def register_tables(tables: dict[str, pa.Schema] | Any, owner: str) -> None:
         for f in schema:
             if not (f.metadata or {}).get(b"description"):
                 raise ValueError(f"table {name!r}: column {f.name!r} has no description")
-        SCHEMAS[name] = schema
+        SCHEMAS[name] = with_harness(schema)
         _OWNERS[name] = owner
 
 

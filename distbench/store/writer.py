@@ -49,7 +49,7 @@ from distbench.store.integrity import (
     read_marker,
     scan,
 )
-from distbench.store.schema import schema_for, stored_columns_id
+from distbench.store.schema import HARNESS_COLUMN, schema_for, stored_columns_id
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +121,8 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     descriptions live in the schema modules, and writing them into every file's Arrow schema
     costs about a quarter of a trials shard's encoding.
     """
+    if HARNESS_COLUMN in schema.names and HARNESS_COLUMN not in table.column_names:
+        table = with_harness(table, None)
     target, casts = _conform_plan(table.schema, schema)
     arrays = [table[name].cast(cast) if cast is not None else table[name]
               for name, cast in casts]
@@ -227,11 +229,29 @@ def clip_text(table: pa.Table, limit: int = MAX_TEXT_CHARS) -> pa.Table:
     return table
 
 
-def encode_table(name: str, table: pa.Table | EncodedTable) -> EncodedTable:
+def with_harness(table: pa.Table, harness: str | None) -> pa.Table:
+    """``table`` with its :data:`~distbench.store.schema.HARNESS_COLUMN` set to ``harness`` in
+    every row (added, or replaced: a rescored table carries its source's), dictionary-encoded
+    (one value); None: NULL (a table written outside a shard of a family's harness)."""
+    import numpy as np
+
+    values = pa.nulls(table.num_rows, pa.string()) if harness is None else \
+        pa.DictionaryArray.from_arrays(pa.array(np.zeros(table.num_rows, dtype=np.int32)),
+                                       pa.array([harness], pa.string()))
+    if HARNESS_COLUMN in table.column_names:
+        return table.set_column(table.column_names.index(HARNESS_COLUMN), HARNESS_COLUMN, values)
+    return table.append_column(HARNESS_COLUMN, values)
+
+
+def encode_table(name: str, table: pa.Table | EncodedTable,
+                 harness: str | None = None) -> EncodedTable:
     """Table ``name``'s rows conformed to its schema, long answers clipped
-    (:func:`clip_text`), and encoded (idempotent)."""
+    (:func:`clip_text`), and encoded (idempotent). ``harness``: the shard's harness hash, set
+    in every row (None: the table's own, or NULL)."""
     if isinstance(table, EncodedTable):
         return table
+    if harness is not None:
+        table = with_harness(table, harness)
     table = clip_text(conform(table, schema_for(name)))
     return EncodedTable(encode_parquet(table), table.num_rows)
 
@@ -300,6 +320,7 @@ class RunWriter:
         shard_id: str,
         tables: Mapping[str, tuple[str, pa.Table]],
         extra: Mapping[str, Any] | None = None,
+        harness: str | None = None,
     ) -> dict[str, Any]:
         """Writes a shard's tables, then its commit marker.
 
@@ -308,14 +329,16 @@ class RunWriter:
             tables: table name -> (file stem, Arrow table or :class:`EncodedTable`). The file stem decides the file
                 name, ``<table>/<stem>.parquet``; shards that produce the same rows (the same
                 chunk of games) use the same stem, so the file is written once in effect.
-            extra: More fields for the marker (e.g. counts of failures).
+            extra: More fields for the marker (e.g. counts of failures; ``harness``: the
+                parts of the shard's harness and their hash, see :func:`harness_hashes`).
+            harness: The harness hash set in every row of the tables not yet encoded.
 
         Returns:
             The marker that was written.
         """
         files: dict[str, dict[str, Any]] = {}
         for name, (stem, table) in tables.items():
-            encoded = encode_table(name, table)
+            encoded = encode_table(name, table, harness)
             folder = self.run_dir / name
             if folder.is_symlink():  # readers refuse it: write a real folder of the run
                 aside = folder.with_name(name + DAMAGED_SUFFIX)

@@ -318,10 +318,14 @@ def import_folder(folder: str | Path, output_dir: str | Path, run_id: str,
             the file); shards committed before it stay committed.
         RunExistsError: the run folder holds another run.
     """
+    from distbench.games.registry import get_family
+    from distbench.store.harness import rescored_parts
     from distbench.store.schema import register_tables
     from distbench.store.writer import RunWriter, exclusive, write_json
 
     register_tables(TABLES, "gama")
+    # GAMA-Bench's prompts made the answers; today's parsers and scorers read them
+    harness = rescored_parts({"prompt": "gama-bench-import"}, get_family("gama"))
     folder = Path(folder)
     paths = find_records(folder)
     groups: dict[str, list[Path]] = defaultdict(list)
@@ -357,7 +361,9 @@ def import_folder(folder: str | Path, output_dir: str | Path, run_id: str,
                     for name, items in part.items():
                         rows[name].extend(items)
                 tables = {name: (shard_id, _table(name, items)) for name, items in rows.items()}
-                writer.commit_shard(shard_id, tables, {"games": len(files), "folder": sub})
+                writer.commit_shard(shard_id, tables, {"games": len(files), "folder": sub,
+                                                       "harness": harness},
+                                    harness=harness["hash"])
                 imported += 1
                 if progress is not None:
                     progress(sub, len(files))
