@@ -214,6 +214,13 @@ def _read(path: Path) -> Any:
                         "is damaged; `distbench check` lists what is damaged") from None
 
 
+def _without_harness(table: Any) -> Any:
+    """A stored table as its family wrote it: the writer's ``harness_hash`` column left out
+    (the family's hook rebuilds rows with its own schema; the writer adds the hash again)."""
+    names = table.column_names
+    return table.drop_columns(["harness_hash"]) if "harness_hash" in names else table
+
+
 def _write(target: Path, shards: list[tuple[Path, list, dict, Family]], run_id: str,
            source_id: str, manifest: Mapping[str, Any], used: list[Family],
            described: dict[str, Any] | None = None
@@ -226,7 +233,7 @@ def _write(target: Path, shards: list[tuple[Path, list, dict, Family]], run_id: 
     diverged = 0
     writer = RunWriter(target)
     for marker_path, listed, shard, family in shards:
-        tables = {f.table: (Path(f.rel).stem, _read(f.path)) for f in listed}
+        tables = {f.table: (Path(f.rel).stem, _without_harness(_read(f.path))) for f in listed}
         stored = StoredShard(run_id=run_id, source_run_id=source_id, shard_id=marker_path.stem,
                              shard=shard, tables=tables, manifest=manifest)
         try:

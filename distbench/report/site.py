@@ -74,6 +74,8 @@ def _runs_table(run_dirs: Sequence[Path]) -> tuple[list[str], list[tuple]]:
         manifest = _json(run_dir / "manifest.json")
         summary = _json(run_dir / "summary.json")
         harness = (summary.get("harness_hash") or manifest.get("harness_hash") or UNKNOWN)
+        if isinstance(harness, list):  # a run whose shards mix harnesses
+            harness = "+".join(str(h) for h in harness)
         date = str(manifest.get("finished_at") or manifest.get("started_at") or UNKNOWN)[:10]
         version = (manifest.get("versions") or {}).get("distbench", UNKNOWN)
         rows.append((manifest.get("run_id", run_dir.name), manifest.get("family", UNKNOWN),
@@ -348,10 +350,16 @@ def _page(title: str, body: str, prefix: str, stamp: str) -> str:
 
 
 def harness_note(runs: list[dict[str, Any]]) -> str:
-    """One line when the runs were made by different harnesses ("" when they were not)."""
-    hashes = sorted({r["harness_hash"] for r in runs})
-    if len(hashes) < 2:
+    """One line when runs of one family were made by different harnesses ("" when they were
+    not): each family has its own prompts, parsers and scorers, so runs of two families always
+    have two hashes and are never compared number for number."""
+    by_family: dict[str, set[str]] = {}
+    for r in runs:
+        by_family.setdefault(str(r["family"]), set()).add(str(r["harness_hash"]))
+    mixed = {f: h for f, h in by_family.items() if len(h) > 1}
+    if not mixed:
         return ""
+    hashes = sorted(h for hs in mixed.values() for h in hs)
     return (f"the runs differ in harness ({', '.join(hashes)}): their numbers were made by "
             "different prompts, parsers or scorers; compare with care")
 

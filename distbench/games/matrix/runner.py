@@ -267,19 +267,11 @@ def play_mode(
         prompts = [prompt_of(g, mode, style) for g in range(num_games)]
         task = f"matrix.{mode}:{m}"
         chunks = sample_chunks(trials, backend.spec.max_samples())
-        requests = [
-            Request(
-                prompt=prompts[g],
-                seed=int(seeds[g, lo]),
-                task=task,
-                max_tokens=max_tokens,
-                temperature=shard.temperature,
-                stop=stop,
-                samples=tuple(int(x) for x in seeds[g, lo:hi]) if hi - lo > 1 else None,
-            )
-            for g in range(num_games)
-            for lo, hi in chunks
-        ]
+        requests = [Request(prompt=prompts[g], seed=int(seeds[g, lo]), task=task,
+                            max_tokens=max_tokens, temperature=shard.temperature, stop=stop,
+                            samples=tuple(int(x) for x in seeds[g, lo:hi])
+                            if hi - lo > 1 else None)
+                    for g in range(num_games) for lo, hi in chunks]
         answers = _ask(backend, requests)
         if probes is not None:
             probes.extend(a.probe for a in answers if a.probe is not None)
