@@ -317,8 +317,9 @@ def format_ranking(ratings: list[dict[str, Any]]) -> str:
                       f"{r['nash_mass']:.3f}",
                       f"{r['nash_rating']:+.3f}" if r["nash_rating"] is not None else ""])
     width = summary_width()
-    lines = fit_lines(header, cells, width, keys=2,
-                      right=[True, False, True, True, True, True, True, True])
+    lines = [ln for ln in fit_lines(header, cells, width, keys=2,
+                                    right=[True, False, True, True, True, True, True, True])
+             if not (ln.strip() and set(ln) <= {"-", " "})]  # no rule: a player per line 2..
     notes = []
     if any(r["bt_low"] is not None for r in ratings):
         notes.append(f"BT intervals: simultaneous at {level}% (all players' intervals hold at "
