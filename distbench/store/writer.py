@@ -123,6 +123,8 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """
     if HARNESS_COLUMN in schema.names and HARNESS_COLUMN not in table.column_names:
         table = with_harness(table, None)
+    elif HARNESS_COLUMN in table.column_names and HARNESS_COLUMN not in schema.names:
+        table = table.drop_columns([HARNESS_COLUMN])  # a schema set without it: not stored
     target, casts = _conform_plan(table.schema, schema)
     arrays = [table[name].cast(cast) if cast is not None else table[name]
               for name, cast in casts]
