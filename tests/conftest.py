@@ -8,6 +8,11 @@ import tempfile
 import pytest
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+# The console's width is the caller's terminal's: pytest-xdist's workers export COLUMNS=80, a
+# terminal may export its own. The commands the tests run see no terminal (their default width),
+# unless a test sets COLUMNS itself.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
 # Compiled kernels stay in the user's cache (compiling them again costs seconds), but the
 # response cache of this test session is its own, so no test gets another run's answers.
 # Both are set before Ray starts, so its workers inherit them.
