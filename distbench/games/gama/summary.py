@@ -18,11 +18,13 @@ n seats is not (see :mod:`distbench.report.ratings`).
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any
 
 import numpy as np
 
 from distbench.report.bootstrap import start_bootstrap_ci
+from distbench.report.document import fit_lines
 from distbench.report.ratings import bootstrap_plackett_luce
 
 _GAMES_SQL = """
@@ -129,18 +131,16 @@ def _cell(rec: dict[str, Any], name: str, digits: int = 1) -> str:
     return text + (f" [{lo:.{digits}f}, {hi:.{digits}f}]" if lo is not None else "")
 
 
-def _grid(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
-    lines = [head, *rows]
-    widths = [max(len(x[i]) for x in lines) for i in range(len(head))]
-    out = ["  ".join(c.ljust(w) for c, w in zip(x, widths, strict=True)).rstrip() for x in lines]
-    out.insert(1, "-" * len(out[0]))
-    return out
+def _grid(head: tuple[str, ...], rows: list[tuple[str, ...]], width: int | None,
+          keys: int) -> list[str]:
+    return fit_lines(list(head), [list(x) for x in rows], width, keys=keys)
 
 
-def format_summary(records: list[dict[str, Any]]) -> str:
+def format_summary(records: list[dict[str, Any]], width: int | None = None) -> str:
     """The console summary: per game and table, GAMA's score with its 95% interval over the
     complete games, the distance to equilibrium, the invalid answers; then, for mixed tables,
-    each player's mean rank and payoff."""
+    each player's mean rank and payoff. ``width``: columns the lines may use (tables cut into
+    blocks of columns, the note wrapped); None: one line per row however wide."""
     tables = [r for r in records if r.get("kind") == "table"]
     if not tables:
         return "no gama games"
@@ -150,21 +150,22 @@ def format_summary(records: list[dict[str, Any]]) -> str:
              str(r["games"]), str(r["complete"]), str(r["forfeit"]), str(r["failed"]),
              _cell(r, "gama_score"), _cell(r, "distance", 2),
              f"{r['invalid']}/{r['moves']}", str(r["reasks"])) for r in tables]
-    text = ["gama summary (GAMA's score 0-100 over the complete games, bootstrap interval over "
+    note = ("gama summary (GAMA's score 0-100 over the complete games, bootstrap interval over "
             "games; distance: mean distance of the moves from the equilibrium, '-' where the "
             "game has none; invalid: answers that did not parse or were out of range / all "
-            "moves)", *_grid(head, rows)]
+            "moves)")
+    text = [*(textwrap.wrap(note, width) if width else [note]), *_grid(head, rows, width, 2)]
     players = [r for r in records if r.get("kind") == "player"]
     if players:
         head = ("game", "player", "seats", "mean rank", "mean payoff")
         rows = [(p["game"], p["player"], str(p["seats"]), f"{p['mean_rank']:.2f}",
                  "-" if p["mean_payoff"] is None else f"{p['mean_payoff']:.2f}")
                 for p in players]
-        text += ["", "players of mixed tables (rank 1 = best)", *_grid(head, rows)]
+        text += ["", "players of mixed tables (rank 1 = best)", *_grid(head, rows, width, 2)]
     ratings = [r for r in records if r.get("kind") == "rating"]
     if ratings:
         head = ("player", "games", "Plackett-Luce strength [95% simultaneous band]")
         rows = [(r["player"], str(r["games"]), _cell(r, "strength", 2)) for r in ratings]
         text += ["", "ratings from each mixed game's finishing order (Plackett-Luce)",
-                 *_grid(head, rows)]
+                 *_grid(head, rows, width, 1)]
     return "\n".join(text)
