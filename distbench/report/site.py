@@ -102,7 +102,8 @@ def _meetings(con: Any, families: Sequence[SiteFamily], present: set[str],
               ) -> dict[str, list[tuple[list[str], list[float]]]]:
     """Game key -> the tables where players met: (players, scores, higher better).
 
-    A family with tournaments: each of its games as its seat outcomes (key: the family). Any
+    A family with tournaments: each of its games as its seat outcomes (key: the family; an
+    n-seat family's tables of one player alone are left out: nobody met there). Any
     other compared family: each unit (the same instance) its players played in one group, their
     headline value as the score (key: family/group)."""
     games: dict[str, list[tuple[list[str], list[float]]]] = defaultdict(list)
@@ -111,7 +112,10 @@ def _meetings(con: Any, families: Sequence[SiteFamily], present: set[str],
             continue
         if fam.outcomes is not None:
             for o in fam.outcomes(con):
-                games[fam.name].append(([o.player_a, o.player_b], [o.score_a, o.score_b]))
+                if hasattr(o, "player_a"):  # a two-seat family's SeatOutcome
+                    games[fam.name].append(([o.player_a, o.player_b], [o.score_a, o.score_b]))
+                elif len(set(o[2])) >= 2:  # an n-seat family's (game, shard, players, scores)
+                    games[fam.name].append((list(o[2]), [float(x) for x in o[3]]))
             continue
         if fam.units is None:
             continue
