@@ -105,7 +105,12 @@ Replay.register("gama", function (root, rep, s) {
   var row = el("div", {"class": "row"}), left = el("div"), right = el("div"), below = el("div", {style: "overflow-x:auto"});
   var rounds = "round", hist = null;
 
-  if (st.end) {
+  if (!st.end && !rec) {  // a round an invalid answer ended: who answered what
+    below.appendChild(seatTable("answers", [["answer", function (k) {
+      var m = bySeat[k];
+      return m ? (m[4] === "ok" ? [m[2], null] : ["invalid (" + m[4] + ")", "bad"]) : ["-", null];
+    }]]));
+  } else if (st.end) {
     var t = el("table", {"class": "rp", "aria-label": "final standing"}), head = el("tr");
     ["seat", "player", "total payoff", "survived", "rank"].forEach(function (h) { head.appendChild(el("th", null, h)); });
     t.appendChild(head);
@@ -183,10 +188,15 @@ Replay.register("gama", function (root, rep, s) {
   else if (game === "auction") hist = history("winning bid", function (r) { return r.target; }, p.valuation_max || 200, null);
   else if (game === "battle") hist = history("survivors", function (r) { return (r.survivors || []).length; }, n, null);
   else if (game === "pirate") hist = history("accept share", function (r) { return r.target; }, 1, ["half", 0.5]);
+  moves.forEach(function (m) {  // the raw text of each invalid answer
+    if (m[4] === "ok") return;
+    below.appendChild(el("p", {"class": "bad"}, "seat " + m[0] + " (" + m[1] + ") answered invalidly (" + m[4] + "):"));
+    below.appendChild(el("pre", {"class": "raw"}, m[6] || ""));
+  });
   if (left.firstChild) row.appendChild(left);
   if (hist) { right.appendChild(hist); row.appendChild(right); }
   root.appendChild(row);
   root.appendChild(below);
-  root.appendChild(el("p", {"class": "legend"}, (st.end ? "end of the game" : rounds + " " + rec.round + " of " + (rep.steps.length - 1)) +
+  root.appendChild(el("p", {"class": "legend"}, (st.end ? "end of the game" : rounds + " " + (rec ? rec.round : st.round) + " of " + (rep.steps.length - 1)) +
                       "; " + n + " seats"));
 });

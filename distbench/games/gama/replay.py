@@ -2,8 +2,9 @@
 shows every seat's answer as the game reads it (guesses against the 2/3 target, the go share
 against the capacity, bids and their sum, contributions and the pot, costly or cheap dishes,
 bids against valuations and the winner, who shot whom and who survives, the proposer's plan and
-the votes) beside the history of the round's key number so far; the end shows each seat's
-total and rank. Games are sampled per game and mode (the replay page's game key)."""
+the votes) beside the history of the round's key number so far, and the raw text of any
+invalid answer (a round an invalid answer ended is a step of its own); the end shows each
+seat's total and rank. Games are sampled per game and mode (the replay page's game key)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ SELECT game_id, round, actors, aggregates_json, mean_answer, target, winners, su
 FROM gama_rounds WHERE game_id IN (SELECT unnest(?)) ORDER BY game_id, round
 """
 _MOVE_SQL = """
-SELECT game_id, round, seat, role, answer, answer_number, status, payoff
+SELECT game_id, round, seat, role, answer, answer_number, status, payoff,
+       CASE WHEN status <> 'ok' THEN left(answer_raw, 400) END AS raw
 FROM gama_moves WHERE game_id IN (SELECT unnest(?)) ORDER BY game_id, round, seat
 """
 _PLAYER_SQL = """
@@ -71,7 +73,8 @@ def caption(game: str, params: dict[str, Any], rec: dict[str, Any]) -> str:
         return (f"round {t}: {_n(agg.get('cheap_player'))} cheap, the rest costly "
                 f"(cheap share {_n(target)}); each pays {_n(agg.get('avg_cost'))}")
     if game == "auction":
-        return (f"round {t}: {agg.get('bid_winner', 'nobody')} wins with {_n(target)}, pays "
+        who = str(agg.get("bid_winner", "nobody")).replace("player_", "seat ")
+        return (f"round {t}: {who} wins with {_n(target)}, pays "
                 f"{_n(agg.get('bid_winner_payment'))}")
     if game == "battle":
         shot = agg.get("shot_player")
@@ -108,7 +111,12 @@ def replay(con: duckdb.DuckDBPyConnection, per_game: int, seed: int) -> ReplayPa
                 rec = dict(zip(ROUND_FIELDS, row, strict=True))
                 steps.append({"label": caption(g["game"], params, rec), "record": rec,
                               "agg": json.loads(rec["aggregates_json"] or "{}"),
-                              "moves": by_round.get(rec["round"], [])})
+                              "moves": by_round.pop(rec["round"], [])})
+            for t, left in sorted(by_round.items()):  # a round an invalid answer ended
+                bad = [m for m in left if m[4] != "ok"]
+                steps.append({"label": f"round {t}: not played out: "
+                              + ", ".join(f"seat {m[0]} answered invalidly ({m[4]})" for m in bad),
+                              "round": t, "moves": left})
             table = [list(s) for s in seats.get(gid, [])]
             steps.append({"label": f"end ({g['status']}): GAMA score {_n(g['gama_score'])}"
                           + (f"; {g['detail']}" if g["detail"] else ""), "end": True,
