@@ -485,7 +485,8 @@ def write_site(tables: SiteTables, out_dir: Path, *,
     board_shown = [r + (bands[id(r)],) for r in board]
     body = [
         '<p class="note">One Plackett–Luce fit (Bradley–Terry when two play) over every game '
-        "where models met, <strong>each game weighted equally</strong> (a game's tables weigh "
+        "where models met (one per group of models that met, when some never did), "
+        "<strong>each game weighted equally</strong> (a game's tables weigh "
         "1 / their number, so a game played often does not outweigh one played rarely): in a "
         "tournament a game is its seat outcomes, elsewhere the same instance played by several "
         f"models. strength: log-odds, mean 0; band: {LEVEL:.0%} simultaneous bootstrap band "
