@@ -7,7 +7,9 @@ the Python work grows with the units and players, not with the trials.
 
 - the leaderboard: one Plackett–Luce fit (Bradley–Terry for two seats) over every game where
   models met, each game weighted equally, with a simultaneous bootstrap band
-  (:func:`distbench.report.ratings.bootstrap_plackett_luce`);
+  (:func:`distbench.report.ratings.bootstrap_plackett_luce`); one fit per group of models that
+  met, directly or through others (:func:`groups`), since models that never met are not
+  comparable;
 - each family's own headline (its ``Comparing`` units' first metric) per game with its
   interval (:func:`distbench.report.compare.compare_connection`);
 - the Nash-averaging mass of a tournament's ratings;
@@ -100,7 +102,8 @@ def _meetings(con: Any, families: Sequence[SiteFamily], present: set[str],
               ) -> dict[str, list[tuple[list[str], list[float]]]]:
     """Game key -> the tables where players met: (players, scores, higher better).
 
-    A family with tournaments: each of its games as its seat outcomes (key: the family). Any
+    A family with tournaments: each of its games as its seat outcomes (key: the family; an
+    n-seat family's tables of one player alone are left out: nobody met there). Any
     other compared family: each unit (the same instance) its players played in one group, their
     headline value as the score (key: family/group)."""
     games: dict[str, list[tuple[list[str], list[float]]]] = defaultdict(list)
@@ -109,7 +112,10 @@ def _meetings(con: Any, families: Sequence[SiteFamily], present: set[str],
             continue
         if fam.outcomes is not None:
             for o in fam.outcomes(con):
-                games[fam.name].append(([o.player_a, o.player_b], [o.score_a, o.score_b]))
+                if hasattr(o, "player_a"):  # a two-seat family's SeatOutcome
+                    games[fam.name].append(([o.player_a, o.player_b], [o.score_a, o.score_b]))
+                elif len(set(o[2])) >= 2:  # an n-seat family's (game, shard, players, scores)
+                    games[fam.name].append((list(o[2]), [float(x) for x in o[3]]))
             continue
         if fam.units is None:
             continue
@@ -129,14 +135,54 @@ def _meetings(con: Any, families: Sequence[SiteFamily], present: set[str],
     return games
 
 
+def groups(games: dict[str, list[tuple[list[str], list[float]]]]) -> list[list[str]]:
+    """The players in groups that met, directly or through a chain of opponents (the
+    connected components of the "sat at one table" graph), largest first, each sorted.
+    Strengths of two groups are not comparable: no game links them."""
+    parent: dict[str, str] = {}
+
+    def root(p: str) -> str:
+        while parent.setdefault(p, p) != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+
+    for tables in games.values():
+        for names, _ in tables:
+            for other in names[1:]:
+                parent[root(other)] = root(names[0])
+            root(names[0])
+    members: dict[str, list[str]] = defaultdict(list)
+    for p in sorted(parent):
+        members[root(p)].append(p)
+    return sorted(members.values(), key=lambda m: (-len(m), m[0]))
+
+
+LEADERBOARD = ["rank", "player", "games", "tables", "strength", "band_low", "band_high",
+               "elo", "elo_low", "elo_high", "group"]
+"""The leaderboard's columns: ``group`` names the players' group (:func:`groups`); strength,
+band and rank compare only within one."""
+
+
 def _fit(games: dict[str, list[tuple[list[str], list[float]]]], seed: int, resamples: int,
          ) -> tuple[list[str], list[tuple]]:
-    """One Plackett–Luce fit over every game's tables, each game weighted equally."""
-    columns = ["rank", "player", "games", "tables", "strength", "band_low", "band_high",
-               "elo", "elo_low", "elo_high"]
-    players = sorted({p for tables in games.values() for t in tables for p in t[0]})
+    """One Plackett–Luce fit per group of players who met (:func:`groups`), over that
+    group's tables of every game, each game weighted equally; a group whose fit fails (or of
+    one player) has no rows."""
+    rows: list[tuple] = []
+    for number, members in enumerate(groups(games), 1):
+        inside = set(members)
+        own = {key: [t for t in tables if t[0][0] in inside] for key, tables in games.items()}
+        rows.extend(r + (f"group {number}",) for r in _fit_group(
+            {k: v for k, v in own.items() if v}, members, seed, resamples))
+    return LEADERBOARD, rows
+
+
+def _fit_group(games: dict[str, list[tuple[list[str], list[float]]]], players: list[str],
+               seed: int, resamples: int) -> list[tuple]:
+    """The rows of one group's fit (every column but ``group``)."""
     if len(players) < 2:
-        return columns, []
+        return []
     index = {p: i for i, p in enumerate(players)}
     flat, weights = [], []
     for key in sorted(games):
@@ -148,7 +194,7 @@ def _fit(games: dict[str, list[tuple[list[str], list[float]]]], seed: int, resam
         fit = bootstrap_plackett_luce(len(players), flat, seed=seed, resamples=resamples,
                                       level=LEVEL, game_weights=weights)
     except ValueError:
-        return columns, []
+        return []
     n_games = {p: sum(any(p in t[0] for t in tables) for tables in games.values())
                for p in players}
     n_tables = {p: sum(p in t[0] for tables in games.values() for t in tables) for p in players}
@@ -161,7 +207,7 @@ def _fit(games: dict[str, list[tuple[list[str], list[float]]]], seed: int, resam
                      float(fit.theta[i]), float(low[i]), float(high[i]),
                      float(elo(np.asarray([fit.theta[i]]))[0]),
                      float(elo(np.asarray([low[i]]))[0]), float(elo(np.asarray([high[i]]))[0])))
-    return columns, rows
+    return rows
 
 
 def site_tables(con: Any, run_dirs: Sequence[Path], families: Sequence[SiteFamily], *,
@@ -392,6 +438,23 @@ def _band_svg(rows: list[tuple], lo_i: int, hi_i: int, est_i: int) -> list[str]:
     return out
 
 
+def _groups_note(board: list[tuple], group_i: int) -> str:
+    """The leaderboard's groups when there are several ("" for one): who is in each, and that
+    numbers of two groups are not comparable."""
+    members: dict[str, list[str]] = {}
+    for r in board:
+        members.setdefault(r[group_i], []).append(str(r[1]))
+    if len(members) < 2:
+        return ""
+    items = "".join(f"<li><strong>{html.escape(g)}</strong> ({len(m)} models): "
+                    f"{html.escape(', '.join(sorted(m)))}</li>" for g, m in members.items())
+    return (f'<p class="note groups"><strong>Not comparable across groups.</strong> These models '
+            f"fall into {len(members)} groups that never met, directly or through a chain of "
+            "opponents: each group has its own fit (strengths of mean 0 within it), band and "
+            "ranks, and a strength, band or rank of one group says nothing about a model of "
+            f"another (the group column).</p><ul class=\"groups\">{items}</ul>")
+
+
 def write_site(tables: SiteTables, out_dir: Path, *,
                replays: dict[str, str] | None = None) -> list[Path]:
     """Writes the site's files into ``out_dir``; returns the pages written."""
@@ -414,16 +477,22 @@ def write_site(tables: SiteTables, out_dir: Path, *,
     head_cols, heads = tables.tables["headlines"]
     nash_cols, nash = tables.tables["nash"]
     use_cols, usage = tables.tables["usage"]
-    bands = _band_svg(board, 5, 6, 4)
-    board_shown = [r + (b,) for r, b in zip(board, bands, strict=True)]
+    group_i = board_cols.index("group")
+    bands = {}  # each group's bands on its own scale: strengths of two groups never compare
+    for label in {r[group_i] for r in board}:
+        mine = [r for r in board if r[group_i] == label]
+        bands.update(zip((id(r) for r in mine), _band_svg(mine, 5, 6, 4), strict=True))
+    board_shown = [r + (bands[id(r)],) for r in board]
     body = [
         '<p class="note">One Plackett–Luce fit (Bradley–Terry when two play) over every game '
-        "where models met, <strong>each game weighted equally</strong> (a game's tables weigh "
+        "where models met (one per group of models that met, when some never did), "
+        "<strong>each game weighted equally</strong> (a game's tables weigh "
         "1 / their number, so a game played often does not outweigh one played rarely): in a "
         "tournament a game is its seat outcomes, elsewhere the same instance played by several "
         f"models. strength: log-odds, mean 0; band: {LEVEL:.0%} simultaneous bootstrap band "
         "(every model's band holds at once); rank: 1 + the models whose band lies wholly "
         "above. Elo = 1500 + 400 / ln 10 × strength.</p>",
+        _groups_note(board, group_i),
         _table("leaderboard", board_cols + ["band"], board_shown,
                links={1: model_link("")}, caption="Leaderboard (all games)")
         if board else "<p>No two models met in these runs: no joint fit.</p>",

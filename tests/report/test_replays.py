@@ -199,3 +199,43 @@ def test_bimatrix_replay_marks_both_answers_and_the_equilibria(runs, tmp_path):
 def test_repeated_replay_draws_the_timeline(runs, tmp_path):
     _, drawn = check_family(runs / "repeated", tmp_path, "repeated")
     assert 'aria-label="timeline"' in drawn and "total so far" in drawn
+
+
+GAMA_GAMES = ("guessing", "bar", "dollar", "goods", "diner", "auction", "battle", "pirate")
+
+
+@pytest.fixture(scope="module")
+def gama_runs(tmp_path_factory):
+    """One small run per gama game (ten scripted seats, three rounds)."""
+    from distbench.games.gama.command import build_config
+    from distbench.games.gama.plan import plan_gama
+
+    root = tmp_path_factory.mktemp("gama-replay-runs")
+    for game in GAMA_GAMES:
+        config = build_config({"seeds": (1,), "num_games": 2, "llm_seed": 0, "temperature": 1.0,
+                               "max_tokens": None, "reask": 0, "game": game,
+                               "gama_options": ("rounds=3",),
+                               "seat_players": "scripted:random"}, make_spec("dummy"))
+        run_plan(plan_gama(config, game), root / game, parallel=False)
+    return root
+
+
+def test_gama_replay_steps_round_by_round(gama_runs, tmp_path):
+    page, drawn = check_family(gama_runs / "guessing", tmp_path, "gama")
+    assert "guesses against the target" in drawn and "target" in drawn and 'class="bar win"' in drawn
+    _, _, end = stage(chromium(page.resolve().as_uri() + "#s=99", tmp_path))  # the end
+    assert 'aria-label="final standing"' in end and "GAMA score" in end
+
+
+@pytest.mark.parametrize("game,seen", [
+    ("bar", "capacity"), ("dollar", "sum of bids"), ("goods", "contributions"),
+    ("diner", "cheap"), ("auction", 'class="mark"'), ("battle", "who shot whom"),
+    ("pirate", "plan and votes")])
+def test_gama_replay_draws_each_games_chart(gama_runs, tmp_path, game, seen):
+    """Every game's round chart draws without a console error."""
+    pages = write_replays(gama_runs / game, tmp_path, per_game=1, seed=0)
+    (page,) = pages.values()
+    url = (tmp_path / page).resolve().as_uri()
+    assert_self_contained((tmp_path / page).read_text(encoding="utf-8"))
+    _, step, drawn = stage(chromium(url + "#s=0", tmp_path))
+    assert step == 0 and seen in drawn and "history: " in drawn

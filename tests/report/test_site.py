@@ -285,3 +285,83 @@ def test_runs_of_different_harnesses_are_said_to_differ(runs, tmp_path):
     assert result.exit_code == 0, result.output
     assert "differ in harness (h-one, h-two)" in result.stderr
     assert "differ in harness (h-one, h-two)" in (out / "index.html").read_text()
+
+
+def test_players_who_never_met_get_one_fit_per_group(runs, tmp_path):
+    """A negotiation run and a fog run: their players never met, so each run's players form a
+    group with its own fit (the fit of that run alone, its band as wide as that run's), labelled,
+    and the page says groups are not comparable, instead of one joint fit that ranks the
+    negotiation players (all ties: 0.000 [0, 0]) between the fog players."""
+    def tables_of(dirs):
+        con = open_runs(dirs, safe=True)
+        try:
+            return site.site_tables(con, dirs, site_families(), resamples=20)
+        finally:
+            con.close()
+
+    both = tables_of([runs / "neg", runs / "fog"])
+    board = both.records("leaderboard")
+    members: dict[str, set[str]] = {}
+    for r in board:
+        members.setdefault(r["group"], set()).add(r["player"])
+    assert sorted(members.values(), key=sorted) == [{"scripted:fair", "scripted:greedy"},
+                                                    {"tier2", "tier3"}]
+    for run in ("neg", "fog"):  # each group's rows are its run's own fit
+        alone = tables_of([runs / run]).records("leaderboard")
+        group = next(r["group"] for r in board if r["player"] == alone[0]["player"])
+        mine = [{**r, "group": "group 1"} for r in board if r["group"] == group]
+        assert mine == alone
+    labels = [r["group"] for r in board]  # a group's rows together, never interleaved
+    assert labels == sorted(labels)
+    site.write_site(both, tmp_path / "s")
+    index = (tmp_path / "s" / "index.html").read_text(encoding="utf-8")
+    assert "Not comparable across groups" in index and ">group</button>" in index
+    one = site.write_site(tables_of([runs / "fog"]), tmp_path / "one")[0].read_text("utf-8")
+    assert "Not comparable" not in one
+
+
+def test_groups_are_the_components_of_who_met_whom():
+    games = {"g1": [(["a", "b"], [1.0, 0.0]), (["x", "y"], [0.0, 1.0])],
+             "g2": [(["b", "c"], [1.0, 0.0])], "g3": [(["d", "e", "f"], [3.0, 2.0, 1.0])]}
+    assert site.groups(games) == [["a", "b", "c"], ["d", "e", "f"], ["x", "y"]]
+    columns, rows = site._fit(games, 0, 10)
+    assert columns[-1] == "group" and {r[-1] for r in rows} == {"group 1", "group 2", "group 3"}
+    for label in ("group 1", "group 2", "group 3"):  # each group's strengths: mean 0
+        assert abs(sum(r[4] for r in rows if r[-1] == label)) < 1e-9
+
+
+def test_a_gama_run_publishes_its_group_and_replays(runs, tmp_path):
+    """A gama run (a mixed table of two scripted players) beside the fog run: its players are a
+    group of their own on the leaderboard (an n-seat family's tables enter the fit), and its
+    game page links to the gama replay, which opens and steps in Chromium."""
+    from distbench.games.gama.command import build_config
+    from distbench.games.gama.plan import plan_gama
+
+    config = build_config({"seeds": (1,), "num_games": 3, "llm_seed": 0, "temperature": 1.0,
+                           "max_tokens": None, "reask": 0, "game": "guessing",
+                           "gama_options": ("rounds=2",),
+                           "seat_players": "scripted:equilibrium,scripted:random"},
+                          make_spec("dummy"))
+    run_plan(plan_gama(config, "gama"), tmp_path / "gama", parallel=False)
+    out = tmp_path / "pub"
+    result = CliRunner().invoke(cli, ["publish", str(tmp_path / "gama"), str(runs / "fog"),
+                                      "--site", str(out), "--resamples", "20", "--replays", "1"])
+    assert result.exit_code == 0, result.output
+    board = pq.read_table(out / "data" / "leaderboard.parquet").to_pylist()
+    members: dict[str, set[str]] = {}
+    for r in board:
+        members.setdefault(r["group"], set()).add(r["player"])
+    assert sorted(members.values(), key=sorted) == [{"scripted:equilibrium", "scripted:random"},
+                                                    {"tier2", "tier3"}]
+    page = (out / "games" / "gama-guessing.html").read_text(encoding="utf-8")
+    target = (out / "games" / html.unescape(
+        re.search(r'<a class="replay" href="([^"]+)"', page).group(1))).resolve()
+    assert target.is_file() and "gama-guessing" in target.name
+    text = target.read_text(encoding="utf-8")
+    stepped = target.with_name("stepped.html")
+    stepped.write_text(text.replace("</body>", "<script>document.dispatchEvent(new KeyboardEvent("
+                                    "'keydown',{key:'ArrowRight'}));</script></body>"),
+                       encoding="utf-8")
+    dom = chromium(stepped.as_uri(), tmp_path, 1000)
+    assert re.search(r'<div id="stage" data-replay="[^"]*" data-step="1"', dom)
+    assert "guesses against the target" in dom

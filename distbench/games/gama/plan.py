@@ -281,7 +281,7 @@ FAMILY = register(Family(
                  "--option", "rounds=2")),
     presentation=Presentation(
         report="distbench.games.gama.report:section",
-        viewer="distbench.games.gama.viewer:view"),
+        viewer="distbench.games.gama.viewer:view", replay="distbench.games.gama.replay:replay"),
     sweeps=Sweeps(
         configs="distbench.games.gama.plan:sweep_configs",
         describer="distbench.games.gama.plan:describe_shards",
