@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from distbench.games.base import RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.bimatrix.instances import get_set
+from distbench.games.bimatrix.schema import FAMILY_TABLES
 from distbench.games.family import (
     Comparing,
     Family,
@@ -24,8 +26,6 @@ from distbench.games.family import (
     Sweeps,
     Tournaments,
 )
-from distbench.games.bimatrix.instances import get_set
-from distbench.games.bimatrix.schema import FAMILY_TABLES
 from distbench.games.registry import register
 from distbench.games.section import Section
 from distbench.llm.base import BackendSpec

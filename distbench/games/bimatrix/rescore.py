@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from distbench.games.answers.pairing import shard_from_record
 from distbench.games.answers.replay import (
     replays,
     spec_of,
@@ -22,7 +23,6 @@ from distbench.games.answers.replay import (
     transitions,
 )
 from distbench.games.base import Rescored, ShardResult, StoredShard, derive_seed
-from distbench.games.answers.pairing import shard_from_record
 from distbench.games.base import seat_label as player_label
 from distbench.games.bimatrix.plan import BimatrixRunConfig, BimatrixShard
 from distbench.games.bimatrix.runner import run_shard

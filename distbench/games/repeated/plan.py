@@ -273,7 +273,7 @@ FAMILY = register(Family(
                     "the exact optimum, cooperation, retaliation, forgiveness, predictions",
         tables=FAMILY_TABLES, main_table="repeated_matches", unit="matches", modes=("pure",)),
     play=Play(
-        runner="distbench.games.repeated.duel:run_shard",
+        runner="distbench.games.repeated.runner:run_shard",
         summarize="distbench.games.repeated.summary:summarize",
         command="distbench.games.repeated.command:command",
         options="distbench.games.repeated.command:OPTIONS"),
@@ -288,9 +288,9 @@ FAMILY = register(Family(
         section="distbench.games.repeated.plan:section"),
     tournaments=Tournaments(
         seats=("row", "col"),
-        player="distbench.games.repeated.pairing:player",
-        pairing="distbench.games.repeated.pairing:pairing",
-        outcomes="distbench.games.repeated.pairing:outcomes",
+        player="distbench.games.repeated.tournament:player",
+        pairing="distbench.games.repeated.tournament:pairing",
+        outcomes="distbench.games.repeated.tournament:outcomes",
         options={"stage": "the stage game (default prisoners_dilemma)",
                  "rounds": "known number of rounds (default 10)",
                  "continuation": "probability of another round (instead of rounds)",
