@@ -62,6 +62,15 @@ def check_horizon(rounds: int | None, continuation: float | None, max_rounds: in
         raise ValueError(f"continuation must be in (0, 1), got {continuation}")
 
 
+def check_stage(stage: str) -> None:
+    """Refuses, in one line, a stage game that is not one of the classes (ValueError)."""
+    if stage not in CLASSES:
+        from distbench.errors import did_you_mean
+
+        raise ValueError(f"unknown stage game {stage!r}; use one of "
+                         f"{', '.join(CLASSES)}.{did_you_mean(stage, list(CLASSES))}")
+
+
 @dataclass(frozen=True)
 class RepeatedRunConfig:
     """What a repeated run plays.
@@ -100,11 +109,7 @@ class RepeatedRunConfig:
 
     def __post_init__(self) -> None:
         check_config(self)
-        if self.stage not in CLASSES:
-            from distbench.errors import did_you_mean
-
-            raise ValueError(f"unknown stage game {self.stage!r}; use one of "
-                             f"{', '.join(CLASSES)}.{did_you_mean(self.stage, list(CLASSES))}")
+        check_stage(self.stage)
         if not self.opponents:
             raise ValueError("at least one opponent is needed")
         for o in self.opponents:

@@ -29,7 +29,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from distbench.games.answers.classes import CLASSES
 from distbench.games.answers.pairing import (
     PairShard,
     model_player,
@@ -46,7 +45,7 @@ from distbench.games.base import (
     check_config,
     check_plan_size,
 )
-from distbench.games.repeated.plan import MAX_ROUNDS, NAME, check_horizon
+from distbench.games.repeated.plan import MAX_ROUNDS, NAME, check_horizon, check_stage
 from distbench.games.repeated.strategies import STRATEGIES, get_machine
 from distbench.llm.base import BackendSpec
 
@@ -90,9 +89,7 @@ class RepeatedPairConfig(PairConfig):
 
     def __post_init__(self) -> None:
         check_config(self)
-        if self.stage not in CLASSES:
-            raise ValueError(f"unknown stage game {self.stage!r}; use one of "
-                             f"{', '.join(CLASSES)}")
+        check_stage(self.stage)
         for p in (self.player_a, self.player_b):
             if isinstance(p, str):
                 get_machine(p)
