@@ -101,7 +101,7 @@ def catalog() -> dict[str, list[dict[str, Any]]]:
     from distbench.games.answers.classes import CONDITIONS
     from distbench.games.base import catalog_rows
     from distbench.games.bimatrix.instances import MAX_ACTIONS, SPREADS
-    from distbench.games.bimatrix.pairing import PLAYERS
+    from distbench.games.bimatrix.tournament import PLAYERS
     from distbench.games.bimatrix.types import NUM_TYPES
 
     players = {

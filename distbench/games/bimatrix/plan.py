@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from distbench.games.base import RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.bimatrix.instances import get_set
+from distbench.games.bimatrix.schema import FAMILY_TABLES
 from distbench.games.family import (
     Comparing,
     Family,
@@ -24,8 +26,6 @@ from distbench.games.family import (
     Sweeps,
     Tournaments,
 )
-from distbench.games.bimatrix.instances import get_set
-from distbench.games.bimatrix.schema import FAMILY_TABLES
 from distbench.games.registry import register
 from distbench.games.section import Section
 from distbench.llm.base import BackendSpec
@@ -252,7 +252,7 @@ FAMILY = register(Family(
                     "coordination",
         tables=FAMILY_TABLES, main_table="bimatrix_trials", unit="trials", modes=MODES),
     play=Play(
-        runner="distbench.games.bimatrix.duel:run_shard",
+        runner="distbench.games.bimatrix.runner:run_shard",
         summarize="distbench.games.bimatrix.summary:summarize",
         command="distbench.games.bimatrix.command:command",
         options="distbench.games.bimatrix.command:OPTIONS",
@@ -269,9 +269,9 @@ FAMILY = register(Family(
         section="distbench.games.bimatrix.plan:section"),
     tournaments=Tournaments(
         seats=SEATS,
-        player="distbench.games.bimatrix.pairing:player",
-        pairing="distbench.games.bimatrix.pairing:pairing",
-        outcomes="distbench.games.bimatrix.pairing:outcomes",
+        player="distbench.games.bimatrix.tournament:player",
+        pairing="distbench.games.bimatrix.tournament:pairing",
+        outcomes="distbench.games.bimatrix.tournament:outcomes",
         options={"sets": "a game set or a JSON list of them (default: every named class)",
                  "mode": "pure|mixed (default pure)"},
         anchors=("eq", "uniform", "maxmin", "class")),

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from distbench.games.answers.pairing import shard_from_record
 from distbench.games.answers.replay import (
     replays,
     spec_of,
@@ -22,11 +23,10 @@ from distbench.games.answers.replay import (
     transitions,
 )
 from distbench.games.base import Rescored, ShardResult, StoredShard, derive_seed
-from distbench.games.bimatrix.duel import run_pair_shard
 from distbench.games.base import seat_label as player_label
-from distbench.games.bimatrix.pairing import BimatrixPairConfig, BimatrixPairShard
 from distbench.games.bimatrix.plan import BimatrixRunConfig, BimatrixShard
 from distbench.games.bimatrix.runner import run_shard
+from distbench.games.bimatrix.tournament import BimatrixPairConfig, BimatrixPairShard
 from distbench.llm.base import Response
 
 FAILED = "call_failed"
@@ -41,14 +41,6 @@ def shard_of(record: Mapping[str, Any], run_id: str) -> BimatrixShard:
     c["opponents"] = tuple(spec_of(o) for o in c["opponents"])
     return BimatrixShard(record["shard_id"], run_id, record["game_set"], int(record["seed"]),
                          int(record["start"]), int(record["stop"]), BimatrixRunConfig(**c))
-
-
-def pair_shard_of(record: Mapping[str, Any], run_id: str) -> BimatrixPairShard:
-    """The tournament pairing's shard a commit record describes (for ``run_id``)."""
-    c = dict(record["config"])
-    c["player_a"], c["player_b"] = spec_of(c["player_a"]), spec_of(c["player_b"])
-    return BimatrixPairShard(record["shard_id"], run_id, int(record["seed"]),
-                             int(record["start"]), int(record["stop"]), BimatrixPairConfig(**c))
 
 
 def rescore(stored: StoredShard) -> Rescored:
@@ -91,7 +83,7 @@ def rescore(stored: StoredShard) -> Rescored:
 def _rescore_pairing(stored: StoredShard) -> Rescored:
     """A tournament pairing's shard (``bimatrix_duels``): each model's answer in a seat is
     the one of its request seed (game, seat, mode; the same against every opponent)."""
-    shard = pair_shard_of(stored.shard, stored.run_id)
+    shard = shard_from_record(stored.shard, stored.run_id, BimatrixPairShard, BimatrixPairConfig)
     c = shard.config
     models = {player_label(s): (s.provider, s.model) for s in shard.specs}
     answers: dict[tuple[str, str], dict[int, Response]] = {}
@@ -105,7 +97,7 @@ def _rescore_pairing(stored: StoredShard) -> Rescored:
             seed = int(derive_seed(c.llm_seed, r["game_id"], seat, c.mode, 0, ""))
             answers.setdefault(models[label], {}).setdefault(seed, stored_response(
                 r[f"raw_{seat}"], r[f"status_{seat}"] == FAILED, r[f"detail_{seat}"]))
-    result = run_pair_shard(shard, replays(shard.specs, answers))
+    result = run_shard(shard, replays(shard.specs, answers))
     tables = stored_tables(stored, result)
     new = {(r["duel_id"], seat): r[f"status_{seat}"]
            for r in tables["bimatrix_duels"][1].to_pylist() for seat in ("row", "col")

@@ -22,7 +22,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from distbench.games.base import PairingSettings, SeatOutcome, seat_label
+from distbench.games.answers.pairing import scripted_player
+from distbench.games.base import PairingSettings, SeatOutcome
 from distbench.games.openspiel.plan import SCRIPTED, OpenSpielRunConfig
 
 SEATS = ("0", "1")
@@ -42,17 +43,7 @@ FROM matches WHERE outcome_a <> 'call_failed' ORDER BY match_id
 def player(text: str) -> tuple[Any, str]:
     """``random``, ``equilibrium`` (or ``solver``), ``mcts``, or a model ``PROVIDER[:MODEL]``
     (the dummy model plays uniformly among the legal moves) (ValueError)."""
-    from distbench.llm.registry import UnknownProviderError, make_spec
-
-    name = ALIASES.get(text, text)
-    if name in SCRIPTED:
-        return name, name
-    try:
-        spec = make_spec(text)
-    except (UnknownProviderError, ValueError) as exc:
-        raise ValueError(f"{text!r}: not {'|'.join(SCRIPTED)} (or solver) nor a model "
-                         f"({exc})") from None
-    return spec, seat_label(spec)
+    return scripted_player(text, SCRIPTED, ALIASES, f"{'|'.join(SCRIPTED)} (or solver)")
 
 
 def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> OpenSpielRunConfig:

@@ -62,6 +62,15 @@ def check_horizon(rounds: int | None, continuation: float | None, max_rounds: in
         raise ValueError(f"continuation must be in (0, 1), got {continuation}")
 
 
+def check_stage(stage: str) -> None:
+    """Refuses, in one line, a stage game that is not one of the classes (ValueError)."""
+    if stage not in CLASSES:
+        from distbench.errors import did_you_mean
+
+        raise ValueError(f"unknown stage game {stage!r}; use one of "
+                         f"{', '.join(CLASSES)}.{did_you_mean(stage, list(CLASSES))}")
+
+
 @dataclass(frozen=True)
 class RepeatedRunConfig:
     """What a repeated run plays.
@@ -100,11 +109,7 @@ class RepeatedRunConfig:
 
     def __post_init__(self) -> None:
         check_config(self)
-        if self.stage not in CLASSES:
-            from distbench.errors import did_you_mean
-
-            raise ValueError(f"unknown stage game {self.stage!r}; use one of "
-                             f"{', '.join(CLASSES)}.{did_you_mean(self.stage, list(CLASSES))}")
+        check_stage(self.stage)
         if not self.opponents:
             raise ValueError("at least one opponent is needed")
         for o in self.opponents:
@@ -273,7 +278,7 @@ FAMILY = register(Family(
                     "the exact optimum, cooperation, retaliation, forgiveness, predictions",
         tables=FAMILY_TABLES, main_table="repeated_matches", unit="matches", modes=("pure",)),
     play=Play(
-        runner="distbench.games.repeated.duel:run_shard",
+        runner="distbench.games.repeated.runner:run_shard",
         summarize="distbench.games.repeated.summary:summarize",
         command="distbench.games.repeated.command:command",
         options="distbench.games.repeated.command:OPTIONS"),
@@ -288,9 +293,9 @@ FAMILY = register(Family(
         section="distbench.games.repeated.plan:section"),
     tournaments=Tournaments(
         seats=("row", "col"),
-        player="distbench.games.repeated.pairing:player",
-        pairing="distbench.games.repeated.pairing:pairing",
-        outcomes="distbench.games.repeated.pairing:outcomes",
+        player="distbench.games.repeated.tournament:player",
+        pairing="distbench.games.repeated.tournament:pairing",
+        outcomes="distbench.games.repeated.tournament:outcomes",
         options={"stage": "the stage game (default prisoners_dilemma)",
                  "rounds": "known number of rounds (default 10)",
                  "continuation": "probability of another round (instead of rounds)",

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from distbench.games.answers.pairing import shard_from_record
 from distbench.games.answers.replay import (
     NOT_STORED,
     keep_stored,
@@ -25,10 +26,9 @@ from distbench.games.answers.replay import (
     transitions,
 )
 from distbench.games.base import Rescored, ShardResult, StoredShard, derive_seed
-from distbench.games.repeated.duel import run_pair_shard
-from distbench.games.repeated.pairing import RepeatedPairConfig, RepeatedPairShard
 from distbench.games.repeated.plan import RepeatedRunConfig, RepeatedShard
 from distbench.games.repeated.runner import run_shard
+from distbench.games.repeated.tournament import RepeatedPairConfig, RepeatedPairShard
 from distbench.llm.base import Response
 
 ANSWER = re.compile(r"/r\d+/(row|col)$")
@@ -44,15 +44,6 @@ def shard_of(record: Mapping[str, Any], run_id: str) -> RepeatedShard:
     return RepeatedShard(record["shard_id"], run_id, spec_of(record["opponent"]),
                          int(record["seed"]), int(record["start"]), int(record["stop"]),
                          RepeatedRunConfig(**c))
-
-
-def pair_shard_of(record: Mapping[str, Any], run_id: str) -> RepeatedPairShard:
-    """The tournament pairing's shard a commit record describes (for ``run_id``)."""
-    c = dict(record["config"])
-    c["seeds"] = tuple(c["seeds"])
-    c["player_a"], c["player_b"] = spec_of(c["player_a"]), spec_of(c["player_b"])
-    return RepeatedPairShard(record["shard_id"], run_id, int(record["seed"]),
-                             int(record["start"]), int(record["stop"]), RepeatedPairConfig(**c))
 
 
 def _called(stored: StoredShard, llm_seed: int,
@@ -104,12 +95,13 @@ def _rescore_pairing(stored: StoredShard) -> Rescored:
     """A tournament pairing's shard (``repeated_duels``): every answer from ``calls`` (the
     dummy's, not logged, are asked again of the dummy); a match that asks an answer the source
     never got is kept as stored."""
-    shard = pair_shard_of(stored.shard, stored.run_id)
+    shard = shard_from_record(stored.shard, stored.run_id, RepeatedPairShard, RepeatedPairConfig,
+                              ("seeds",))
     c = shard.config
     answers: dict[tuple[str, str], dict[int, Response]] = {}
     _called(stored, c.llm_seed, answers)
     backends = replays(shard.specs, answers)
-    result = run_pair_shard(shard, backends)
+    result = run_shard(shard, backends)
     tables = stored_tables(stored, result)
     missed = {seed for b in backends.values() for seed in getattr(b, "missed", [])}
     old_rows = stored.table("repeated_duels").to_pylist()

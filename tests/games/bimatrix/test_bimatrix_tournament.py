@@ -10,11 +10,11 @@ from cli_server import distbench
 from distbench.cli.tournament import run_tournament
 from distbench.engine.tournament import Tournament, plan_tournament
 from distbench.games.base import PairingSettings
-from distbench.games.bimatrix.duel import normalised, run_pair_shard
-from distbench.games.bimatrix.pairing import BimatrixPairConfig, plan_shards, player
 from distbench.games.bimatrix.plan import BimatrixRunConfig
 from distbench.games.bimatrix.plan import plan_shards as trial_shards
+from distbench.games.bimatrix.runner import normalised, run_pair_shard
 from distbench.games.bimatrix.schema import BIMATRIX_DUELS
+from distbench.games.bimatrix.tournament import BimatrixPairConfig, plan_shards, player
 from distbench.games.registry import get_family
 from distbench.llm.base import Response
 from distbench.llm.registry import make_spec

@@ -11,12 +11,12 @@ from distbench.cli.tournament import run_tournament
 from distbench.engine.tournament import Tournament, plan_tournament
 from distbench.games.base import PairingSettings
 from distbench.games.registry import get_family
-from distbench.games.repeated.duel import run_pair_shard, seat_scores
-from distbench.games.repeated.pairing import RepeatedPairConfig, plan_shards, player
 from distbench.games.repeated.plan import RepeatedRunConfig
 from distbench.games.repeated.plan import plan_shards as match_shards
+from distbench.games.repeated.runner import run_pair_shard, seat_scores
 from distbench.games.repeated.schema import REPEATED_DUELS
 from distbench.games.repeated.strategies import get_machine, play
+from distbench.games.repeated.tournament import RepeatedPairConfig, plan_shards, player
 from distbench.llm.base import Response
 from distbench.llm.registry import make_spec
 from distbench.store.catalog import open_run

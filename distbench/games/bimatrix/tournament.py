@@ -7,7 +7,7 @@ first equilibrium, ``eq1``: pure ones first), ``uniform``, ``class`` (the class 
 its maximin value). A pairing is a :class:`BimatrixPairConfig`: ``num_instances`` games, each
 played in both seat orders, spread round-robin over the game sets (instance ``j`` is game
 ``j // S`` of set ``j % S``, ``S`` sets), the games of every pairing the same. Its shards are
-played by :func:`distbench.games.bimatrix.duel.run_pair_shard` into the ``bimatrix_duels``
+played by :func:`distbench.games.bimatrix.runner.run_pair_shard` into the ``bimatrix_duels``
 table (one row per game and seat order); the family's other tables are untouched.
 
 ``options`` of the tournament may give ``sets`` (set ids; default every named class,
@@ -30,6 +30,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from distbench.games.answers.pairing import (
+    PairShard,
+    pair_plan,
+    pair_shards,
+    pair_summary,
+    scripted_player,
+    seat_outcomes,
+)
 from distbench.games.base import (
     PairConfig,
     PairingSettings,
@@ -37,15 +45,13 @@ from distbench.games.base import (
     SeatOutcome,
     check_config,
     check_plan_size,
-    seat_label,
-    stable_hash,
 )
 from distbench.games.bimatrix.instances import CLASSES, get_set
 from distbench.games.bimatrix.plan import NAME
 from distbench.llm.base import BackendSpec
-from distbench.store.catalog import cursor_records
 
 SEATS = ("row", "col")
+TABLE = "bimatrix_duels"
 PLAYERS: tuple[str, ...] = ("eq", "uniform", "maxmin", "class")
 """The scripted players of a tournament (see the module docstring)."""
 ALIASES = {"equilibrium": "eq"}
@@ -111,26 +117,11 @@ class BimatrixPairConfig(PairConfig):
 
 
 @dataclass(frozen=True)
-class BimatrixPairShard:
+class BimatrixPairShard(PairShard):
     """Instances ``start..stop-1`` of a pairing (instance ``j``: game ``j // S`` of set
-    ``j % S``), each in both seat orders."""
+    ``j % S``), each in both seat orders; progress units are plays."""
 
-    shard_id: str
-    run_id: str
-    seed: int
-    start: int
-    stop: int
-    config: BimatrixPairConfig
     family: str = NAME
-
-    @property
-    def specs(self) -> tuple[BackendSpec, ...]:
-        return self.config.specs()
-
-    @property
-    def num_units(self) -> int:
-        """Progress units: plays (games x both seat orders)."""
-        return 2 * (self.stop - self.start)
 
     def games(self) -> list[tuple[str, int, int]]:
         """``(set, first index, stop index)`` of each set's games in this shard."""
@@ -145,43 +136,19 @@ class BimatrixPairShard:
 
 def plan_shards(config: BimatrixPairConfig, run_id: str = "") -> list[BimatrixPairShard]:
     """The shards in a stable order (chunks of instances)."""
-    identity = config.identity()
-    shards = []
-    for start in range(0, config.num_games, config.shard_games):
-        stop = min(config.num_games, start + config.shard_games)
-        key = {"family": NAME, "kind": "pairing", "start": start, "stop": stop, **identity}
-        shards.append(BimatrixPairShard(f"bmp-{stable_hash(key)}", run_id, config.seed, start,
-                                        stop, config))
-    return shards
-
-
-SUMMARY_SQL = """
-SELECT player_row, player_col, count(*) AS plays,
-       count(*) FILTER (WHERE status = 'complete') AS complete,
-       count(*) FILTER (WHERE status = 'forfeit') AS forfeits,
-       count(*) FILTER (WHERE status = 'call_failed') AS call_failed,
-       avg(score_row) AS score_row, avg(score_col) AS score_col
-FROM bimatrix_duels GROUP BY player_row, player_col ORDER BY player_row, player_col
-"""
+    return pair_shards(config, run_id, BimatrixPairShard, "bmp")
 
 
 def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
     """Per (row player, column player): plays, forfeits, mean seat scores."""
-    return cursor_records(con.execute(SUMMARY_SQL))
+    return pair_summary(con, TABLE, "plays")
 
 
 def plan_pairs(config: BimatrixPairConfig, run_id: str) -> RunPlan:
     """The :class:`RunPlan` of a pairing (its calls: each model answers every game in both
     seats; not counted for free in-process models)."""
-    from distbench.llm.registry import backend_class
-
-    paid = [s for s in config.specs() if not backend_class(s.provider).in_process]
-    return RunPlan(
-        family=NAME, config=config.identity(), identity=config.identity(),
-        shards=plan_shards(config, run_id),
-        seeds={"game_seeds": [config.seed], "llm_seed": config.llm_seed},
-        summarize=summarize, unit="plays", summary_tables=("bimatrix_duels",),
-        expected_calls=2 * config.num_games * len(paid) if paid else None)
+    return pair_plan(config, plan_shards(config, run_id), [config.seed], unit="plays",
+                     table=TABLE, summarize=summarize, calls_per_model=2 * config.num_games)
 
 
 # -- the family's tournament hooks ----------------------------------------------------------
@@ -189,16 +156,7 @@ def plan_pairs(config: BimatrixPairConfig, run_id: str) -> RunPlan:
 def player(text: str) -> tuple[Any, str]:
     """``eq`` (or ``equilibrium``), ``uniform``, ``maxmin``, ``class`` or a model ``PROVIDER[:MODEL]`` (the dummy
     model answers at random) (ValueError)."""
-    from distbench.llm.registry import UnknownProviderError, make_spec
-
-    text = ALIASES.get(text, text)
-    if text in PLAYERS:
-        return text, text
-    try:
-        spec = make_spec(text)
-    except (UnknownProviderError, ValueError) as exc:
-        raise ValueError(f"{text!r}: not {'|'.join(PLAYERS)} nor a model ({exc})") from None
-    return spec, seat_label(spec)
+    return scripted_player(text, PLAYERS, ALIASES)
 
 
 def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> BimatrixPairConfig:
@@ -213,13 +171,7 @@ def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> Bimatrix
         max_tokens=settings.max_tokens)
 
 
-OUTCOMES_SQL = """
-SELECT duel_id, game_id, player_row, player_col, score_row, score_col, shard_id
-FROM bimatrix_duels WHERE status <> 'call_failed' ORDER BY duel_id
-"""
-
-
 def outcomes(con: Any) -> list[SeatOutcome]:
     """Every play of the run's pairings (but those whose call failed), row seat first, with
     each seat's score (see the module docstring)."""
-    return [SeatOutcome(*row) for row in con.execute(OUTCOMES_SQL).fetchall()]
+    return seat_outcomes(con, TABLE, "duel_id", "game_id")

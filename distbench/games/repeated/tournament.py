@@ -6,7 +6,7 @@ pairing is a :class:`RepeatedPairConfig`: ``num_instances`` matches of one seed,
 seat orders (row and column), on the same stage games and lengths (match ``i`` draws its stage
 game and its length from ``(stage, seed, i)`` as :mod:`.runner` does, so a pairing plays the
 games a ``distbench run --family repeated`` of that seed plays). Its shards are played by
-:func:`distbench.games.repeated.duel.run_pair_shard` into the ``repeated_duels`` table (one
+:func:`distbench.games.repeated.runner.run_pair_shard` into the ``repeated_duels`` table (one
 row per match); the family's other tables, which score one model against a fixed opponent,
 are untouched.
 
@@ -29,7 +29,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from distbench.games.answers.classes import CLASSES
+from distbench.games.answers.pairing import (
+    PairShard,
+    model_player,
+    pair_plan,
+    pair_shards,
+    pair_summary,
+    seat_outcomes,
+)
 from distbench.games.base import (
     PairConfig,
     PairingSettings,
@@ -37,15 +44,13 @@ from distbench.games.base import (
     SeatOutcome,
     check_config,
     check_plan_size,
-    seat_label,
-    stable_hash,
 )
-from distbench.games.repeated.plan import MAX_ROUNDS, NAME, check_horizon
+from distbench.games.repeated.plan import MAX_ROUNDS, NAME, check_horizon, check_stage
 from distbench.games.repeated.strategies import STRATEGIES, get_machine
 from distbench.llm.base import BackendSpec
-from distbench.store.catalog import cursor_records
 
 SEATS = ("row", "col")
+TABLE = "repeated_duels"
 AXELROD_PREFIX = "axelrod:"
 Player = BackendSpec | str
 
@@ -84,9 +89,7 @@ class RepeatedPairConfig(PairConfig):
 
     def __post_init__(self) -> None:
         check_config(self)
-        if self.stage not in CLASSES:
-            raise ValueError(f"unknown stage game {self.stage!r}; use one of "
-                             f"{', '.join(CLASSES)}")
+        check_stage(self.stage)
         for p in (self.player_a, self.player_b):
             if isinstance(p, str):
                 get_machine(p)
@@ -103,74 +106,30 @@ class RepeatedPairConfig(PairConfig):
 
 
 @dataclass(frozen=True)
-class RepeatedPairShard:
+class RepeatedPairShard(PairShard):
     """Matches ``start..stop-1`` of one seed of a pairing, in both seat orders."""
 
-    shard_id: str
-    run_id: str
-    seed: int
-    start: int
-    stop: int
-    config: RepeatedPairConfig
     family: str = NAME
-
-    @property
-    def specs(self) -> tuple[BackendSpec, ...]:
-        return self.config.specs()
-
-    @property
-    def num_units(self) -> int:
-        """Progress units: matches (both seat orders)."""
-        return 2 * (self.stop - self.start)
 
 
 def plan_shards(config: RepeatedPairConfig, run_id: str = "") -> list[RepeatedPairShard]:
     """The shards in a stable order (seed, chunk)."""
-    identity = config.identity()
-    del identity["seeds"]
-    shards = []
-    for seed in config.seeds:
-        for start in range(0, config.num_games, config.shard_games):
-            stop = min(config.num_games, start + config.shard_games)
-            key = {"family": NAME, "kind": "pairing", "seed": seed, "start": start,
-                   "stop": stop, **identity}
-            shards.append(RepeatedPairShard(f"rpp-{stable_hash(key)}", run_id, seed, start,
-                                            stop, config))
-    return shards
-
-
-SUMMARY_SQL = """
-SELECT player_row, player_col, count(*) AS matches,
-       count(*) FILTER (WHERE status = 'complete') AS complete,
-       count(*) FILTER (WHERE status = 'forfeit') AS forfeits,
-       count(*) FILTER (WHERE status = 'call_failed') AS call_failed,
-       avg(score_row) AS score_row, avg(score_col) AS score_col,
-       avg(cooperation_row) AS cooperation_row, avg(cooperation_col) AS cooperation_col
-FROM repeated_duels GROUP BY player_row, player_col ORDER BY player_row, player_col
-"""
+    return pair_shards(config, run_id, RepeatedPairShard, "rpp", config.seeds)
 
 
 def summarize(con: Any, offload: Any = None) -> list[dict[str, Any]]:
     """Per (row player, column player): matches, forfeits, mean seat scores, cooperation."""
-    return cursor_records(con.execute(SUMMARY_SQL))
+    return pair_summary(con, TABLE, "matches", "cooperation_row", "cooperation_col")
 
 
 def plan_pairs(config: RepeatedPairConfig, run_id: str) -> RunPlan:
     """The :class:`RunPlan` of a pairing (its calls, with a known horizon and no forfeit: one
     per model, round and match in both seat orders; not counted for free in-process models
     nor with a continuation probability)."""
-    from distbench.llm.registry import backend_class
-
-    paid = [s for s in config.specs() if not backend_class(s.provider).in_process]
-    calls = None
-    if paid and config.rounds is not None:
-        calls = 2 * config.num_games * len(config.seeds) * config.rounds * len(paid)
-    return RunPlan(
-        family=NAME, config=config.identity(), identity=config.identity(),
-        shards=plan_shards(config, run_id),
-        seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
-        summarize=summarize, unit="matches", summary_tables=("repeated_duels",),
-        expected_calls=calls)
+    calls = (None if config.rounds is None
+             else 2 * config.num_games * len(config.seeds) * config.rounds)
+    return pair_plan(config, plan_shards(config, run_id), config.seeds, unit="matches",
+                     table=TABLE, summarize=summarize, calls_per_model=calls)
 
 
 # -- the family's tournament hooks ----------------------------------------------------------
@@ -179,7 +138,6 @@ def player(text: str) -> tuple[Any, str]:
     """An axelrod strategy (``TitForTat`` or ``axelrod:TitForTat``) or a model
     ``PROVIDER[:MODEL]`` (the dummy model plays at random) (ValueError)."""
     from distbench.errors import did_you_mean
-    from distbench.llm.registry import UnknownProviderError, make_spec
 
     name = text[len(AXELROD_PREFIX):] if text.startswith(AXELROD_PREFIX) else text
     if name in STRATEGIES:
@@ -187,12 +145,8 @@ def player(text: str) -> tuple[Any, str]:
     if text.startswith(AXELROD_PREFIX):
         raise ValueError(f"{text!r}: unknown strategy; use one of {', '.join(STRATEGIES)}."
                          f"{did_you_mean(name, list(STRATEGIES))}")
-    try:
-        spec = make_spec(text)
-    except (UnknownProviderError, ValueError) as exc:
-        raise ValueError(f"{text!r}: not an axelrod strategy ({', '.join(STRATEGIES)}) nor a model "
-                         f"({exc}){did_you_mean(text, list(STRATEGIES))}") from None
-    return spec, seat_label(spec)
+    return model_player(text, f"an axelrod strategy ({', '.join(STRATEGIES)})",
+                        did_you_mean(text, list(STRATEGIES)))
 
 
 def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> RepeatedPairConfig:
@@ -208,13 +162,7 @@ def pairing(player_a: Any, player_b: Any, settings: PairingSettings) -> Repeated
         temperature=settings.temperature, max_tokens=settings.max_tokens)
 
 
-OUTCOMES_SQL = """
-SELECT match_id, instance, player_row, player_col, score_row, score_col, shard_id
-FROM repeated_duels WHERE status <> 'call_failed' ORDER BY match_id
-"""
-
-
 def outcomes(con: Any) -> list[SeatOutcome]:
     """Every match of the run's pairings (but those ended by a failed call), row seat first,
     with each seat's score (see the module docstring)."""
-    return [SeatOutcome(*row) for row in con.execute(OUTCOMES_SQL).fetchall()]
+    return seat_outcomes(con, TABLE, "match_id", "instance")
