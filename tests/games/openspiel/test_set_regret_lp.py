@@ -93,3 +93,20 @@ def test_on_kuhn_poker_the_method_bounds_the_exact_least_regret_from_above():
         for key, probs in kuhn_policy(alpha).items():
             for a, p in probs.items():
                 assert p == 0.0 or widest[key][a] >= 1e-4, (alpha, key, a)
+
+
+def test_leduc_rows_carry_the_set_regret():
+    from distbench.games.openspiel.plan import OpenSpielShard
+    from distbench.games.openspiel.runner import run_shard
+    from distbench.llm.dummy import DummyBackend
+    from distbench.llm.registry import make_spec
+
+    dummy = make_spec("dummy")
+    shard = OpenSpielShard(
+        shard_id="t", game="leduc_poker", mode="play", seed=33_0611, start=0, stop=6,
+        player=dummy, opponent="random", seat_orders=(0, 1), llm_seed=1, temperature=1.0,
+        max_tokens=None, mcts_simulations=20, specs=(dummy,), run_id="r")
+    result = run_shard(shard, {dummy: DummyBackend(dummy)})
+    moves = [m for m in result.tables["moves"][1].to_pylist() if m["action"] is not None]
+    assert moves and all(m["set_regret"] is not None for m in moves)
+    assert all(m["set_regret"] <= m["regret"] + 1e-9 for m in moves)
