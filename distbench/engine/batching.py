@@ -32,7 +32,8 @@ submitted again; only requests no record covers are submitted. A create whose an
 (a 502 from a gateway, a kill before the record's rename) is not paid twice: a
 ``<tag>.pending`` note is written before each create and the batch carries the tag in its
 ``metadata``, so the provider's list of batches is searched for it before creating again
-(OpenAI; a Message Batch has no metadata, so there its requests are submitted again, once).
+(OpenAI; a Message Batch has no metadata: there the note's time and the requests' count pick
+it from the list, and its results' ``custom_id`` s confirm it once it has ended).
 
 A batch the provider no longer knows (404) is closed with no answer and its requests are sent
 again, once; a batch still running past its ``expires_at`` (at most
@@ -182,6 +183,15 @@ def _chunk_tag(ids: Sequence[str]) -> str:
 def _pending_note(run_dir: Path, ids: Sequence[str]) -> Path:
     """The note that a batch of ``ids`` is being created (not named like a record)."""
     return run_dir / FOLDER / f"{_chunk_tag(ids)}.pending"
+
+
+def _note_time(pending: Path) -> float | None:
+    """When the create a pending note stands for was attempted (None: a note without it)."""
+    try:
+        since = json.loads(pending.read_text("utf-8")).get("since")
+    except (AttributeError, OSError, ValueError):
+        return None
+    return float(since) if isinstance(since, (int, float)) else None
 
 
 def _chunks(items: list[tuple[str, str, dict[str, Any]]], limits: BatchLimits
@@ -354,23 +364,26 @@ class BatchRun:
         metadata = {"distbench_run": self.run_dir.name[:500], "distbench_batch": tag}
         pending = _pending_note(self.run_dir, ids)
         if pending.exists():
-            found = self._find(client, metadata)
+            found = self._find(client, metadata, ids, _note_time(pending))
             if found is not None:
                 return found.get("input_file_id"), found
-        write_json(pending, {"tag": tag, "requests": len(ids)})
+        since = time.time()
+        write_json(pending, {"tag": tag, "requests": len(ids), "since": since})
         try:
             return client.submit(lines, endpoint, metadata=metadata)
         except BatchError:
-            found = self._find(client, metadata)  # created, its answer lost?
+            found = self._find(client, metadata, ids, since)  # created, its answer lost?
             if found is None:
                 raise
             return found.get("input_file_id"), found
 
-    def _find(self, client: Any, metadata: dict[str, str]) -> dict[str, Any] | None:
+    def _find(self, client: Any, metadata: dict[str, str], ids: list[str],
+              since: float | None) -> dict[str, Any] | None:
         from distbench.llm.batch import BatchError
 
+        recorded = {r["batch_id"] for r in self.records}
         try:
-            found = client.find(metadata)
+            found = client.find(metadata, ids=ids, since=since, exclude=recorded)
         except BatchError as exc:
             self.say(f"could not look up a batch whose creation was not confirmed ({exc}): "
                      "creating it")

@@ -25,7 +25,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -49,6 +50,9 @@ UNUSABLE = "distbench_error"
 """The key of a line distbench writes itself for a request whose batch gave no usable line
 (an unreadable, oversized or conflicting line, a batch the provider lost or that failed): its
 value is the failed call's error text (:func:`unusable_line`)."""
+CLOCK_SLACK_S = 120.0
+"""Seconds a provider's clock may be behind ours when a Message Batch whose create answer was
+lost is looked for among those created since the create was attempted."""
 GET_RETRIES = 4
 """Attempts after the first for a GET (a poll, a download) that met a 5xx, a 429 or a
 connection error; never for a POST that creates (it could be paid twice)."""
@@ -284,10 +288,13 @@ class BatchClient:
         """Asks the provider to cancel a batch (one that outlived its window)."""
         return self._json("POST", f"/v1/batches/{_plain(batch_id)}/cancel")
 
-    def find(self, metadata: dict[str, str], pages: int = 10) -> dict[str, Any] | None:
+    def find(self, metadata: dict[str, str], pages: int = 10, *,
+             ids: Sequence[str] | None = None, since: float | None = None,
+             exclude: Collection[str] = ()) -> dict[str, Any] | None:
         """The newest batch whose ``metadata`` holds all of ``metadata`` and that is not
         failed, cancelled or expired, from the provider's list of batches (newest first,
-        ``pages`` pages of 100 at most); None when there is none."""
+        ``pages`` pages of 100 at most); None when there is none. (``ids``, ``since`` and
+        ``exclude`` serve :meth:`AnthropicBatchClient.find`; the metadata suffices here.)"""
         after = None
         for _ in range(pages):
             params = {"limit": 100, **({"after": after} if after else {})}
@@ -389,9 +396,57 @@ class AnthropicBatchClient(BatchClient):
             "POST", f"/v1/messages/batches/{_plain(batch_id)}/cancel"),
             "POST /v1/messages/batches/cancel")
 
-    def find(self, metadata: dict[str, str], pages: int = 10) -> dict[str, Any] | None:
-        """None: a Message Batch has no metadata to be recognised by."""
-        return None
+    def find(self, metadata: dict[str, str], pages: int = 10, *,
+             ids: Sequence[str] | None = None, since: float | None = None,
+             exclude: Collection[str] = ()) -> dict[str, Any] | None:
+        """The Message Batch an earlier create of ``ids`` made although its answer was lost,
+        recognised without metadata (a Message Batch has none): from the provider's list
+        (newest first, ``pages`` pages of 100 at most), a batch not in ``exclude`` (the run's
+        recorded batches), created at ``since`` (when the create was attempted) or later
+        (:data:`CLOCK_SLACK_S` allowed for clocks apart), not ``canceling``, holding
+        ``len(ids)`` requests, and — once ended, when its results can be read — whose results
+        name exactly ``ids``. An ended batch so verified is preferred; else the newest one in
+        progress that fits (its requests cannot be listed before it ends: when its results are
+        read, a request of ``ids`` they miss is a failed call, sent again once). None without
+        ``ids`` and ``since``, or when no batch fits."""
+        if not ids or since is None:
+            return None
+        wanted, after, hopeful = set(ids), None, None
+        for _ in range(pages):
+            got = self._json("GET", "/v1/messages/batches",
+                             params={"limit": 100, **({"after_id": after} if after else {})})
+            data = got.get("data")
+            if not isinstance(data, list):
+                break
+            older = False
+            for item in data:
+                batch, created = self._listed(item)
+                if batch is None or batch["id"] in exclude:
+                    continue
+                if created < since - CLOCK_SLACK_S:
+                    older = True  # newest first: the rest is older still
+                    break
+                if _total(batch) != len(wanted) or batch["status"] == "canceling":
+                    continue
+                if batch["status"] != "ended":
+                    hopeful = hopeful or batch
+                elif {line["custom_id"] for line in self.results(batch)} == wanted:
+                    return batch
+            after = got.get("last_id")
+            if older or not got.get("has_more") or not isinstance(after, str):
+                break
+        return hopeful
+
+    def _listed(self, item: Any) -> tuple[dict[str, Any] | None, float]:
+        """(batch, its creation time in seconds) of an entry of the list (None, 0: an entry
+        that is not a readable Message Batch)."""
+        try:
+            batch = self._checked(item, "GET /v1/messages/batches")
+            stamp = str(batch.get("created_at"))
+            created = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+        except (AttributeError, BatchError, TypeError, ValueError):
+            return None, 0.0
+        return batch, created
 
     def results(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
         """The result lines of an ended batch (none before; a line that is not a JSON object
@@ -412,6 +467,14 @@ class AnthropicBatchClient(BatchClient):
         if status not in ("in_progress", "canceling", "ended"):
             raise BatchError(f"{what}: unknown processing_status {str(status)[:40]!r}")
         return {**batch, "status": status}
+
+
+def _total(batch: dict[str, Any]) -> int:
+    """How many requests a Message Batch holds (the sum of its ``request_counts``)."""
+    counts = batch.get("request_counts")
+    if not isinstance(counts, dict):
+        return -1
+    return sum(v for v in counts.values() if isinstance(v, int) and not isinstance(v, bool))
 
 
 def _plain(batch_id: str) -> str:

@@ -40,7 +40,9 @@ most :data:`MESSAGES_MAX_REQUESTS` requests, the body at most :data:`MAX_UPLOAD`
 request in input order: ``{"custom_id", "result": {"type": "succeeded", "message"}}``, or
 ``errored`` with an ``error`` (the failed fraction, ``api_error``), ``expired`` (the second half
 of an expiring batch), ``canceled``), ``POST /v1/messages/batches/{id}/cancel`` (before it
-ended: ``canceling``, then ``ended`` with every request ``canceled``).
+ended: ``canceling``, then ``ended`` with every request ``canceled``), ``GET /v1/messages/batches`` (newest first,
+``limit``, ``after_id`` / ``before_id``, ``has_more``, ``first_id``, ``last_id``: no metadata, as
+Anthropic has none).
 
 State: ``<state_dir>/files/<id>`` (content) and ``<id>.json`` (metadata), and
 ``<state_dir>/batches/<id>.json``, each written to a temporary file and renamed. A server
@@ -403,6 +405,32 @@ class BatchStore:
             if self._fault(number, "create_lost"):
                 raise CreateLost(batch_id)
             return _public_messages(batch)
+
+    def list_messages(self, limit: int = 20, after_id: str | None = None,
+                      before_id: str | None = None) -> dict[str, Any]:
+        """The Message Batches, newest first, as Anthropic lists them: ``limit`` (1 to 1000)
+        of those after ``after_id`` (older) or before ``before_id`` (newer), with
+        ``has_more``, ``first_id`` and ``last_id``; a batch due is finished first, as on
+        :meth:`retrieve_messages`. A forgotten batch (``lost``) is not listed."""
+        with self._lock:
+            batches = [json.loads(p.read_bytes()) for p in (self.root / "batches").glob("*.json")]
+            batches = [self._finish_messages(b) if b["status"] == "canceling" or (
+                b["status"] == "in_progress" and self._due(b)) else b for b in batches
+                if b.get("kind") == "messages" and not self._fault(b["number"], "lost")]
+        batches.sort(key=lambda b: -b["number"])
+        ids = [b["id"] for b in batches]
+        size = max(1, min(1000, limit))
+        if after_id is not None:
+            rest = batches[ids.index(after_id) + 1:] if after_id in ids else []
+            page, more = rest[:size], len(rest) > size
+        elif before_id is not None:
+            rest = batches[:ids.index(before_id)] if before_id in ids else []
+            page, more = rest[-size:], len(rest) > size
+        else:
+            page, more = batches[:size], len(batches) > size
+        return {"data": [_public_messages(b) for b in page], "has_more": more,
+                "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None}
 
     def retrieve_messages(self, batch_id: str) -> dict[str, Any]:
         with self._lock:

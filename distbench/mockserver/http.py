@@ -308,7 +308,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, {"object": "list", "data": [model]})
         elif path in (*_LIVE, "/stats/reset"):
             self._error(405, f"use POST for {path}", "invalid_request_error")
-        elif path.startswith("/v1/messages/batches/"):
+        elif path.startswith("/v1/messages/batches/") or path == "/v1/messages/batches":
             if self._authorised():
                 self._messages_batch_get(path)
         elif path.startswith(("/v1/files/", "/v1/batches/")) or path == "/v1/batches":
@@ -412,9 +412,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _messages_batch_get(self, path: str) -> None:
         store = self.server.batches
-        parts = path.strip("/").split("/")  # v1 messages batches ID [results]
+        parts = path.strip("/").split("/")  # v1 messages batches [ID [results]]
         try:
-            if len(parts) == 4:
+            if len(parts) == 3:
+                query = dict(parse_qsl(self.path.partition("?")[2]))
+                limit = int(query["limit"]) if query.get("limit", "").isdigit() else 20
+                page = store.list_messages(limit, query.get("after_id"), query.get("before_id"))
+                self._json(200, {**page, "data": [self._absolute(b) for b in page["data"]]})
+            elif len(parts) == 4:
                 self._json(200, self._absolute(store.retrieve_messages(parts[3])))
             elif len(parts) == 5 and parts[4] == "results":
                 self._send(200, store.messages_results(parts[3]), "application/x-jsonl")

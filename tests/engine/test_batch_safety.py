@@ -98,12 +98,31 @@ def test_a_create_answered_502_is_found_by_its_metadata_not_paid_twice(tmp_path)
     assert not list((tmp_path / "results" / "c" / "batches").glob("*.pending"))
 
 
-def _plan(url: str, run_id: str):
+def test_a_message_batch_create_answered_502_is_found_in_the_list_not_paid_twice(tmp_path):
+    # a Message Batch has no metadata: it is found among the batches created since the
+    # pending note was written, with as many requests; the resume buys nothing twice
+    config = ServerConfig(seed=4, batch_faults=("create_lost",), batch_faulty=1, api_key=KEY)
+    with start_server(config) as server:
+        out = _run(_no_cache(_argv(server.url, "m", wire="anthropic")), tmp_path)
+        again = _run(_no_cache(_argv(server.url, "m", wire="anthropic")), tmp_path)
+        batches = server.stats()["batches"]
+        creates = server.stats()["by_path"].get("/v1/messages/batches", 0)
+    assert out.returncode == 0, out.stderr
+    assert again.returncode == 0, again.stderr
+    assert "was created although its answer was lost" in out.stderr
+    assert (batches["created"], batches["requests"], batches["completed"]) == (1, 50, 50)
+    assert creates >= 2  # the create that was answered 502, then the list
+    assert _trials(tmp_path / "results" / "m") == (50, 50, 0)
+    assert not list((tmp_path / "results" / "m" / "batches").glob("*.pending"))
+
+
+def _plan(url: str, run_id: str, provider: str = "llamacpp"):
     from distbench.games.matrix.plan import MatrixRunConfig
     from distbench.llm.registry import make_spec, resolve_spec
 
-    spec = resolve_spec(make_spec("llamacpp", "mock", None, base_url=url, max_n=1,
-                                  cache=False))
+    options = {"max_n": 1} if provider == "llamacpp" else {}
+    spec = resolve_spec(make_spec(provider, "mock", None, base_url=url, cache=False,
+                                  **options))
     return MatrixRunConfig(buckets=("3x3_midVar_any",), seeds=(42,), num_games=4,
                            num_trials=5, modes=("pure",), llm=spec, max_tokens=16,
                            shard_trials=20).plan(run_id), spec
@@ -133,6 +152,43 @@ def test_a_resume_after_a_lost_create_finds_the_batch_before_creating_one(tmp_pa
     assert len(played) == len(plan.shards)
     assert (batches["created"], batches["requests"]) == (1, 20)
     assert any("was created although its answer was lost" in line for line in lines), lines
+    assert not list((tmp_path / FOLDER).glob("*.pending"))
+
+
+@pytest.mark.parametrize("note_later,created", [(0.0, 2), (3600.0, 3)])
+def test_a_resume_adopts_the_message_batch_whose_results_name_its_requests(
+        tmp_path, monkeypatch, note_later, created):
+    # the driver died after Anthropic created its batch: only the pending note (with its
+    # time) stands. Since then two batches of 20 requests were created: the run's own and,
+    # newer, one of other requests. The resume reads both ended batches' results and adopts
+    # its own, creating none. With a note written an hour after both batches, neither can be
+    # the one it stands for: the batch is created
+    import time
+
+    from distbench.engine.batching import FOLDER, BatchLimits, BatchRun, _pending_note
+    from distbench.llm.batch import batch_line, client_for
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    lines: list[str] = []
+    with start_server(ServerConfig(seed=4, api_key=KEY)) as server:
+        plan, spec = _plan(server.url, "p", provider="anthropic")
+        run = BatchRun(plan.shards, tmp_path, BatchLimits(poll_s=0.05), on_stage=lines.append)
+        ids = [k for s in plan.shards for k in run.keys[s.shard_id]]
+        _pending_note(tmp_path, ids).write_text(json.dumps({"since": time.time() + note_later}))
+        client = client_for(spec)
+        own = client.submit([batch_line(*run.wanted[k])[2] for k in ids], "")[1]["id"]
+        other = [{**batch_line(*run.wanted[k])[2], "custom_id": f"x{i}"}
+                 for i, k in enumerate(ids)]
+        client.submit(other, "")
+        client.close()
+        played = [result for _, result in run.results()]
+        batches = server.stats()["batches"]
+    records = [json.loads(p.read_text()) for p in (tmp_path / FOLDER).glob("[0-9]*.json")]
+    assert len(played) == len(plan.shards)
+    assert batches["created"] == created
+    assert (records[0]["batch_id"] == own) == (created == 2)
+    assert any("was created although its answer was lost" in line for line in lines) \
+        == (created == 2), lines
     assert not list((tmp_path / FOLDER).glob("*.pending"))
 
 

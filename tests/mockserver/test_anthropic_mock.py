@@ -170,3 +170,29 @@ def test_a_restart_on_the_same_folder_keeps_a_pending_message_batch(tmp_path):
         lines = _results(client, ended)
         assert server.stats()["batches"]["created"] == 1
     assert lines[0]["result"]["type"] == "succeeded"
+
+
+def test_message_batches_are_listed_newest_first_a_page_at_a_time():
+    # as Anthropic lists them: ``limit``, ``after_id`` for the older page, ``before_id`` for
+    # the newer one, ``has_more``, ``first_id``, ``last_id``; no OpenAI batch among them
+    with start_server(ServerConfig(batch_delay=60)) as server, \
+            httpx.Client(base_url=server.url) as client:
+        made = [client.post("/v1/messages/batches", json={"requests": [
+            {"custom_id": f"r{j}", "params": _params(j)} for j in range(i + 1)]}).json()["id"]
+            for i in range(5)]
+        first = client.get("/v1/messages/batches", params={"limit": 2}).json()
+        second = client.get("/v1/messages/batches",
+                            params={"limit": 2, "after_id": first["last_id"]}).json()
+        last = client.get("/v1/messages/batches",
+                          params={"limit": 2, "after_id": second["last_id"]}).json()
+        back = client.get("/v1/messages/batches",
+                          params={"limit": 2, "before_id": second["first_id"]}).json()
+        openai = client.get("/v1/batches").json()
+    newest = made[::-1]
+    assert [b["id"] for b in first["data"]] == newest[:2] and first["has_more"]
+    assert [b["id"] for b in second["data"]] == newest[2:4] and second["has_more"]
+    assert [b["id"] for b in last["data"]] == newest[4:] and not last["has_more"]
+    assert [b["id"] for b in back["data"]] == newest[:2]
+    assert (first["first_id"], first["last_id"]) == (newest[0], newest[1])
+    assert [sum(b["request_counts"].values()) for b in first["data"]] == [5, 4]
+    assert openai["data"] == []

@@ -24,6 +24,7 @@ from distbench.games.answers.logprob import read_strategies
 from distbench.games.answers.pairing import PairShard, pair_result
 from distbench.games.answers.parse import ParseStatus, parse_mixed, parse_pure
 from distbench.games.base import ShardResult, derive_seed, seat_label
+from distbench.games.bimatrix.consistency import is_equilibrium_strategy
 from distbench.games.bimatrix.instances import COOPERATIVE, game_id, generate, get_set
 from distbench.games.bimatrix.plan import NAME, BimatrixShard
 from distbench.games.bimatrix.prompts import answer_policy, prompt, with_cue
@@ -156,7 +157,8 @@ def ask(shard: BimatrixShard, spec: BackendSpec, backend: Backend, seat: str, mo
 
 
 def score(p: np.ndarray, q: np.ndarray, x: np.ndarray, y: np.ndarray, own_eq: np.ndarray,
-          pure_eq: np.ndarray, max_welfare: float, mode: str = "pure") -> dict[str, np.ndarray]:
+          pure_eq: np.ndarray, max_welfare: float, mode: str = "pure",
+          degenerate: bool = False) -> dict[str, np.ndarray]:
     """The per-trial metrics of GAMES.md section 4, from the model's seat.
 
     Args:
@@ -168,7 +170,10 @@ def score(p: np.ndarray, q: np.ndarray, x: np.ndarray, y: np.ndarray, own_eq: np
         pure_eq: (k, l) bool, pure equilibrium cells.
         max_welfare: max over cells of A + B.
         mode: ``pure`` (``eq_consistent``: the action is in some equilibrium's support) or
-            ``mixed`` / ``logprob`` (the strategy equals one within 1e-6).
+            ``mixed`` / ``logprob`` (the strategy equals one within 1e-6, or, in a degenerate
+            game, is an equilibrium strategy inside a component of them:
+            :func:`~distbench.games.bimatrix.consistency.is_equilibrium_strategy`).
+        degenerate: The game is flagged degenerate (its equilibria may form continua).
 
     Returns:
         Arrays (T,): value, br_value, regret, quality, eq_consistent, dist_to_eq,
@@ -199,6 +204,10 @@ def score(p: np.ndarray, q: np.ndarray, x: np.ndarray, y: np.ndarray, own_eq: np
             consistent = in_support.any(axis=(1, 2)).astype(float)
         else:
             consistent = (gaps.max(axis=2) <= EQ_TOL).any(axis=1).astype(float)
+            if degenerate:  # a strategy inside a continuum equals no listed extreme point
+                consistent = np.array([
+                    c or (ok and is_equilibrium_strategy(p, q, xt))
+                    for c, ok, xt in zip(consistent, valid, xs, strict=True)], dtype=float)
     else:
         dist = np.full(len(x), np.nan)
         consistent = np.zeros(len(x))
@@ -290,7 +299,8 @@ def run_shard(shard: BimatrixShard | PairShard, backends: Mapping[BackendSpec, B
                     facing = _opponents(opp, theirs, g, trials, q.shape[1], eq_other)
                     x = mine.strategy[g]
                     for name, kind, y, opp_status in facing:
-                        m = score(p, q, x, y, eq_own, pure, float(sol.max_welfare[g]), mode)
+                        m = score(p, q, x, y, eq_own, pure, float(sol.max_welfare[g]), mode,
+                                  bool(sol.degenerate[g]))
                         for t in range(trials):
                             ok = mine.status[g][t] == OK
                             rows.add({

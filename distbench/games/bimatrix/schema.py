@@ -66,7 +66,7 @@ BIMATRIX_TRIALS = pa.schema([
     _f("br_value", _F64, "max_a (Py)_a: the best payoff against the opponent faced; NULL when the opponent is unknown."),
     _f("regret", _F64, "br_value - value >= 0: the Nash gap generalised to the opponent faced; NULL when invalid."),
     _f("quality", _F64, "The headline's quality: 1 - regret / (br_value - min_a (Py)_a), in [0, 1] (1 when every action earns the same); 0 when the model's answer is invalid (in self-play, also when its answer in the other seat is); NULL (left out, counted as missing) when a call of the model failed or another model opponent's answer is not valid."),
-    _f("eq_consistent", pa.bool_(), "Pure: the action is in the support of some equilibrium's strategy of the model's seat; mixed: the strategy equals one within 1e-6. NULL when invalid."),
+    _f("eq_consistent", pa.bool_(), "Pure: the action is in the support of some equilibrium's strategy of the model's seat; mixed: the strategy equals one within 1e-6, or, in a degenerate game, is the seat's strategy in some equilibrium (an LP: inside a continuum too). NULL when invalid."),
     _f("dist_to_eq", _F64, "min over equilibria of ||x - x*||_1; NULL when invalid."),
     _f("welfare_ratio", _F64, "(x'Ay + x'By) / max_welfare of the joint play; NULL when invalid or max_welfare <= 0."),
     _f("dominated", pa.bool_(), "The model's strategy puts weight on an action strictly dominated by another pure action; NULL when invalid."),

@@ -29,7 +29,7 @@ its parameter ``alpha`` (the first player bets a jack with probability ``alpha``
 ``3 alpha``, and calls a bet with a queen with ``alpha + 1/3``; the second player's strategy is
 unique). Minimax values are unique, so perfect-information references need no such name.
 
-**Regret against the set of equilibria** (Kuhn poker, two players): :attr:`Reference.set_regret`
+**Regret against the set of equilibria** (exact for Kuhn poker, two players): :attr:`Reference.set_regret`
 is, for each information state and action, the least regret over *every* equilibrium of the
 game, which the ``moves`` table stores as ``set_regret``. Kuhn poker's equilibria are
 ``alpha in [0, 1/3]`` for the first player times the second player's unique strategy (Kuhn
@@ -39,7 +39,19 @@ game, which the ``moves`` table stores as ``set_regret``. Kuhn poker's equilibri
 ``alpha = 0`` (where the second player's information states after a bet are unreached and the
 fallback weights of chance apply), just above 0 (``alpha = 1e-9``: the limit, to 1e-8) and
 ``1/3``. ``tests/games/openspiel/test_set_regret.py`` checks it against a fine grid of the
-family. Other games keep ``set_regret`` NULL (a sequence-form LP per move would be needed). The reference is cached in memory and on disk under
+family.
+
+Leduc poker and Liar's Dice (two players, with an equilibrium reference: one small die each)
+get an upper bound of it, by a sequence-form LP
+(:mod:`distbench.games.openspiel.sequence_form`, a few seconds for Leduc, once per game):
+``set_regret`` is the least regret over four equilibria, the reference, the exact equilibrium
+whose strategies have the largest support (every move that some equilibrium plays, it plays)
+and the two pairs mixing their players' strategies. So ``set_regret <= regret``, and a move
+that some equilibrium plays at a state the widest equilibrium's opponent reaches has
+``set_regret`` 0; a positive value may exceed the least over the whole set (the least over a
+continuum is not computed there; on Kuhn poker the bound is within 0.15 chip of the exact
+value). Other games keep it NULL. The reference is cached in memory and on
+disk under
 ``<user cache>/openspiel/`` (:func:`distbench.cache_dir`), one JSON file per game string and
 format version, written through a temporary file and an atomic rename.
 """
@@ -50,7 +62,7 @@ import json
 import logging
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from distbench.games.base import stable_hash
@@ -97,8 +109,8 @@ class Reference:
         nash_conv: NashConv of ``policy`` (None without one).
         detail: Why there is no reference, or how it was made.
         name: Which reference exactly (see "Which equilibrium" in the module docstring).
-        set_regret: key -> {action: least regret over every equilibrium}, where computed
-            (Kuhn poker); empty elsewhere.
+        set_regret: key -> {action: least regret over every equilibrium} (Kuhn poker), or
+            over four equilibria (Leduc poker, Liar's Dice); empty elsewhere.
     """
 
     game: str
@@ -152,6 +164,9 @@ def reference(game: str) -> Reference:
         return _MEMO[game]
     path = _cache_path(game)
     ref = _read(path, game)
+    if ref is not None and _lp_game(ref) and not ref.set_regret:  # cached before it had one
+        ref = replace(ref, set_regret=sampled_set_regret(load_game(game), ref))
+        _write(path, ref)
     if ref is None:
         ref = compute(game)
         _write(path, ref)
@@ -180,7 +195,9 @@ def _read(path: str, game: str) -> Reference | None:
         infostates={k: (int(p), tuple(a), tuple(n)) for k, (p, a, n) in data["infostates"].items()},
         nash_conv=data["nash_conv"], detail=data["detail"], name=data["name"],
         set_regret={k: {int(a): float(v) for a, v in d.items()}
-                    for k, d in data["set_regret"].items()})
+                    for k, d in data["set_regret"].items()}
+        if data.get("set_regret_method") == SET_REGRET_METHOD
+        or not _lp_game_name(game) else {})
 
 
 def _write(path: str, ref: Reference) -> None:
@@ -188,7 +205,7 @@ def _write(path: str, ref: Reference) -> None:
             "policy": ref.policy,
             "infostates": {k: [p, list(a), list(n)] for k, (p, a, n) in ref.infostates.items()},
             "nash_conv": ref.nash_conv, "detail": ref.detail, "name": ref.name,
-            "set_regret": ref.set_regret}
+            "set_regret": ref.set_regret, "set_regret_method": SET_REGRET_METHOD}
     folder = os.path.dirname(path)
     try:
         os.makedirs(folder, exist_ok=True)
@@ -212,8 +229,29 @@ def compute(game_string: str) -> Reference:
             name += (f"; Kuhn alpha = {alpha:.4f} (the first player bets a jack with alpha, "
                      "a king with 3 alpha)")
             set_regret = kuhn_set_regret(load_game(game_string), ref.infostates)
+        elif _lp_game(ref):
+            set_regret = sampled_set_regret(load_game(game_string), ref)
     return Reference(ref.game, ref.kind, ref.q, ref.policy, ref.infostates, ref.nash_conv,
                      ref.detail, name, set_regret)
+
+
+LP_GAMES = ("leduc_poker", "liars_dice")
+"""Games whose ``set_regret`` is bounded by the sequence-form LP (module docstring)."""
+
+
+SET_REGRET_METHOD = 1
+"""Version of :func:`sampled_set_regret`: a cached reference whose ``set_regret`` another
+version made has it computed again (the equilibrium itself is kept)."""
+
+
+def _lp_game_name(game: str) -> bool:
+    return game.split("(")[0] in LP_GAMES
+
+
+def _lp_game(ref: Reference) -> bool:
+    """A two-player game of :data:`LP_GAMES` with an equilibrium reference."""
+    return ref.kind == "equilibrium" and _lp_game_name(ref.game) \
+        and {p for p, _, _ in ref.infostates.values()} <= {0, 1}
 
 
 def _is_kuhn(ref: Reference) -> bool:
@@ -257,6 +295,31 @@ def kuhn_set_regret(game: Any, infostates: dict[str, Any]) -> dict[str, dict[int
                 row = best.setdefault(key, dict(values))
                 for a, r in values.items():
                     row[a] = min(row[a], r)
+    return best
+
+
+def sampled_set_regret(game: Any, ref: Reference) -> dict[str, dict[int, float]]:
+    """The least regret of each action over four equilibria of a two-player zero-sum game:
+    the reference, the equilibrium of largest support (:func:`~distbench.games.openspiel.
+    sequence_form.widest_equilibrium`) and the two pairs mixing their players' strategies
+    (the equilibria are a product set); empty when the LP fails (module docstring)."""
+    from distbench.games.openspiel.sequence_form import sequence_form, widest_equilibrium
+
+    try:
+        widest, _ = widest_equilibrium(sequence_form(game), ref.policy)
+    except RuntimeError as exc:
+        log.warning("no set_regret for %s: %s", ref.game, exc)
+        return {}
+    seat = {key: player for key, (player, _, _) in ref.infostates.items()}
+    mixed = [{k: (widest if seat.get(k) == first else ref.policy).get(k, ref.policy.get(k, {}))
+              for k in ref.infostates} for first in (0, 1)]
+    best = {k: dict(v) for k, v in _regrets(ref.q).items() if k in ref.infostates}
+    for policy in (widest, *mixed):
+        for key, values in _regrets(_action_values(game, policy)).items():
+            row = best.get(key)
+            if row is not None:
+                for a, r in values.items():
+                    row[a] = min(row.get(a, r), r)
     return best
 
 

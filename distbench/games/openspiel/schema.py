@@ -55,7 +55,7 @@ MOVES = pa.schema([
     _f("action", pa.int64(), "OpenSpiel id of the action played; NULL when the answer was not a legal move."),
     _f("action_name", pa.string(), "Name of the action played; NULL when none."),
     _f("regret", _F64, "Best action value minus the played action's value under the reference (0 for a best move); NULL without a reference value or a move."),
-    _f("set_regret", _F64, "The least regret of the played action over every equilibrium of the game (<= regret); computed for two-player Kuhn poker, NULL elsewhere and without a move."),
+    _f("set_regret", _F64, "The least regret of the played action over every equilibrium of the game (<= regret); exact for two-player Kuhn poker; for Leduc poker and Liar's Dice the least over four equilibria (the reference, the sequence-form LP's widest equilibrium and their two mixes: an upper bound, 0 for moves an equilibrium plays); NULL elsewhere and without a move."),
     _f("best_value", _F64, "The best legal action's value for the mover under the reference; NULL without one."),
     _f("action_value", _F64, "The played action's value under the reference; NULL without one or a move."),
     _f("call_id", pa.string(), "Row of the calls table; NULL for scripted players."),
