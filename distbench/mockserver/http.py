@@ -239,8 +239,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
             for key, value in (headers or {}).items():
                 self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(body)
+            # The head and the body go out in one write (end_headers would flush the head
+            # alone): one system call and one thread switch a response fewer.
+            if self.request_version == "HTTP/0.9":
+                self.wfile.write(body)
+            else:
+                self._headers_buffer.append(b"\r\n" + body)
+                self.flush_headers()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
