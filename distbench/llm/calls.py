@@ -44,12 +44,14 @@ def ceiling_tokens(req: Request) -> tuple[int, int]:
     return max(1, -(-len(text) // 4)), req.max_tokens * max(1, req.n)
 
 
-def usage_problem(req: Request, response: Response) -> tuple[str, str]:
+def usage_problem(req: Request, response: Response, text: str | None = None
+                  ) -> tuple[str, str]:
     """Why an answered call's (prompt, completion) token counts cannot be trusted, each
     ("" when it can): missing, 0 or negative, a completion longer than the request allowed
-    (or 0 for a non-empty answer), a prompt far longer than the text sent."""
+    (or 0 for a non-empty answer), a prompt far longer than the text sent (``text``, the
+    request's rendered prompt when the caller has it already)."""
     prompt, completion = response.prompt_tokens, response.completion_tokens
-    sent = len(req.completion_prompt().encode("utf-8"))
+    sent = len((req.completion_prompt() if text is None else text).encode("utf-8"))
     allowed = req.max_tokens * max(1, req.n)
     if prompt is None or prompt <= 0:
         bad_prompt = f"prompt_tokens {prompt}"
@@ -81,14 +83,15 @@ def _paid(spec: BackendSpec) -> bool:
         return True
 
 
-def _estimated(spec: BackendSpec, requests: Sequence[Request], responses: Sequence[Response]
-               ) -> list[tuple[int | None, int | None, str]]:
+def _estimated(spec: BackendSpec, requests: Sequence[Request], responses: Sequence[Response],
+               prompts: Sequence[str]) -> list[tuple[int | None, int | None, str]]:
     """(estimated prompt tokens, estimated completion tokens, notes) of each call: for an
-    answered call, the request's ceiling of each count that is not usable, else None."""
+    answered call, the request's ceiling of each count that is not usable, else None
+    (``prompts``: the requests' rendered prompts, rendered once for the rows)."""
     paid = _paid(spec)
     out = []
-    for req, r in zip(requests, responses, strict=True):
-        bad = usage_problem(req, r) if paid and r.status == "ok" and not r.cache_hit \
+    for req, r, text in zip(requests, responses, prompts, strict=True):
+        bad = usage_problem(req, r, text) if paid and r.status == "ok" and not r.cache_hit \
             else ("", "")
         if not any(bad):
             out.append((None, None, r.notes))
@@ -124,7 +127,8 @@ def calls_table(
     """
     endpoint = redact_url(f"{spec.provider}:{spec.option('base_url') or 'in-process'}")
     n = len(requests)
-    estimated = _estimated(spec, requests, responses)
+    prompts = [r.completion_prompt() for r in requests]  # long transcripts: rendered once
+    estimated = _estimated(spec, requests, responses, prompts)
     columns = {
         "run_id": [run_id] * n,
         "shard_id": [shard_id] * n,
@@ -136,7 +140,7 @@ def calls_table(
         "model": [spec.model] * n,
         "style": [spec.style] * n,
         "request_hash": [cache_key(spec, r) for r in requests],
-        "prompt_text": [r.completion_prompt() for r in requests],
+        "prompt_text": prompts,
         "response_text": [_response_text(r) for r in responses],
         "status": [r.status for r in responses],
         "error": [r.error for r in responses],

@@ -57,6 +57,8 @@ from distbench.llm.limits import (
     classify_status,
     retry_after_seconds,
 )
+from distbench.llm.transport import BodyTooLarge as LeanBodyTooLarge
+from distbench.llm.transport import LeanPool, json_bytes
 
 log = logging.getLogger(__name__)
 
@@ -280,6 +282,11 @@ class OpenAICompatibleBackend(Backend):
         self.n_supported: bool | None = None if spec.max_samples() > 1 else False
         """Whether the endpoint answers ``n`` samples per request (None: not known yet)."""
         self._probe: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        self._lean: LeanPool | None = None
+        self._lean_ok = (transport is None and self.base_url.startswith("http://")
+                         and os.environ.get("DISTBENCH_LEAN_HTTP", "1") != "0")
+        """Whether calls go through :class:`~distbench.llm.transport.LeanPool` (plain
+        ``http://`` and no test transport; ``DISTBENCH_LEAN_HTTP=0`` keeps httpx, to compare)."""
 
     @classmethod
     def resolve(cls, spec: BackendSpec) -> BackendSpec:
@@ -316,12 +323,15 @@ class OpenAICompatibleBackend(Backend):
             # The clients, the limiter's locks and the connection pools belong to one event
             # loop; a backend reused under a new loop (one asyncio.run per shard) starts them
             # afresh.
-            self._clients, self._limiter, self._loop = [], None, loop
+            self._clients, self._limiter, self._loop, self._lean = [], None, loop, None
         if not self._clients:
             self._clients = [self._new_client(size) for size in pool_sizes(
                 self.limits.max_concurrency, 1 if self._transport else POOL_CONNECTIONS)]
             self._busy = [0] * len(self._clients)
             self._limiter = RateLimiter(self.limits, sleep=self._sleep)
+            if self._lean_ok:
+                self._lean = LeanPool(self.base_url, self._params, self._headers(),
+                                      self.limits.max_concurrency)
         return self._limiter
 
     def _new_client(self, connections: int) -> httpx.AsyncClient:
@@ -353,6 +363,9 @@ class OpenAICompatibleBackend(Backend):
         return self._limiter
 
     async def aclose(self) -> None:
+        lean, self._lean = self._lean, None
+        if lean is not None:
+            await lean.aclose()
         clients, self._clients = self._clients, []
         for client in clients:
             await client.aclose()
@@ -428,7 +441,13 @@ class OpenAICompatibleBackend(Backend):
 
     async def _attempt(self, path: str, body: dict[str, Any]) -> tuple[int, bytes, httpx.Headers]:
         """One POST (:func:`read_capped` with this endpoint's timeout, key and query) through
-        the least busy connection pool."""
+        the least busy connection pool, or the lean path of a plain-HTTP endpoint."""
+        if self._lean is not None:
+            try:
+                async with asyncio.timeout(self.limits.timeout):
+                    return await self._lean.post(path, json_bytes(body), MAX_BODY_BYTES)
+            except LeanBodyTooLarge as exc:
+                raise BodyTooLarge(exc.args[0], _too_large(exc.args[1])) from None
         pool = self._pool()
         self._busy[pool] += 1
         try:

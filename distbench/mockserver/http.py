@@ -212,6 +212,40 @@ class _Server(ThreadingHTTPServer):
                 pass
 
 
+_DATE: list[Any] = [0, ""]
+"""The second and the Date header formatted for it (:meth:`_Handler.date_time_string`)."""
+
+
+class _Headers(dict):
+    """A request's headers: names compared without case (as the e-mail ``Message`` the
+    standard library gives); a repeated header keeps its first value, as ``Message.get``."""
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return super().get(key.lower(), default)
+
+    def __getitem__(self, key: str) -> Any:
+        return super().get(key.lower())
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and super().__contains__(key.lower())
+
+
+def _read_headers(rfile: Any, most: int = 100) -> _Headers | None:
+    """The header lines up to the blank one (None past ``most`` lines or a line over 64
+    KiB, the standard library's limits); a line without a colon is skipped."""
+    headers = _Headers()
+    for _ in range(most + 1):
+        line = rfile.readline(65537)
+        if len(line) > 65536:
+            return None
+        if line in (b"\r\n", b"\n", b""):
+            return headers
+        name, sep, value = str(line, "iso-8859-1").partition(":")
+        if sep:
+            headers.setdefault(name.strip().lower(), value.strip())
+    return None
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms stalls
@@ -222,6 +256,46 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         # Only the request line (method, path, protocol) and status reach here: no headers.
         logger.debug("%s " + format, self.client_address[0], *args)
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        if logger.isEnabledFor(logging.DEBUG):  # a request's line formatted only when logged
+            super().log_request(code, size)
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        # The Date header changes once a second: formatted once a second, not per response.
+        if timestamp is not None:
+            return super().date_time_string(timestamp)
+        now = int(time.time())
+        cached = _DATE
+        if cached[0] != now:
+            cached[:] = [now, super().date_time_string(now)]
+        return cached[1]
+
+    def parse_request(self) -> bool:
+        """The request line and headers; a well-formed HTTP/1.x request line has its headers
+        read by :func:`_read_headers` (the standard library's e-mail parser costs a third of
+        a call's CPU here), any other goes through the standard library's checks."""
+        line = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        words = line.split(" ")
+        if len(words) != 3 or words[2] not in ("HTTP/1.1", "HTTP/1.0") \
+                or not words[1].startswith("/") or words[1].startswith("//"):
+            return super().parse_request()
+        self.requestline = line
+        self.command, self.path, self.request_version = words
+        self.close_connection = words[2] == "HTTP/1.0"
+        headers = _read_headers(self.rfile)
+        if headers is None:
+            self.send_error(431, "Line too long or too many headers")
+            return False
+        self.headers = headers  # type: ignore[assignment]
+        connection = headers.get("connection", "").lower()
+        if connection == "close":
+            self.close_connection = True
+        elif connection == "keep-alive":
+            self.close_connection = False
+        if headers.get("expect", "").lower() == "100-continue" and words[2] == "HTTP/1.1":
+            return self.handle_expect_100()
+        return True
 
     # -- plumbing
 
@@ -239,8 +313,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
             for key, value in (headers or {}).items():
                 self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(body)
+            # The head and the body go out in one write (end_headers would flush the head
+            # alone): one system call and one thread switch a response fewer.
+            if self.request_version == "HTTP/0.9":
+                self.wfile.write(body)
+            else:
+                self._headers_buffer.append(b"\r\n" + body)
+                self.flush_headers()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 

@@ -63,8 +63,18 @@ def play_sessions(shard: FogShard, backends: Mapping[BackendSpec, Backend]):
     """Plays every game of the shard; returns (sessions, calls per spec)."""
     sessions = [GameSession(shard.rules, _agents(shard), shard.seed, i, game_id(shard, i))
                 for i in range(shard.start, shard.stop)]
-    specs = (shard.llm_a, shard.llm_b)
     calls: dict[BackendSpec, dict[str, list]] = {}
+    # One event loop for the shard's turns (an endpoint's connections are kept from one turn
+    # to the next; a loop per turn would open them again every turn).
+    with asyncio.Runner() as runner:
+        _play_turns(shard, sessions, backends, calls, runner)
+    return sessions, calls
+
+
+def _play_turns(shard: FogShard, sessions: list, backends: Mapping[BackendSpec, Backend],
+                calls: dict[BackendSpec, dict[str, list]], runner: asyncio.Runner) -> None:
+    """Plays the sessions turn by turn, every turn's calls in ``runner``'s loop."""
+    specs = (shard.llm_a, shard.llm_b)
     while True:
         active = [s for s in sessions if not s.done]
         if not active:
@@ -85,7 +95,7 @@ def play_sessions(shard: FogShard, backends: Mapping[BackendSpec, Backend]):
                     plans[(si, p)] = agent.observe_and_plan(p, obs[p], session.rngs[p])
         for spec, items in pending.items():
             requests = [it[3] for it in items]
-            responses: list[Response] = asyncio.run(backends[spec].generate(requests))
+            responses: list[Response] = runner.run(backends[spec].generate(requests))
             log = calls.setdefault(spec, {"requests": [], "responses": [], "ids": [], "trials": []})
             for (si, p, obs_p, req, cid), resp in zip(items, responses, strict=True):
                 agent = active[si].agents[p]
@@ -98,7 +108,6 @@ def play_sessions(shard: FogShard, backends: Mapping[BackendSpec, Backend]):
         for si, session in enumerate(active):
             session.apply((plans[(si, 0)], plans[(si, 1)]),
                           (call_ids.get((si, 0)), call_ids.get((si, 1))))
-    return sessions, calls
 
 
 def game_reasoning(agents) -> str:
