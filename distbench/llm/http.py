@@ -69,6 +69,21 @@ if importlib.util.find_spec("sniffio") is None:
     sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
 
 
+
+def _lean_reachable(base_url: str) -> bool:
+    """Whether the lean HTTP/1.1 path can reach ``base_url``: plain ``http://``, no user or
+    password in it, and no proxy from the environment (``HTTP_PROXY``/``ALL_PROXY`` unless
+    ``NO_PROXY`` exempts the host), since only httpx speaks to proxies."""
+    import urllib.request
+
+    parts = urlsplit(base_url)
+    if parts.scheme != "http" or parts.username or parts.password:
+        return False
+    proxies = urllib.request.getproxies()
+    if not (proxies.get("http") or proxies.get("all")):
+        return True
+    return bool(urllib.request.proxy_bypass(parts.hostname or ""))
+
 class AuthenticationFailed(BackendUnavailable):
     """The endpoint rejected the credentials (401/403): the whole run stops."""
 
@@ -283,10 +298,12 @@ class OpenAICompatibleBackend(Backend):
         """Whether the endpoint answers ``n`` samples per request (None: not known yet)."""
         self._probe: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._lean: LeanPool | None = None
-        self._lean_ok = (transport is None and self.base_url.startswith("http://")
+        self._lean_ok = (transport is None and _lean_reachable(self.base_url)
                          and os.environ.get("DISTBENCH_LEAN_HTTP", "1") != "0")
         """Whether calls go through :class:`~distbench.llm.transport.LeanPool` (plain
-        ``http://`` and no test transport; ``DISTBENCH_LEAN_HTTP=0`` keeps httpx, to compare)."""
+        ``http://`` reached directly, no test transport; ``DISTBENCH_LEAN_HTTP=0`` keeps httpx,
+        to compare). A proxy from the environment or credentials in the URL keep httpx, which
+        handles them."""
 
     @classmethod
     def resolve(cls, spec: BackendSpec) -> BackendSpec:

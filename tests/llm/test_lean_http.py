@@ -131,3 +131,19 @@ def test_a_plain_http_endpoint_is_asked_over_the_lean_path_and_keeps_its_connect
         assert not OpenAICompatibleBackend(spec)._lean_ok  # httpx kept on request
     assert all(a.status == "ok" and a.text for a in answers)
     assert 1 <= kept <= 4
+
+
+def test_a_proxy_or_credentials_keep_httpx(monkeypatch):
+    """Only httpx speaks to proxies and sends a URL's credentials: the lean path steps aside
+    when the environment names a proxy the host is not exempt from, or the URL carries a user."""
+    from distbench.llm.http import _lean_reachable
+
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    assert _lean_reachable("http://127.0.0.1:9/v1")
+    assert not _lean_reachable("https://127.0.0.1:9/v1")
+    assert not _lean_reachable("http://user:secret@127.0.0.1:9/v1")
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    assert not _lean_reachable("http://10.1.2.3:8000/v1")
+    monkeypatch.setenv("NO_PROXY", "10.1.2.3")
+    assert _lean_reachable("http://10.1.2.3:8000/v1")
