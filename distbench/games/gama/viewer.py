@@ -14,14 +14,7 @@ from typing import Any
 
 import duckdb
 
-from distbench.report.viewer import (
-    ViewItem,
-    ViewOptions,
-    ViewPart,
-    clip,
-    num,
-    sampled,
-)
+from distbench.report.viewer import ViewItem, ViewOptions, ViewPart, clip, num, sampled
 from distbench.store.catalog import cursor_records
 
 FILTERS = (("game", "game"), ("model", "table"), ("status", "game status"))

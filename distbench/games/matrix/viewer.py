@@ -16,15 +16,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from distbench.report.viewer import (
-    ViewItem,
-    ViewOptions,
-    ViewPart,
-    clip,
-    num,
-    sampled,
-    share,
-)
+from distbench.report.viewer import ViewItem, ViewOptions, ViewPart, clip, num, sampled, share
 
 FILTERS = (("model", "model"), ("bucket", "bucket"), ("mode", "mode"), ("status", "parse status"))
 

@@ -14,14 +14,7 @@ from typing import Any
 
 import duckdb
 
-from distbench.report.viewer import (
-    ViewItem,
-    ViewOptions,
-    ViewPart,
-    clip,
-    num,
-    sampled,
-)
+from distbench.report.viewer import ViewItem, ViewOptions, ViewPart, clip, num, sampled
 from distbench.store.catalog import cursor_records
 
 FILTERS = (("pairing", "pairing (seat A vs seat B)"), ("mode", "mode"), ("lang", "language"),

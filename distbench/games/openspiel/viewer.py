@@ -10,14 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from distbench.report.viewer import (
-    ViewItem,
-    ViewOptions,
-    ViewPart,
-    clip,
-    num,
-    sampled,
-)
+from distbench.report.viewer import ViewItem, ViewOptions, ViewPart, clip, num, sampled
 from distbench.store.catalog import cursor_records
 
 FILTERS = (("game", "game"), ("pairing", "pairing (player_a vs player_b)"),
