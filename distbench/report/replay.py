@@ -27,6 +27,7 @@ from typing import Any
 import duckdb
 
 from distbench.report.viewer import ranked, script_json
+from distbench.store.catalog import cursor_groups
 
 __all__ = ["Replay", "ReplayPart", "ReplaySource", "grouped", "pick", "records", "render_page",
            "replay_loop", "units_and_steps", "write_replays"]
@@ -102,10 +103,7 @@ def records(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict
 
 def grouped(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict[Any, list[tuple]]:
     """The rows of ``sql`` grouped by their first column (the rest of each row kept, in order)."""
-    out: dict[Any, list[tuple]] = {}
-    for row in con.execute(sql, params).fetchall():
-        out.setdefault(row[0], []).append(row[1:])
-    return out
+    return cursor_groups(con.execute(sql, params))
 
 
 def units_and_steps(con: duckdb.DuckDBPyConnection, unit_sql: str, step_sql: str
