@@ -12,7 +12,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "distbench"
 MAX_FUNCTION = 150
 MAX_MODULE = 800
-EXCLUDED = {"llm/local.py"}
+EXCLUDED: set[str] = set()
 
 
 def _modules() -> list[Path]:

@@ -97,21 +97,11 @@ def _register() -> None:
         view,
     )
 
-    cli.add_command(run.run)
-    cli.add_command(query.query)
-    cli.add_command(check.check)
-    cli.add_command(compare.compare)
-    cli.add_command(export.export)
-    cli.add_command(publish.publish)
-    cli.add_command(serve.serve)
-    cli.add_command(sweep.sweep)
-    cli.add_command(report.report)
-    cli.add_command(view.view)
-    cli.add_command(rescore.rescore)
-    cli.add_command(tournament.tournament)
-    cli.add_command(listing.list_command)
-    for group in shared.shared_groups():
-        cli.add_command(group)
+    for command in (run.run, query.query, check.check, compare.compare, export.export,
+                    publish.publish, serve.serve, sweep.sweep, report.report, view.view,
+                    rescore.rescore, tournament.tournament, listing.list_command,
+                    *shared.shared_groups()):
+        cli.add_command(command)
     from distbench.cli.options import bound_all_numbers
 
     bound_all_numbers(cli)

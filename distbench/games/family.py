@@ -512,3 +512,60 @@ class Family:
         if self.comparing is None:
             raise ValueError(f"the {self.name} family is not compared (it declares no units)")
         return _load(self.comparing.units)
+
+
+# --- the floor plan: every family's hooks where the plan puts them -------------------------
+
+FLOOR_PLAN: dict[str, tuple[type, dict[str, str]]] = {
+    "play": (Play, {
+        "runner": "runner:run_shard", "summarize": "summary:{name}_summary",
+        "command": "command:command", "options": "command:OPTIONS"}),
+    "presentation": (Presentation, {
+        "catalog": "command:catalog", "report": "report:section", "viewer": "viewer:view",
+        "replay": "replay:replay"}),
+    "sweeps": (Sweeps, {
+        "configs": "plan:sweep_configs", "describer": "plan:describe_shards",
+        "section": "command:section"}),
+    "tournaments": (Tournaments, {
+        "player": "tournament:player", "pairing": "tournament:pairing",
+        "outcomes": "tournament:outcomes"}),
+    "rescoring": (Rescoring, {"rescore": "rescore:rescore"}),
+    "comparing": (Comparing, {"units": "compare:UNITS"}),
+}
+"""Group -> (its class, field -> ``"module:function"`` relative to the family's package;
+``{name}``: the family's name)."""
+
+Group = bool | Mapping[str, Any] | None
+
+
+def hooks(package: str, name: str, group: str) -> dict[str, str]:
+    """The plan's hooks of ``group`` for the family ``name`` in ``package``, absolute."""
+    return {key: f"{package}.{target.format(name=name)}"
+            for key, target in FLOOR_PLAN[group][1].items()}
+
+
+def _group(package: str, name: str, group: str, value: Group) -> Any:
+    if value is None or value is False:
+        return None
+    fields = hooks(package, name, group) | (dict(value) if isinstance(value, Mapping) else {})
+    return FLOOR_PLAN[group][0](**{k: v for k, v in fields.items() if v is not None})
+
+
+def declare(package: str, identity: Identity, *, play: Group = True,
+            presentation: Group = True, sweeps: Group = None, tournaments: Group = None,
+            rescoring: Group = None, comparing: Group = None) -> Family:
+    """The family of ``package`` (pass ``__package__``) on the floor plan.
+
+    A family package puts each role in the same file under the same name (the runner in
+    ``runner.py:run_shard``, the viewer in ``viewer.py:view``, the rescore hook in
+    ``rescore.py:rescore``...: :data:`FLOOR_PLAN`), so its declaration states only what it
+    has and where it departs from the plan. What this builds is the ordinary declaration
+    (absolute ``"module:function"`` strings): nothing downstream knows the difference.
+
+    Each capability is a group: ``True`` takes the plan as is, a dict the plan with the dict's
+    fields over it (None drops one of the plan's hooks: the field's default), None or False
+    leaves the capability out. ``play`` and ``presentation`` are always there."""
+    groups = {"play": play or True, "presentation": presentation or True, "sweeps": sweeps,
+              "tournaments": tournaments, "rescoring": rescoring, "comparing": comparing}
+    return Family(identity=identity, **{
+        group: _group(package, identity.name, group, value) for group, value in groups.items()})

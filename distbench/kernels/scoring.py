@@ -225,16 +225,14 @@ def _allocate(n_trials: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
 
 
 # --------------------------------------------------------------------------------------------
-# kernels (single functions: no per-trial helper calls, see zero_sum._solve_range)
+# kernels (no per-trial helper calls but the inlined _clip, see zero_sum._solve_range)
 
 
 @njit(cache=True)
-def _score_strategies_kernel(
-    payoffs, col, value, game_index, strategies, llm_value, br_value, nash_gap, exploitability
-):
-    """Fill the four (T,) outputs for mixed strategies; NaN rows give NaN."""
+def _game_terms(payoffs, col):
+    """Per game, once: (U y*) (G, m), the best response value max_i (U y*)_i (G,) and the
+    clipping tolerance (G,) (_CLIP_TOL times the largest payoff size, at least 1)."""
     n_games, m, n = payoffs.shape
-    # (U y*) and the clipping tolerance per game, once
     uy = np.empty((n_games, m), dtype=np.float64)
     br = np.empty(n_games, dtype=np.float64)
     tol = np.empty(n_games, dtype=np.float64)
@@ -253,6 +251,22 @@ def _score_strategies_kernel(
                 best = s
         br[g] = best
         tol[g] = _CLIP_TOL * amax
+    return uy, br, tol
+
+
+@njit(cache=True, inline="always")
+def _clip(x, tol):
+    """``x`` with float noise within ``tol`` of 0 made 0 (inlined into the trial loops)."""
+    return 0.0 if -tol <= x <= tol else x
+
+
+@njit(cache=True)
+def _score_strategies_kernel(
+    payoffs, col, value, game_index, strategies, llm_value, br_value, nash_gap, exploitability
+):
+    """Fill the four (T,) outputs for mixed strategies; NaN rows give NaN."""
+    n_games, m, n = payoffs.shape
+    uy, br, tol = _game_terms(payoffs, col)
     for t in range(game_index.shape[0]):
         g = game_index[t]
         invalid = False
@@ -275,16 +289,10 @@ def _score_strategies_kernel(
                 s += strategies[t, i] * payoffs[g, i, j]
             if s < worst:
                 worst = s
-        gap = br[g] - lv
-        if -tol[g] <= gap <= tol[g]:
-            gap = 0.0
-        expl = value[g] - worst
-        if -tol[g] <= expl <= tol[g]:
-            expl = 0.0
         llm_value[t] = lv
         br_value[t] = br[g]
-        nash_gap[t] = gap
-        exploitability[t] = expl
+        nash_gap[t] = _clip(br[g] - lv, tol[g])
+        exploitability[t] = _clip(value[g] - worst, tol[g])
 
 
 @njit(cache=True)
@@ -293,24 +301,7 @@ def _score_actions_kernel(
 ):
     """Fill the four (T,) outputs for pure actions; action -1 gives NaN."""
     n_games, m, n = payoffs.shape
-    uy = np.empty((n_games, m), dtype=np.float64)
-    br = np.empty(n_games, dtype=np.float64)
-    tol = np.empty(n_games, dtype=np.float64)
-    for g in range(n_games):
-        best = -np.inf
-        amax = 1.0
-        for i in range(m):
-            s = 0.0
-            for j in range(n):
-                p = payoffs[g, i, j]
-                s += p * col[g, j]
-                if abs(p) > amax:
-                    amax = abs(p)
-            uy[g, i] = s
-            if s > best:
-                best = s
-        br[g] = best
-        tol[g] = _CLIP_TOL * amax
+    uy, br, tol = _game_terms(payoffs, col)
     for t in range(game_index.shape[0]):
         g = game_index[t]
         a = actions[t]
@@ -325,13 +316,7 @@ def _score_actions_kernel(
         for j in range(n):
             if payoffs[g, a, j] < worst:
                 worst = payoffs[g, a, j]
-        gap = br[g] - lv
-        if -tol[g] <= gap <= tol[g]:
-            gap = 0.0
-        expl = value[g] - worst
-        if -tol[g] <= expl <= tol[g]:
-            expl = 0.0
         llm_value[t] = lv
         br_value[t] = br[g]
-        nash_gap[t] = gap
-        exploitability[t] = expl
+        nash_gap[t] = _clip(br[g] - lv, tol[g])
+        exploitability[t] = _clip(value[g] - worst, tol[g])

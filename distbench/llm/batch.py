@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -133,16 +133,8 @@ def response_from(spec: BackendSpec, req: Request, result: dict[str, Any] | None
         return Response(text=None, status="failed", error=redact_url(f"HTTP {status}: {shown}"),
                         http_status=status if isinstance(status, int) else None,
                         batch_id=batch_id)
-    try:
-        parsed = parse_body(req.style_for(spec.style), asked_for(req, body), req.n)
-    except (ValueError, RecursionError) as exc:
-        return Response(text=None, status="failed", http_status=200, batch_id=batch_id,
-                        error=redact_url(f"bad response body: {str(exc)[:200]}"))
-    return Response(text=parsed.text, status="ok", http_status=200, attempts=1,
-                    prompt_tokens=parsed.prompt_tokens,
-                    completion_tokens=parsed.completion_tokens, logprobs=parsed.logprobs,
-                    texts=parsed.texts, notes="; ".join(dict.fromkeys(parsed.notes)),
-                    batch_id=batch_id)
+    return _parsed(batch_id, lambda: parse_body(req.style_for(spec.style), asked_for(req, body),
+                                                 req.n))
 
 
 def _message_response(spec: BackendSpec, req: Request, line: dict[str, Any],
@@ -157,14 +149,22 @@ def _message_response(spec: BackendSpec, req: Request, line: dict[str, Any],
         kind_text = str(kind)[:40] if kind is not None else "no result"
         text = f"batch {batch_id}: {kind_text}" + (f": {str(message)[:200]}" if message else "")
         return Response(text=None, status="failed", error=_clean(text), batch_id=batch_id)
+    return _parsed(batch_id, lambda: parse_body("chat", result.get("message"), req.n,
+                                                 anthropic.WIRE), logprobs=False)
+
+
+def _parsed(batch_id: str, parse: Callable[[], Any], *, logprobs: bool = True) -> Response:
+    """The :class:`Response` of a result line's answer body as ``parse()`` reads it (its
+    logprobs kept when ``logprobs``), or a failed one saying why the body is bad."""
     try:
-        parsed = parse_body("chat", result.get("message"), req.n, anthropic.WIRE)
+        parsed = parse()
     except (ValueError, RecursionError) as exc:
         return Response(text=None, status="failed", http_status=200, batch_id=batch_id,
                         error=redact_url(f"bad response body: {str(exc)[:200]}"))
     return Response(text=parsed.text, status="ok", http_status=200, attempts=1,
                     prompt_tokens=parsed.prompt_tokens,
-                    completion_tokens=parsed.completion_tokens, texts=parsed.texts,
+                    completion_tokens=parsed.completion_tokens,
+                    logprobs=parsed.logprobs if logprobs else None, texts=parsed.texts,
                     notes="; ".join(dict.fromkeys(parsed.notes)), batch_id=batch_id)
 
 

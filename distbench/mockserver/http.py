@@ -29,13 +29,20 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
 
 from distbench.mockserver.answerers import Answerer, MockAnswerer
-from distbench.mockserver.batches import (MAX_UPLOAD, BatchStore, CreateLost, NotFound,
-                                          ServerFault, parse_upload)
+from distbench.mockserver.batches import (
+    MAX_UPLOAD,
+    BatchStore,
+    CreateLost,
+    NotFound,
+    ServerFault,
+    parse_upload,
+)
 from distbench.mockserver.faults import (
     HOSTILE_HTML,
     HOSTILE_USAGE,
@@ -64,6 +71,14 @@ _MAX_BODY = 16 * 1024 * 1024
 _GARBAGE = ("banana ??", "Action: banana", "Strategy: [purple, ??]", "¯\\_(ツ)_/¯ maybe", "???")
 _HTML = b"<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>\n"
 
+
+def _object_body(raw: bytes) -> dict[str, Any]:
+    """A request body that must be a JSON object (BadRequest otherwise; JSONDecodeError when
+    it is no JSON)."""
+    body = json.loads(raw or b"null")
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object")
+    return body
 
 class _Stats:
     def __init__(self) -> None:
@@ -514,16 +529,21 @@ class _Handler(BaseHTTPRequestHandler):
     def _messages_batch_post(self, path: str, raw: bytes) -> None:
         store = self.server.batches
         parts = path.strip("/").split("/")
-        try:
+
+        def route() -> dict[str, Any] | None:
             if path == "/v1/messages/batches":
-                body = json.loads(raw or b"null")
-                if not isinstance(body, dict):
-                    raise BadRequest("the body must be a JSON object")
-                self._json(200, self._absolute(store.create_messages(body)))
-            elif len(parts) == 5 and parts[4] == "cancel":
-                self._json(200, self._absolute(store.cancel_messages(parts[3])))
-            else:
-                self._error(404, f"no route {path}", "invalid_request_error", "not_found")
+                return self._absolute(store.create_messages(_object_body(raw)))
+            if len(parts) == 5 and parts[4] == "cancel":
+                return self._absolute(store.cancel_messages(parts[3]))
+            return None
+
+        self._batch_answer(path, route)
+
+    def _batch_answer(self, path: str, route: Callable[[], dict[str, Any] | None]) -> None:
+        """Answers a batch route: its JSON (200), ``no route`` (404) when it returns None, and
+        the store's refusals as the batch APIs give them (400, 404, the injected 502)."""
+        try:
+            answer = route()
         except json.JSONDecodeError as exc:
             self._error(400, f"the body is not valid JSON: {exc.msg}", "invalid_request_error")
         except BadRequest as exc:
@@ -532,6 +552,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, str(exc), "invalid_request_error", "not_found")
         except CreateLost:
             self._error(502, "Bad Gateway (injected: the batch was created)", "server_error")
+        else:
+            if answer is None:
+                self._error(404, f"no route {path}", "invalid_request_error", "not_found")
+            else:
+                self._json(200, answer)
 
     def _absolute(self, batch: dict[str, Any]) -> dict[str, Any]:
         """A Message Batch with its ``results_url`` on this server (as Anthropic gives one)."""
@@ -543,27 +568,17 @@ class _Handler(BaseHTTPRequestHandler):
     def _batch_post(self, path: str, raw: bytes) -> None:
         store = self.server.batches
         parts = path.strip("/").split("/")
-        try:
+
+        def route() -> dict[str, Any] | None:
             if path == "/v1/files":
-                self._json(200, store.upload(*parse_upload(
-                    self.headers.get("Content-Type", ""), raw)))
-            elif path == "/v1/batches":
-                body = json.loads(raw or b"null")
-                if not isinstance(body, dict):
-                    raise BadRequest("the body must be a JSON object")
-                self._json(200, store.create(body))
-            elif parts[1] == "batches" and len(parts) == 4 and parts[3] == "cancel":
-                self._json(200, store.cancel(parts[2]))
-            else:
-                self._error(404, f"no route {path}", "invalid_request_error", "not_found")
-        except json.JSONDecodeError as exc:
-            self._error(400, f"the body is not valid JSON: {exc.msg}", "invalid_request_error")
-        except BadRequest as exc:
-            self._error(400, str(exc), "invalid_request_error")
-        except NotFound as exc:
-            self._error(404, str(exc), "invalid_request_error", "not_found")
-        except CreateLost:
-            self._error(502, "Bad Gateway (injected: the batch was created)", "server_error")
+                return store.upload(*parse_upload(self.headers.get("Content-Type", ""), raw))
+            if path == "/v1/batches":
+                return store.create(_object_body(raw))
+            if parts[1] == "batches" and len(parts) == 4 and parts[3] == "cancel":
+                return store.cancel(parts[2])
+            return None
+
+        self._batch_answer(path, route)
 
     def _authorised(self) -> bool:
         key = self.server.config.api_key

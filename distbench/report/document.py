@@ -52,16 +52,23 @@ p.files { font-size: 12px; color: #777; }
 _TINY = 1e-9
 
 
-def format_cell(value: Any, decimals: int | None = None) -> str:
-    """How a value appears on the page: ``decimals`` places when given (an interval decides
-    them), else four significant digits; None as 'n/a'; sizes below 1e-9 as 0."""
-    if value is None:
+def cell_word(value: Any) -> str | None:
+    """The word a page shows for a value that is no finite number: ``n/a`` for None and NaN or
+    infinities, ``yes``/``no`` for a bool; None for anything else (a number to format)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
     if isinstance(value, bool):
         return "yes" if value else "no"
+    return None
+
+
+def format_cell(value: Any, decimals: int | None = None) -> str:
+    """How a value appears on the page: ``decimals`` places when given (an interval decides
+    them), else four significant digits; None as 'n/a'; sizes below 1e-9 as 0."""
+    word = cell_word(value)
+    if word is not None:
+        return word
     if isinstance(value, float):
-        if not math.isfinite(value):
-            return "n/a"
         if abs(value) < _TINY:
             value = 0.0
         if decimals is not None:

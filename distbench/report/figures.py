@@ -16,6 +16,7 @@ import io
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -78,6 +79,20 @@ def _empty(*series: Sequence[float | None]) -> bool:
             if v is not None and np.isfinite(float(v)):
                 return False
     return True
+
+
+def _labelled(fig: Figure, ax: Any, xlabel: str, ylabel: str, legend: str | None = None
+              ) -> Drawing:
+    """``fig`` rendered with its axes labelled, a small legend (at ``legend``, else where it
+    fits best) and a light grid."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if legend is None:
+        ax.legend(fontsize=8)
+    else:
+        ax.legend(fontsize=8, loc=legend)
+    ax.grid(alpha=0.3)
+    return _render(fig)
 
 
 def _new(width: float, height: float, title: str) -> Figure:
@@ -215,11 +230,7 @@ def interval_lines(
                 ax.annotate(f"n={n}", (xi, v), fontsize=7, xytext=(4, 4),
                             textcoords="offset points")
     ax.set_xticks(x, xs)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    return _render(fig)
+    return _labelled(fig, ax, xlabel, ylabel)
 
 
 def scatter_identity(
@@ -239,11 +250,7 @@ def scatter_identity(
         ax.scatter(x, y, s=14, alpha=0.7, label=f"{name} (n={len(x)})")
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    return _render(fig)
+    return _labelled(fig, ax, xlabel, ylabel)
 
 
 def reliability(
@@ -348,11 +355,8 @@ def pareto_positions(
         ax.scatter(x, y, s=18, alpha=0.6, color=_colour(name, i), label=f"{name} (n={len(x)})")
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("seat a's score / its best possible score")
-    ax.set_ylabel("seat b's score / its best possible score")
-    ax.legend(fontsize=8, loc="lower left")
-    ax.grid(alpha=0.3)
-    return _render(fig)
+    return _labelled(fig, ax, "seat a's score / its best possible score",
+                     "seat b's score / its best possible score", legend="lower left")
 
 
 def heatmap(

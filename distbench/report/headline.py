@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from distbench.report.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_mean_ci
-from distbench.report.stats import bootstrap_means
+from distbench.report.stats import PairedDifference, paired_bootstrap
 
 QUALITY_TOLERANCE = 1e-9
 """A worst pure exploitability at or below this means every action guarantees the value (all
@@ -147,64 +147,18 @@ def headline(quality_sums: Sequence[float], valid_counts: Sequence[float],
         answered=answered, valid=valid, missing=int(missing), units=int(keep.sum()))
 
 
-@dataclass(frozen=True, slots=True)
-class Paired:
-    """A paired difference a - b over shared units, with its bootstrap p-value.
-
-    Attributes:
-        n: Shared units.
-        mean_a: a's mean over them.
-        mean_b: b's mean over them.
-        diff: mean_a - mean_b.
-        ci_low: Lower end of the paired bootstrap 95% interval of ``diff``.
-        ci_high: Upper end.
-        p_value: Two-sided bootstrap p-value of ``diff = 0`` (twice the smaller share of
-            resampled means on either side of 0, at most 1); 1 with fewer than 2 units.
-    """
-
-    n: int
-    mean_a: float
-    mean_b: float
-    diff: float
-    ci_low: float
-    ci_high: float
-    p_value: float
+Paired = PairedDifference
+"""A paired difference a - b over shared units with its interval and bootstrap p-value (the
+one paired bootstrap: :func:`distbench.report.stats.paired_bootstrap`)."""
 
 
 def paired_difference(a: Sequence[float], b: Sequence[float], *,
                       resamples: int = BOOTSTRAP_RESAMPLES, level: float = 0.95,
                       seed: int = BOOTSTRAP_SEED) -> Paired | None:
-    """Paired bootstrap of mean(a) - mean(b) over aligned units (whole units resampled).
-
-    Args:
-        a: (n,) a's value per unit.
-        b: (n,) b's value on the same units, same order.
-        resamples: Bootstrap resamples.
-        level: Level of the interval.
-        seed: Seed of the resampling.
-
-    Returns:
-        The difference, or None without a unit.
-    """
-    xa = np.asarray(a, dtype=np.float64)
-    xb = np.asarray(b, dtype=np.float64)
-    if xa.shape != xb.shape or xa.ndim != 1:
-        raise ValueError(f"a and b must be aligned 1-D arrays, got {xa.shape} and {xb.shape}")
-    if xa.size == 0:
-        return None
-    d = xa - xb
-    n = d.size
-    means = bootstrap_means(d, resamples=resamples, seed=seed)
-    alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    diff = float(d.mean())
-    if n < 2:
-        p = 1.0
-    elif np.all(d == d[0]):
-        p = 1.0 if d[0] == 0 else 0.0
-    else:
-        p = min(1.0, 2.0 * min(float((means <= 0).mean()), float((means >= 0).mean())))
-    return Paired(int(n), float(xa.mean()), float(xb.mean()), diff, float(low), float(high), p)
+    """Paired bootstrap of mean(a) - mean(b) over aligned units (whole units resampled): (n,)
+    values of a and of b on the same units, same order; None without a unit."""
+    return paired_bootstrap(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64),
+                            resamples=resamples, level=level, seed=seed)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -27,8 +27,10 @@ from typing import Any
 import duckdb
 
 from distbench.report.viewer import ranked, script_json
+from distbench.store.catalog import cursor_groups
 
-__all__ = ["Replay", "ReplayPart", "ReplaySource", "grouped", "pick", "records", "render_page", "write_replays"]
+__all__ = ["Replay", "ReplayPart", "ReplaySource", "grouped", "pick", "records", "render_page",
+           "replay_loop", "units_and_steps", "write_replays"]
 
 
 @dataclass
@@ -101,10 +103,29 @@ def records(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict
 
 def grouped(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict[Any, list[tuple]]:
     """The rows of ``sql`` grouped by their first column (the rest of each row kept, in order)."""
-    out: dict[Any, list[tuple]] = {}
-    for row in con.execute(sql, params).fetchall():
-        out.setdefault(row[0], []).append(row[1:])
-    return out
+    return cursor_groups(con.execute(sql, params))
+
+
+def units_and_steps(con: duckdb.DuckDBPyConnection, unit_sql: str, step_sql: str
+                    ) -> Callable[[list[str], str], tuple[dict, dict]]:
+    """A ``fetch`` for :func:`replay_loop`: a group's units as :func:`records` of ``unit_sql``
+    and their steps as :func:`grouped` rows of ``step_sql`` (both take the ids as ``?``)."""
+    return lambda ids, _group: (records(con, unit_sql, [ids]), grouped(con, step_sql, [ids]))
+
+
+def replay_loop(con: duckdb.DuckDBPyConnection, *, family: str, package: str,
+                sample: tuple[str, str, str], per_game: int, seed: int,
+                fetch: Callable[[list[str], str], Any], build: Callable[[str, Any], Replay]
+                ) -> ReplayPart:
+    """The loop of a family's replay hook: up to ``per_game`` ids per game key, sampled by
+    :func:`pick` from ``sample`` (source, group, id expression); per game key, what its replays
+    need read at once (``fetch(ids, key)``), then each replay built in the sampled order
+    (``build(id, fetched)``). The renderer is ``replay.js`` of ``package``."""
+    part = ReplayPart(family, asset(f"{package}:replay.js"))
+    for key, ids in pick(con, *sample, per_game, seed).items():
+        fetched = fetch(ids, key)
+        part.games[key] = [build(unit, fetched) for unit in ids]
+    return part
 
 
 def _slug(text: str) -> str:

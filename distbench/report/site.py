@@ -35,6 +35,7 @@ import numpy as np
 from distbench.report.compare import LEADERBOARD_COLUMNS, FamilyUnits, compare_connection
 from distbench.report.ratings import bootstrap_plackett_luce, elo
 from distbench.store.catalog import fetch_records as _fetch
+from distbench.store.harness import mixed_harnesses
 
 UNKNOWN = "unknown"
 LEVEL = 0.95
@@ -397,15 +398,10 @@ def _page(title: str, body: str, prefix: str, stamp: str) -> str:
 
 def harness_note(runs: list[dict[str, Any]]) -> str:
     """One line when runs of one family were made by different harnesses ("" when they were
-    not): each family has its own prompts, parsers and scorers, so runs of two families always
-    have two hashes and are never compared number for number."""
-    by_family: dict[str, set[str]] = {}
-    for r in runs:
-        by_family.setdefault(str(r["family"]), set()).add(str(r["harness_hash"]))
-    mixed = {f: h for f, h in by_family.items() if len(h) > 1}
-    if not mixed:
+    not): keyed by family as :func:`~distbench.store.harness.mixed_harnesses` says why."""
+    hashes = mixed_harnesses((str(r["family"]), str(r["harness_hash"])) for r in runs)
+    if not hashes:
         return ""
-    hashes = sorted(h for hs in mixed.values() for h in hs)
     return (f"the runs differ in harness ({', '.join(hashes)}): their numbers were made by "
             "different prompts, parsers or scorers; compare with care")
 

@@ -143,6 +143,7 @@ class PairedDifference:
         diff: mean_a - mean_b (the mean of the per-unit differences).
         ci_low: Lower end of the paired bootstrap confidence interval of ``diff``.
         ci_high: Upper end.
+        p_value: Two-sided bootstrap p-value of ``diff = 0`` (:func:`bootstrap_p_value`).
     """
 
     a: str
@@ -153,6 +154,7 @@ class PairedDifference:
     diff: float
     ci_low: float
     ci_high: float
+    p_value: float = 1.0
 
     @property
     def significant(self) -> bool:
@@ -178,6 +180,13 @@ def bootstrap_diff_ci(
     Returns:
         (low, high).
     """
+    low, high, _ = _diff_interval(diffs, resamples, level, seed)
+    return low, high
+
+
+def _diff_interval(diffs: np.ndarray, resamples: int, level: float, seed: int
+                   ) -> tuple[float, float, np.ndarray]:
+    """(low, high, the resampled means) of :func:`bootstrap_diff_ci`."""
     d = np.asarray(diffs, dtype=np.float64)
     if d.ndim != 1 or d.size == 0:
         raise ValueError(f"diffs must be a non-empty 1-D array, got shape {d.shape}")
@@ -186,13 +195,24 @@ def bootstrap_diff_ci(
     means = bootstrap_means(d, resamples=resamples, seed=seed)
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return float(low), float(high)
+    return float(low), float(high), means
+
+
+def bootstrap_p_value(d: np.ndarray, means: np.ndarray) -> float:
+    """Two-sided bootstrap p-value of a zero mean difference: twice the smaller share of the
+    resampled ``means`` on either side of 0, at most 1; 1 with fewer than 2 units, and for
+    constant differences 1 when they are 0, else 0."""
+    if d.size < 2:
+        return 1.0
+    if np.all(d == d[0]):
+        return 1.0 if d[0] == 0 else 0.0
+    return min(1.0, 2.0 * min(float((means <= 0).mean()), float((means >= 0).mean())))
 
 
 def bootstrap_means(d: np.ndarray, *, resamples: int, seed: int) -> np.ndarray:
     """(resamples,) means of ``d`` (n,) resampled with replacement, whole units, seeded; in
     blocks of about 2 million draws (bounded memory): the one paired bootstrap of the reports
-    (:func:`bootstrap_diff_ci`, :func:`distbench.report.headline.paired_difference`)."""
+    (:func:`bootstrap_diff_ci`, :func:`paired_bootstrap`)."""
     n = d.size
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
@@ -231,9 +251,10 @@ def paired_bootstrap(
         raise ValueError(f"a and b must be aligned 1-D arrays, got {a.shape} and {b.shape}")
     if a.size == 0:
         return None
-    low, high = bootstrap_diff_ci(a - b, resamples=resamples, level=level, seed=seed)
+    d = a - b
+    low, high, means = _diff_interval(d, resamples, level, seed)
     return PairedDifference(labels[0], labels[1], int(a.size), float(a.mean()), float(b.mean()),
-                            float((a - b).mean()), low, high)
+                            float(d.mean()), low, high, bootstrap_p_value(d, means))
 
 
 def pairwise_differences(

@@ -44,7 +44,6 @@ import hashlib
 import html
 import json
 import logging
-import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -53,6 +52,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+
+from distbench.report.document import cell_word
 
 log = logging.getLogger(__name__)
 
@@ -176,13 +177,10 @@ TINY = 1e-9
 def num(value: Any, digits: int = 4) -> str:
     """A number as the page shows it: ``digits`` significant digits, sizes below
     :data:`TINY` as 0, None as ``n/a``."""
-    if value is None:
-        return "n/a"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
+    word = cell_word(value)
+    if word is not None:
+        return word
     if isinstance(value, float):
-        if not math.isfinite(value):
-            return "n/a"
         return "0" if abs(value) < TINY else f"{value:.{digits}g}"
     return str(value)
 

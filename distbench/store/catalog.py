@@ -285,6 +285,15 @@ def cursor_records(cursor: Any) -> list[dict[str, Any]]:
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
+def cursor_groups(cursor: Any, key: int = 1) -> dict[Any, list[tuple]]:
+    """The rows of an executed DuckDB statement grouped by their first ``key`` columns (the
+    value itself for one, a tuple for more), each row's other values kept in order."""
+    out: dict[Any, list[tuple]] = {}
+    for row in cursor.fetchall():
+        out.setdefault(row[0] if key == 1 else row[:key], []).append(row[key:])
+    return out
+
+
 def fetch_records(con: Any, sql: str) -> list[dict[str, Any]]:
     """The rows of ``sql`` as dicts, strict-JSON clean (a NaN or infinity is None): what
     every export writes."""

@@ -28,6 +28,16 @@ def column(
     return pa.field(name, type_, nullable=nullable, metadata=metadata)
 
 
+def row_key(family: str | None = None) -> list[pa.Field]:
+    """The columns that start a family's table: ``run_id`` and ``shard_id`` (the shard that
+    produced the row), then ``family`` when ``family`` is given (the table says its family)."""
+    fields = [column("run_id", pa.string(), "Run id.", False),
+              column("shard_id", pa.string(), "Shard that produced the row.", False)]
+    if family is not None:
+        fields.append(column("family", pa.string(), f"Game family: '{family}'.", False))
+    return fields
+
+
 def derived_expression(field: pa.Field) -> str | None:
     """The SQL expression of a derived column, None for a stored one."""
     value = (field.metadata or {}).get(b"derived")

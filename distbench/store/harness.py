@@ -187,15 +187,38 @@ def summary_harness(run_dir: Path | str) -> str | list[str] | None:
     return hashes[0] if len(hashes) == 1 else (hashes or None)
 
 
-def runs_harness(run_dirs: Iterable[Path | str]) -> list[str]:
-    """The distinct harness hashes of several runs, sorted."""
-    return sorted({h for run_dir in run_dirs for h in run_harness(run_dir)})
+def runs_harness(run_dirs: Iterable[Path | str]) -> list[tuple[str, str]]:
+    """``(family, hash)`` for every distinct harness hash of several runs, sorted (the family
+    read from each run's manifest; ``""`` when it names none)."""
+    out = set()
+    for run_dir in run_dirs:
+        try:
+            manifest = json.loads((Path(run_dir) / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            manifest = {}
+        family = str(manifest.get("family") or "") if isinstance(manifest, dict) else ""
+        out.update((family, h) for h in run_harness(run_dir))
+    return sorted(out)
 
 
-def harness_line(hashes: Iterable[str]) -> str | None:
-    """One line saying that numbers mix harnesses (``runs differ in harness: a vs b``), None
-    when they share one (or have none). For ``compare``, tournaments, the site and the card."""
-    distinct = sorted(set(hashes))
-    if len(distinct) < 2:
+def mixed_harnesses(entries: Iterable[str | tuple[str, str]]) -> list[str]:
+    """The hashes, sorted, of the families whose runs were made by more than one harness.
+
+    ``entries`` are ``(family, hash)`` pairs (a bare hash: a run of the one family in view).
+    Each family has its own prompts, parsers and scorers, so runs of two families always have
+    two hashes and are never compared number for number: only hashes within a family mix."""
+    by_family: dict[str, set[str]] = {}
+    for entry in entries:
+        family, value = ("", entry) if isinstance(entry, str) else entry
+        by_family.setdefault(str(family), set()).add(str(value))
+    return sorted(h for hashes in by_family.values() if len(hashes) > 1 for h in hashes)
+
+
+def harness_line(entries: Iterable[str | tuple[str, str]]) -> str | None:
+    """One line saying that numbers of one family mix harnesses (``runs differ in harness: a vs
+    b``), None when each family's runs share one (or have none). ``entries``: as
+    :func:`mixed_harnesses`. For ``compare``, tournaments, the site and the card."""
+    distinct = mixed_harnesses(entries)
+    if not distinct:
         return None
     return "runs differ in harness: " + " vs ".join(distinct)

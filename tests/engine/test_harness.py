@@ -87,3 +87,9 @@ def test_rows_record_the_harness_and_rescoring_changes_the_scorer_part(tmp_path,
 def test_one_harness_is_no_note():
     assert harness_line(["a", "a"]) is None
     assert harness_line(["b", "a"]) == "runs differ in harness: a vs b"
+
+
+def test_the_harness_line_keys_hashes_by_family():
+    assert harness_line([("matrix", "a"), ("fog", "b")]) is None
+    assert harness_line([("matrix", "a"), ("fog", "b"), ("matrix", "c")]) == \
+        "runs differ in harness: a vs c"

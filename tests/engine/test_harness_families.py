@@ -120,6 +120,20 @@ def test_compare_says_when_the_prompt_templates_differ(tmp_path, monkeypatch, ca
     assert "differ in harness" not in same.output
 
 
+def test_compare_across_two_families_is_no_harness_note(tmp_path):
+    """Two families always have two hashes (their own prompts, parsers, scorers): comparing a
+    matrix run with a negotiation run mixes nothing, so no "differ in harness" line."""
+    for family, run_id in (("matrix", "m"), ("negotiation", "n")):
+        _cli(tmp_path, "run", "--family", family, *get_family(family).play.example,
+             "--no-parallel", "--run-id", run_id)
+    m, n = (run_harness(tmp_path / "results" / r) for r in "mn")
+    assert m and n and m != n
+    out = CliRunner().invoke(cli, ["compare", str(tmp_path / "results" / "m"),
+                                   str(tmp_path / "results" / "n")])
+    assert out.exit_code == 0, out.output
+    assert "differ in harness" not in out.output
+
+
 def test_a_tournament_says_when_its_games_mix_harnesses(tmp_path, monkeypatch):
     """A tournament resumed after its prompts changed: the shards played again carry today's
     hash, the others the old one; the tournament says so and its ratings name both."""

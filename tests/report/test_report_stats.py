@@ -111,3 +111,17 @@ def test_report_overlap_ranks_tie_identical_and_overlapping_entries():
     assert overlap_ranks(lows, highs, lower_is_better=False) == [2, 2, 1, None]
     # overlap is not transitive: B overlaps A and C, A and C do not overlap
     assert overlap_ranks([0.0, 0.5, 1.1], [1.0, 1.5, 2.0]) == [1, 1, 2]
+
+
+def test_one_paired_bootstrap_serves_the_report_and_compare():
+    """``paired_bootstrap`` (report tables) and ``headline.paired_difference`` (compare) are one
+    bootstrap: the same interval and the same p-value from the same seed."""
+    from distbench.report.headline import paired_difference
+    from distbench.report.stats import paired_bootstrap
+
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(size=40), rng.normal(0.3, size=40)
+    one, other = paired_bootstrap(a, b, seed=11), paired_difference(list(a), list(b), seed=11)
+    assert (one.diff, one.ci_low, one.ci_high, one.p_value) == \
+        (other.diff, other.ci_low, other.ci_high, other.p_value)
+    assert 0.0 <= one.p_value < 0.2

@@ -106,10 +106,16 @@ def stored_tables(stored: Any, result: Any) -> dict[str, tuple[str, pa.Table]]:
     re-stamped with the new run id)."""
     tables = {name: (stored.tables[name][0] if name in stored.tables else stem, table)
               for name, (stem, table) in result.tables.items() if name != "calls"}
-    if "calls" in stored.tables:
-        stem, calls = stored.tables["calls"]
-        tables["calls"] = (stem, restamp(calls, stored.run_id))
-    return tables
+    return tables | stored_calls(stored)
+
+
+def stored_calls(stored: Any) -> dict[str, tuple[str, pa.Table]]:
+    """``{"calls": (stem, table)}``: a stored shard's calls as they were (a rescore calls no
+    model), re-stamped with the shard's run id; ``{}`` when it stored none."""
+    if "calls" not in stored.tables:
+        return {}
+    stem, calls = stored.tables["calls"]
+    return {"calls": (stem, restamp(calls, stored.run_id))}
 
 
 def keep_stored(new: pa.Table, old: pa.Table, key: str, units: set[str], run_id: str

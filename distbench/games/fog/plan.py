@@ -14,16 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from distbench.games.base import RunPlan, check_config, check_plan_size, seat_label, stable_hash
-from distbench.games.family import (
-    Comparing,
-    Family,
-    Identity,
-    Play,
-    Presentation,
-    Rescoring,
-    Sweeps,
-    Tournaments,
-)
+from distbench.games.family import Identity, declare
 from distbench.games.fog.agents import TIERS, check_agent
 from distbench.games.fog.rules import Rules
 from distbench.games.fog.schema import TABLES
@@ -289,37 +280,17 @@ def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
     return {"fog_games": sum(s.num_units for s in shards)}
 
 
-FAMILY = register(Family(
-    identity=Identity(
-        name="fog",
-        description="fog-of-war skirmish with hidden powers: beliefs (Brier, log loss, "
-                    "calibration), theory of mind, wins",
-        tables=TABLES, main_table="fog_games", unit="games"),
-    play=Play(
-        runner="distbench.games.fog.runner:run_shard",
-        summarize="distbench.games.fog.summary:fog_summary",
-        command="distbench.games.fog.command:command",
-        options="distbench.games.fog.command:OPTIONS",
-        commands="distbench.games.fog.commands:commands",
-        example=("--agent", "tier3", "--opponent", "tier1", "--num-games", "2")),
-    presentation=Presentation(
-        catalog="distbench.games.fog.command:catalog",
-        report="distbench.games.fog.report:section",
-        viewer="distbench.games.fog.viewer:view",
-        replay="distbench.games.fog.replay:replay"),
-    sweeps=Sweeps(
-        configs="distbench.games.fog.plan:sweep_configs",
-        describer="distbench.games.fog.plan:describe_shards",
-        section="distbench.games.fog.command:section"),
-    tournaments=Tournaments(
-        seats=("a", "b"),
-        player="distbench.games.fog.tournament:player",
-        pairing="distbench.games.fog.tournament:pairing",
-        outcomes="distbench.games.fog.tournament:outcomes",
-        options={"scout_accuracy": "probability a scout report is exact (default 0.7)",
-                 "scouting": "true|false (default true)"},
-        anchors=("tier1", "tier2", "tier3", "tier4"),
-        report="distbench.games.fog.tournament:report"),
-    rescoring=Rescoring("distbench.games.fog.rescore:rescore"),
-    comparing=Comparing("distbench.games.fog.compare:UNITS"),
+FAMILY = register(declare(
+    __package__,
+    Identity(name="fog",
+             description="fog-of-war skirmish with hidden powers: beliefs (Brier, log loss, "
+                         "calibration), theory of mind, wins",
+             tables=TABLES, main_table="fog_games", unit="games"),
+    play={"commands": "distbench.games.fog.commands:commands",
+          "example": ("--agent", "tier3", "--opponent", "tier1", "--num-games", "2")},
+    sweeps=True, rescoring=True, comparing=True,
+    tournaments={"seats": ("a", "b"), "report": "distbench.games.fog.tournament:report",
+                 "options": {"scout_accuracy": "probability a scout report is exact (default 0.7)",
+                             "scouting": "true|false (default true)"},
+                 "anchors": ("tier1", "tier2", "tier3", "tier4")},
 ))

@@ -18,7 +18,7 @@ import duckdb
 import numpy as np
 
 from distbench.games.fog.rules import Game, Order, Rules, random_deployment
-from distbench.report.replay import Replay, ReplayPart, asset, pick, records
+from distbench.report.replay import Replay, ReplayPart, records, replay_loop
 
 _GAME_SQL = """
 SELECT game_id, seed, game_index, agent_a, agent_b, scout_accuracy, scouting, board_size,
@@ -82,45 +82,51 @@ def rebuild(g: dict[str, Any], orders: dict[tuple[int, str], list[str]]) -> list
 
 def replay(con: duckdb.DuckDBPyConnection, per_game: int, seed: int) -> ReplayPart:
     """Up to ``per_game`` games per pairing, a step per turn and one for the end."""
-    chosen = pick(con, "fog_games", "agent_a || ' vs ' || agent_b", "game_id", per_game, seed)
-    part = ReplayPart("fog", asset("distbench.games.fog:replay.js"))
-    for pairing, ids in chosen.items():
-        games = records(con, _GAME_SQL, [ids])
-        reports: dict[str, dict[tuple[int, str], tuple]] = {}
-        for gid, turn, player, beliefs, orders, status, brier in con.execute(
-                _REPORT_SQL, [ids]).fetchall():
-            reports.setdefault(gid, {})[(turn, player)] = (beliefs, orders, status, brier)
-        events: dict[str, dict[int, list[str]]] = {}
-        for gid, turn, kind, player, force, details in con.execute(_EVENT_SQL, [ids]).fetchall():
-            who = "" if player is None else f" {player}{'' if force is None else force + 1}"
-            try:
-                info = ", ".join(f"{k} {v}" for k, v in json.loads(details or "{}").items())
-            except (ValueError, AttributeError):
-                info = details or ""
-            events.setdefault(gid, {}).setdefault(turn, []).append(f"{kind}{who}: {info}")
-        replays = []
-        for gid in ids:
-            g = games[gid]
-            rep = reports.get(gid, {})
-            boards = rebuild(g, {key: list(v[1] or []) for key, v in rep.items()})
-            steps = []
-            for turn in range(1, g["turns"] + 2):
-                last = turn > g["turns"]
-                step: dict[str, Any] = {
-                    "label": (f"end: winner {g['winner']} ({g['end_reason']})" if last else
-                              f"turn {turn}: the board before its orders (each side's view); the events they led to"),
-                    "board": boards[turn - 1] if boards else None,
-                    "events": events.get(gid, {}).get(turn - 1 if last else turn, []),
-                    "sides": []}
-                if not last:
-                    for side in "ab":
-                        beliefs, orders, status, brier = rep.get((turn, side), (None,) * 4)
-                        step["sides"].append({"beliefs": beliefs, "orders": orders,
-                                              "status": status, "brier": brier})
-                steps.append(step)
-            static = {"n": g["board_size"], "powers": [g["power_a"], g["power_b"]],
-                      "sovereigns": [g["sovereign_a"], g["sovereign_b"]],
-                      "agents": [g["agent_a"], g["agent_b"]], "rebuilt": boards is not None}
-            replays.append(Replay(gid, gid, static, steps))
-        part.games[pairing] = replays
-    return part
+    return replay_loop(con, family="fog", package=__package__,
+                       sample=("fog_games", "agent_a || ' vs ' || agent_b", "game_id"),
+                       per_game=per_game, seed=seed, fetch=lambda ids, _: _fetch(con, ids),
+                       build=_game)
+
+
+def _fetch(con: duckdb.DuckDBPyConnection, ids: list[str]) -> tuple[dict, dict, dict]:
+    """The games of ``ids``, their reports by (turn, player) and their events by turn."""
+    games = records(con, _GAME_SQL, [ids])
+    reports: dict[str, dict[tuple[int, str], tuple]] = {}
+    for gid, turn, player, beliefs, orders, status, brier in con.execute(
+            _REPORT_SQL, [ids]).fetchall():
+        reports.setdefault(gid, {})[(turn, player)] = (beliefs, orders, status, brier)
+    events: dict[str, dict[int, list[str]]] = {}
+    for gid, turn, kind, player, force, details in con.execute(_EVENT_SQL, [ids]).fetchall():
+        who = "" if player is None else f" {player}{'' if force is None else force + 1}"
+        try:
+            info = ", ".join(f"{k} {v}" for k, v in json.loads(details or "{}").items())
+        except (ValueError, AttributeError):
+            info = details or ""
+        events.setdefault(gid, {}).setdefault(turn, []).append(f"{kind}{who}: {info}")
+    return games, reports, events
+
+
+def _game(gid: str, fetched: tuple[dict, dict, dict]) -> Replay:
+    games, reports, events = fetched
+    g = games[gid]
+    rep = reports.get(gid, {})
+    boards = rebuild(g, {key: list(v[1] or []) for key, v in rep.items()})
+    steps = []
+    for turn in range(1, g["turns"] + 2):
+        last = turn > g["turns"]
+        step: dict[str, Any] = {
+            "label": (f"end: winner {g['winner']} ({g['end_reason']})" if last else
+                      f"turn {turn}: the board before its orders (each side's view); the events they led to"),
+            "board": boards[turn - 1] if boards else None,
+            "events": events.get(gid, {}).get(turn - 1 if last else turn, []),
+            "sides": []}
+        if not last:
+            for side in "ab":
+                beliefs, orders, status, brier = rep.get((turn, side), (None,) * 4)
+                step["sides"].append({"beliefs": beliefs, "orders": orders,
+                                      "status": status, "brier": brier})
+        steps.append(step)
+    static = {"n": g["board_size"], "powers": [g["power_a"], g["power_b"]],
+              "sovereigns": [g["sovereign_a"], g["sovereign_b"]],
+              "agents": [g["agent_a"], g["agent_b"]], "rebuilt": boards is not None}
+    return Replay(gid, gid, static, steps)

@@ -23,6 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from distbench.games.answers.replay import stored_calls
 from distbench.games.base import Rescored, ShardResult, StoredShard
 from distbench.games.fog.agents import make_agent
 from distbench.games.fog.play import GameSession
@@ -147,13 +148,8 @@ def rescore_shard(stored: StoredShard, *, read: Callable[..., Any] = parse_answe
         for (name, tabs), schema in zip(parts.items(), (FOG_GAMES, FOG_REPORTS, FOG_EVENTS),
                                         strict=True)
         if name in stored.tables}
-    calls = 0
-    if "calls" in stored.tables:
-        stem, table = stored.tables["calls"]
-        index = table.column_names.index("run_id")
-        tables["calls"] = (stem, table.set_column(index, "run_id",
-                                                  pa.array([stored.run_id] * table.num_rows)))
-        calls = table.num_rows
+    tables |= stored_calls(stored)
+    calls = tables["calls"][1].num_rows if "calls" in tables else 0
     reports = tables["fog_reports"][1] if "fog_reports" in tables else None
     stats = {"games": len(games), "reports": 0 if reports is None else reports.num_rows,
              "valid_reports": 0 if reports is None else

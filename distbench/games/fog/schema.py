@@ -5,13 +5,13 @@ from __future__ import annotations
 import pyarrow as pa
 
 from distbench.store.fields import column as _f
+from distbench.store.fields import row_key
 
 _F64 = pa.float64()
 _I32 = pa.int32()
 
 _COMMON = [
-    _f("run_id", pa.string(), "Run id.", False),
-    _f("shard_id", pa.string(), "Shard that produced the row.", False),
+    *row_key(),
     _f("game_id", pa.string(), "Game id 'fog/s<seed>/<agent_a>~<agent_b>/g<index>'; it repeats "
        "across the scouting conditions of a study, so a join names the game by "
        "(run_id, shard_id, game_id).", False),

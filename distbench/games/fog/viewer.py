@@ -16,14 +16,7 @@ from typing import Any
 
 import duckdb
 
-from distbench.report.viewer import (
-    ViewItem,
-    ViewOptions,
-    ViewPart,
-    clip,
-    num,
-    sampled,
-)
+from distbench.report.viewer import ViewItem, ViewOptions, ViewPart, clip, num, sampled
 from distbench.store.catalog import cursor_records
 
 FILTERS = (("pairing", "pairing (agent a vs agent b)"), ("scouting", "scouting"),

@@ -31,7 +31,7 @@ from distbench.games.base import (
     seat_identity,
     stable_hash,
 )
-from distbench.games.family import Family, Identity, Play, Presentation, Sweeps, Tournaments
+from distbench.games.family import Identity, declare
 from distbench.games.gama import rules
 from distbench.games.gama.schema import TABLES
 from distbench.games.registry import register
@@ -263,38 +263,26 @@ def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
     return {"gama_games": games} if games else {}
 
 
-FAMILY = register(Family(
-    identity=Identity(
-        name=NAME,
-        description="GAMA-Bench's eight games of ten players (Guess 2/3, El Farol, Divide the "
-                    "Dollar, Public Goods, Diner, Auction, Battle Royale, Pirate): GAMA's score "
-                    "with intervals, distance to equilibrium, invalid answers, mixed tables",
-        tables=TABLES, main_table="gama_games", unit="games"),
-    play=Play(
-        runner="distbench.games.gama.runner:run_shard",
-        summarize="distbench.games.gama.summary:summarize",
-        command="distbench.games.gama.command:command",
-        options="distbench.games.gama.command:OPTIONS",
-        shared={"import": "distbench.games.gama.commands:import_command",
-                "suite": "distbench.games.gama.commands:suite_command"},
-        example=("--game", "guessing", "--llm-type", "dummy", "--num-games", "1",
-                 "--option", "rounds=2")),
-    presentation=Presentation(
-        report="distbench.games.gama.report:section",
-        viewer="distbench.games.gama.viewer:view", replay="distbench.games.gama.replay:replay"),
-    sweeps=Sweeps(
-        configs="distbench.games.gama.plan:sweep_configs",
-        describer="distbench.games.gama.plan:describe_shards",
-        section="distbench.games.gama.plan:section"),
-    tournaments=Tournaments(
-        seats=tuple(str(k) for k in range(1, 11)),
-        player="distbench.games.gama.tournament:player",
-        pairing="distbench.games.gama.tournament:pairing",
-        outcomes="distbench.games.gama.tournament:outcomes",
-        table="distbench.games.gama.tournament:table",
-        options={"game": "the game played (guessing, bar, divide, goods, diner, auction, "
-                         "battle, pirate)",
-                 "players": "seats at a table (default: one per player)",
-                 "rounds": "rounds per game", "ratio": "Guess 2/3's ratio (e.g. 2/3)"},
-        anchors=("scripted:equilibrium", "scripted:random")),
+FAMILY = register(declare(
+    __package__,
+    Identity(name=NAME,
+             description="GAMA-Bench's eight games of ten players (Guess 2/3, El Farol, Divide "
+                         "the Dollar, Public Goods, Diner, Auction, Battle Royale, Pirate): "
+                         "GAMA's score with intervals, distance to equilibrium, invalid answers, "
+                         "mixed tables",
+             tables=TABLES, main_table="gama_games", unit="games"),
+    play={"summarize": "distbench.games.gama.summary:summarize",
+          "shared": {"import": "distbench.games.gama.commands:import_command",
+                     "suite": "distbench.games.gama.commands:suite_command"},
+          "example": ("--game", "guessing", "--llm-type", "dummy", "--num-games", "1",
+                      "--option", "rounds=2")},
+    presentation={"catalog": None},
+    sweeps={"section": "distbench.games.gama.plan:section"},
+    tournaments={"seats": tuple(str(k) for k in range(1, 11)),
+                 "table": "distbench.games.gama.tournament:table",
+                 "options": {"game": "the game played (guessing, bar, divide, goods, diner, "
+                                     "auction, battle, pirate)",
+                             "players": "seats at a table (default: one per player)",
+                             "rounds": "rounds per game", "ratio": "Guess 2/3's ratio (e.g. 2/3)"},
+                 "anchors": ("scripted:equilibrium", "scripted:random")},
 ))

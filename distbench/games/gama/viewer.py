@@ -14,15 +14,8 @@ from typing import Any
 
 import duckdb
 
-from distbench.report.viewer import (
-    ViewItem,
-    ViewOptions,
-    ViewPart,
-    clip,
-    num,
-    sampled,
-)
-from distbench.store.catalog import cursor_records
+from distbench.report.viewer import ViewItem, ViewOptions, ViewPart, clip, num, sampled
+from distbench.store.catalog import cursor_groups, cursor_records
 
 FILTERS = (("game", "game"), ("model", "table"), ("status", "game status"))
 _STRATA_SQL = "SELECT game, model, status, count(*) FROM gama_games GROUP BY ALL ORDER BY ALL"
@@ -83,12 +76,8 @@ def view(con: duckdb.DuckDBPyConnection, options: ViewOptions) -> ViewPart:
     strata, chosen = sampled(con, options, _STRATA_SQL, "gama_games", "game, model, status",
                              "s.game_id", 3000)
     games = cursor_records(con.execute(f"{chosen} ORDER BY game, model, status, _rank"))
-    rounds: dict[tuple[str, str], list[tuple]] = {}
-    for row in con.execute(_ROUNDS_SQL.format(ranked=chosen)).fetchall():
-        rounds.setdefault((row[0], row[1]), []).append(row[2:])
-    moves: dict[tuple[str, str], list[tuple]] = {}
-    for row in con.execute(_MOVES_SQL.format(ranked=chosen)).fetchall():
-        moves.setdefault((row[0], row[1]), []).append(row[2:])
+    rounds = cursor_groups(con.execute(_ROUNDS_SQL.format(ranked=chosen)), key=2)
+    moves = cursor_groups(con.execute(_MOVES_SQL.format(ranked=chosen)), key=2)
     items = []
     for g in games:
         key = (g["run_id"], g["game_id"])

@@ -19,15 +19,7 @@ from typing import Any
 from distbench.games.answers.lengths import answer_tokens, approx_tokens
 from distbench.games.answers.presentation import parse_perturb
 from distbench.games.base import RunPlan, check_config, check_plan_size, stable_hash
-from distbench.games.family import (
-    Comparing,
-    Family,
-    Identity,
-    Play,
-    Presentation,
-    Rescoring,
-    Sweeps,
-)
+from distbench.games.family import Identity, declare
 from distbench.games.matrix.buckets import get_bucket
 from distbench.games.matrix.generate import BLOCK
 from distbench.games.matrix.schema import TABLES, VIEWS
@@ -555,29 +547,15 @@ def describe_shards(spec: Any, shards: list[Shard]) -> dict[str, Any]:
             "completion_tokens_max": total.completion_tokens, "by_model": by_model}
 
 
-FAMILY = register(Family(
-    identity=Identity(
-        name="matrix",
-        description="zero-sum matrix games against a Nash opponent: Nash gap, exploitability",
-        tables=TABLES, main_table="trials", unit="trials", modes=MODES, views=VIEWS),
-    play=Play(
-        runner="distbench.games.matrix.runner:run_shard",
-        summarize="distbench.games.matrix.summary:matrix_summary",
-        command="distbench.games.matrix.command:command",
-        options="distbench.games.matrix.command:OPTIONS",
-        warm_up="distbench.games.matrix.runner:warm_up",
-        batch=True),
-    presentation=Presentation(
-        catalog="distbench.games.matrix.command:catalog",
-        report="distbench.games.matrix.report:section",
-        viewer="distbench.games.matrix.viewer:view",
-        export="distbench.games.matrix.export:export_json",
-        replay="distbench.games.matrix.replay:replay"),
-    sweeps=Sweeps(
-        configs="distbench.games.matrix.plan:sweep_configs",
-        describer="distbench.games.matrix.plan:describe_shards",
-        key="sweep",
-        buckets="distbench.games.matrix.buckets:seed_bucket"),
-    rescoring=Rescoring("distbench.games.matrix.rescore:rescore"),
-    comparing=Comparing("distbench.games.matrix.compare:UNITS"),
+FAMILY = register(declare(
+    __package__,
+    Identity(name="matrix",
+             description="zero-sum matrix games against a Nash opponent: Nash gap, "
+                         "exploitability",
+             tables=TABLES, main_table="trials", unit="trials", modes=MODES, views=VIEWS),
+    play={"warm_up": "distbench.games.matrix.runner:warm_up", "batch": True},
+    presentation={"export": "distbench.games.matrix.export:export_json"},
+    sweeps={"section": None, "key": "sweep",
+            "buckets": "distbench.games.matrix.buckets:seed_bucket"},
+    rescoring=True, comparing=True,
 ))

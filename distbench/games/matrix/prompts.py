@@ -140,26 +140,31 @@ def pure_prompt(payoff: np.ndarray, *, style: str = "chat", reasoning: str = "di
 
 def _ask_pure(description: str, m: int, style: str, reasoning: str = "direct") -> str:
     """A game description followed by the request for one of ``m`` actions."""
-    parts = [description]
     goal = (
         f"Choose one of your {_count(m, 'action')}, 1 to {m}, to make your payoff as high as "
         "possible against this opponent."
     )
+    form = (f"where <k> is the number of your action (a whole number from 1 to {m}):\n"
+            f"{PURE_CUE} <k>")
+    return _request(description, goal, form, style, reasoning,
+                    "The answer is the number of your action.", PURE_COMPLETION_CUE)
+
+
+def _request(description: str, goal: str, form: str, style: str, reasoning: str, plain: str,
+             completion_cue: str) -> str:
+    """A game description, then ``goal`` and how to answer: the final line in ``form`` after
+    reasoning (cot), a reply ending in that line (chat), or ``plain`` and the completion cue."""
+    parts = [description]
     if reasoning == "cot":
-        parts.append(f"{goal} {COT_INSTRUCTION} The final line has exactly this form, where "
-                     f"<k> is the number of your action (a whole number from 1 to {m}):\n"
-                     f"{PURE_CUE} <k>")
+        parts.append(f"{goal} {COT_INSTRUCTION} The final line has exactly this form, {form}")
         if style == "completion":
             parts.append(COT_COMPLETION_CUE)
     elif style == "chat":
-        parts.append(
-            f"{goal} You may think it through first. End your reply with one line of exactly "
-            f"this form, where <k> is the number of your action (a whole number from 1 to {m}):\n"
-            f"{PURE_CUE} <k>"
-        )
+        parts.append(f"{goal} You may think it through first. End your reply with one line of "
+                     f"exactly this form, {form}")
     else:
-        parts.append(f"{goal} The answer is the number of your action.")
-        parts.append(PURE_COMPLETION_CUE)
+        parts.append(f"{goal} {plain}")
+        parts.append(completion_cue)
     return "\n\n".join(parts)
 
 
@@ -183,29 +188,17 @@ def mixed_prompt(payoff: np.ndarray, *, style: str = "chat", reasoning: str = "d
 def _ask_mixed(description: str, m: int, style: str, reasoning: str = "direct") -> str:
     """A game description followed by the request for a strategy over ``m`` actions."""
     labels = ", ".join(f"p{i}" for i in range(1, m + 1))
-    parts = [description]
     goal = (
         f"Choose your mixed strategy: {_count(m, 'probability')}, one for each of your "
         f"{_count(m, 'action')} in the order {_span('Action', m)}, each between 0 and 1 and "
         "together summing to 1, to make your expected payoff as high as possible against this "
         "opponent."
     )
-    if reasoning == "cot":
-        parts.append(f"{goal} {COT_INSTRUCTION} The final line has exactly this form, where p1 "
-                     "is the probability of Action 1, p2 the probability of Action 2, and so "
-                     f"on, written as decimal numbers:\n{MIXED_CUE} [{labels}]")
-        if style == "completion":
-            parts.append(COT_COMPLETION_CUE)
-    elif style == "chat":
-        parts.append(
-            f"{goal} You may think it through first. End your reply with one line of exactly "
-            f"this form, where p1 is the probability of Action 1, p2 the probability of "
-            f"Action 2, and so on, written as decimal numbers:\n{MIXED_CUE} [{labels}]"
-        )
-    else:
-        parts.append(f"{goal} The answer is the list of the {m} probabilities, as decimals.")
-        parts.append(MIXED_COMPLETION_CUE)
-    return "\n\n".join(parts)
+    form = ("where p1 is the probability of Action 1, p2 the probability of Action 2, and so "
+            f"on, written as decimal numbers:\n{MIXED_CUE} [{labels}]")
+    return _request(description, goal, form, style, reasoning,
+                    f"The answer is the list of the {m} probabilities, as decimals.",
+                    MIXED_COMPLETION_CUE)
 
 
 def with_cue(prompt: str, cue: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 import duckdb
 
-from distbench.report.replay import Replay, ReplayPart, asset, grouped, pick
+from distbench.report.replay import Replay, ReplayPart, grouped, replay_loop
 
 _TRIAL_SQL = """
 SELECT game_id, provider || ':' || model, mode, trial, decision, strategy, parse_status,
@@ -34,26 +34,30 @@ def _clean(values: Any) -> Any:
 
 def replay(con: duckdb.DuckDBPyConnection, per_game: int, seed: int) -> ReplayPart:
     """Up to ``per_game`` games per bucket, each with up to :data:`MAX_TRIALS` trials."""
-    chosen = pick(con, "trials", "bucket", "game_id", per_game, seed)
-    part = ReplayPart("matrix", asset("distbench.games.matrix:replay.js"))
-    for bucket, ids in chosen.items():
-        games = {row[0]: row[1:] for row in con.execute(
-            "SELECT game_id, payoff, nash_row, nash_col, value, seed FROM games "
-            "WHERE game_id IN (SELECT unnest(?)) AND bucket = ?", [ids, bucket]).fetchall()}
-        trials = grouped(con, _TRIAL_SQL, [bucket, ids])
-        replays = []
-        for gid in ids:
-            payoff, nash_row, nash_col, value, game_seed = games.get(gid, (None,) * 5)
-            steps: list[dict[str, Any]] = [{"label": "the game: the model plays the rows; "
-                                            "green outline: the Nash equilibrium's support"}]
-            for model, mode, trial, decision, strategy, status, gap, raw in \
-                    trials.get(gid, [])[:MAX_TRIALS]:
-                steps.append({"label": f"{model}, {mode} trial {trial}: {status or 'n/a'}",
-                              "model": model, "mode": mode, "status": status,
-                              "decision": decision, "strategy": _clean(strategy),
-                              "gap": _clean(gap), "raw": (raw or "")[:600]})
-            replays.append(Replay(gid, f"{gid} (seed {game_seed})",
-                                  {"payoff": _clean(payoff), "nash_row": _clean(nash_row),
-                                   "nash_col": _clean(nash_col), "value": _clean(value)}, steps))
-        part.games[bucket] = replays
-    return part
+    return replay_loop(con, family="matrix", package=__package__,
+                       sample=("trials", "bucket", "game_id"), per_game=per_game, seed=seed,
+                       fetch=lambda ids, bucket: _fetch(con, ids, bucket), build=_game)
+
+
+def _fetch(con: duckdb.DuckDBPyConnection, ids: list[str], bucket: str) -> tuple[dict, dict]:
+    """The games of ``ids`` in ``bucket`` (payoffs, Nash, seed) and their trials."""
+    games = {row[0]: row[1:] for row in con.execute(
+        "SELECT game_id, payoff, nash_row, nash_col, value, seed FROM games "
+        "WHERE game_id IN (SELECT unnest(?)) AND bucket = ?", [ids, bucket]).fetchall()}
+    return games, grouped(con, _TRIAL_SQL, [bucket, ids])
+
+
+def _game(gid: str, fetched: tuple[dict, dict]) -> Replay:
+    games, trials = fetched
+    payoff, nash_row, nash_col, value, game_seed = games.get(gid, (None,) * 5)
+    steps: list[dict[str, Any]] = [{"label": "the game: the model plays the rows; "
+                                    "green outline: the Nash equilibrium's support"}]
+    for model, mode, trial, decision, strategy, status, gap, raw in \
+            trials.get(gid, [])[:MAX_TRIALS]:
+        steps.append({"label": f"{model}, {mode} trial {trial}: {status or 'n/a'}",
+                      "model": model, "mode": mode, "status": status,
+                      "decision": decision, "strategy": _clean(strategy),
+                      "gap": _clean(gap), "raw": (raw or "")[:600]})
+    return Replay(gid, f"{gid} (seed {game_seed})",
+                  {"payoff": _clean(payoff), "nash_row": _clean(nash_row),
+                   "nash_col": _clean(nash_col), "value": _clean(value)}, steps)

@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from distbench.report.headline import QUALITY_TOLERANCE
 from distbench.store.fields import column as _f
+from distbench.store.fields import row_key
 
 _F64 = pa.float64()
 _LIST_F64 = pa.list_(pa.float64())
@@ -76,9 +77,7 @@ GAMES = pa.schema(
 
 TRIALS = pa.schema(
     [
-        _f("run_id", pa.string(), "Run id.", False),
-        _f("shard_id", pa.string(), "Shard that produced the row.", False),
-        _f("family", pa.string(), "Game family: 'matrix'.", False),
+        *row_key("matrix"),
         _f("bucket", pa.string(), "Bucket id.", False),
         _f("seed", pa.int64(), "Seed of the game stream.", False),
         _f("provider", pa.string(), "Model provider, e.g. 'dummy', 'openai'.", False),

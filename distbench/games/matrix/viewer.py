@@ -16,15 +16,8 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from distbench.report.viewer import (
-    ViewItem,
-    ViewOptions,
-    ViewPart,
-    clip,
-    num,
-    sampled,
-    share,
-)
+from distbench.report.viewer import ViewItem, ViewOptions, ViewPart, clip, num, sampled, share
+from distbench.store.catalog import cursor_records
 
 FILTERS = (("model", "model"), ("bucket", "bucket"), ("mode", "mode"), ("status", "parse status"))
 
@@ -95,13 +88,9 @@ def view(con: duckdb.DuckDBPyConnection, options: ViewOptions) -> ViewPart:
     """The matrix part of the viewer (see the module docstring)."""
     strata, chosen = sampled(con, options, _STRATA_SQL, "trials",  # a trial: about 1 KB
                              "provider, model, bucket, mode, parse_status", "s.trial_id", 800)
-    sql = _SAMPLE_SQL.format(ranked=chosen)
-    result = con.execute(sql)
-    names = [d[0] for d in result.description]
     shared: dict[str, str] = {}
     items = []
-    for row in result.fetchall():
-        rec = dict(zip(names, row, strict=True))
+    for rec in cursor_records(con.execute(_SAMPLE_SQL.format(ranked=chosen))):
         model = f"{rec['provider']}:{rec['model']}"
         status = rec["parse_status"] or "(none)"
         key = (model, rec["bucket"] or "(none)", rec["mode"] or "(none)", status)

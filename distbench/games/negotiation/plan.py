@@ -25,16 +25,7 @@ from distbench.games.base import (
     seed_key,
     stable_hash,
 )
-from distbench.games.family import (
-    Comparing,
-    Family,
-    Identity,
-    Play,
-    Presentation,
-    Rescoring,
-    Sweeps,
-    Tournaments,
-)
+from distbench.games.family import Identity, declare
 from distbench.games.negotiation.clembench import FileInstance, load_instances, select
 from distbench.games.negotiation.items import LANGS
 from distbench.games.negotiation.parse import KEYWORDS
@@ -339,36 +330,18 @@ def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
     return {"episodes": sum(s.num_units for s in shards)}
 
 
-FAMILY = register(Family(
-    identity=Identity(
-        name=NAME,
-        description="Deal or No Deal: multi-turn negotiation with private values, scored "
-                    "against the Pareto frontier",
-        tables=TABLES, main_table="episodes", unit="episodes", modes=MODES),
-    play=Play(
-        runner="distbench.games.negotiation.runner:run_shard",
-        summarize="distbench.games.negotiation.summary:negotiation_summary",
-        command="distbench.games.negotiation.command:command",
-        options="distbench.games.negotiation.command:OPTIONS",
-        example=("--llm-type", "scripted:fair", "--num-games", "2")),
-    presentation=Presentation(
-        catalog="distbench.games.negotiation.command:catalog",
-        report="distbench.games.negotiation.report:section",
-        viewer="distbench.games.negotiation.viewer:view",
-        replay="distbench.games.negotiation.replay:replay",
-        export="distbench.games.negotiation.export:export_json",
-        formats={"clembench": "distbench.games.negotiation.export:export_clembench"}),
-    sweeps=Sweeps(
-        configs="distbench.games.negotiation.plan:sweep_configs",
-        describer="distbench.games.negotiation.plan:describe_shards",
-        section="distbench.games.negotiation.command:section"),
-    tournaments=Tournaments(
-        seats=("a", "b"),
-        player="distbench.games.negotiation.tournament:player",
-        pairing="distbench.games.negotiation.tournament:pairing",
-        outcomes="distbench.games.negotiation.tournament:outcomes",
-        options={"mode": "semi|coop|comp (default semi)", "lang": "en|de|it (default en)"},
-        anchors=("scripted:fair", "scripted:greedy", "scripted:random")),
-    rescoring=Rescoring("distbench.games.negotiation.rescore:rescore"),
-    comparing=Comparing("distbench.games.negotiation.compare:UNITS"),
+FAMILY = register(declare(
+    __package__,
+    Identity(name=NAME,
+             description="Deal or No Deal: multi-turn negotiation with private values, scored "
+                         "against the Pareto frontier",
+             tables=TABLES, main_table="episodes", unit="episodes", modes=MODES),
+    play={"example": ("--llm-type", "scripted:fair", "--num-games", "2")},
+    presentation={"export": "distbench.games.negotiation.export:export_json",
+                  "formats": {"clembench": "distbench.games.negotiation.export:export_clembench"}},
+    sweeps=True, rescoring=True, comparing=True,
+    tournaments={"seats": ("a", "b"),
+                 "options": {"mode": "semi|coop|comp (default semi)",
+                             "lang": "en|de|it (default en)"},
+                 "anchors": ("scripted:fair", "scripted:greedy", "scripted:random")},
 ))

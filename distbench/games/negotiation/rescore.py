@@ -26,6 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from distbench.games.answers.replay import stored_calls
 from distbench.games.base import Rescored, ShardResult, StoredShard
 from distbench.games.negotiation import parse as P
 from distbench.games.negotiation.game import Episode
@@ -134,13 +135,8 @@ def rescore_shard(stored: StoredShard, *, read: Callable[..., P.Parsed] = P.pars
         "episodes": (stored.tables["episodes"][0], ep_rows.table()),
         "turns": (stored.tables["turns"][0], turn_rows.table()),
     }
-    calls = 0
-    if "calls" in stored.tables:
-        stem, table = stored.tables["calls"]
-        index = table.column_names.index("run_id")
-        tables["calls"] = (stem, table.set_column(index, "run_id",
-                                                  pa.array([stored.run_id] * table.num_rows)))
-        calls = table.num_rows
+    tables |= stored_calls(stored)
+    calls = tables["calls"][1].num_rows if "calls" in tables else 0
     new_rows = ep_rows.table()
     stats = {"episodes": new_rows.num_rows,
              "success": sum(bool(x) for x in new_rows["success"].to_pylist()),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from distbench.store.fields import column as _f
-from distbench.store.fields import derived_expression
+from distbench.store.fields import derived_expression, row_key
 
 # clembench's per-episode quantities (its dond game master and scorer), computed by the view
 # from the stored columns; the summary SQL (queries/negotiation_summary.sql) repeats them.
@@ -28,9 +28,7 @@ _F64 = pa.float64()
 
 EPISODES = pa.schema(
     [
-        _f("run_id", pa.string(), "Run id.", False),
-        _f("shard_id", pa.string(), "Shard that produced the row.", False),
-        _f("family", pa.string(), "Game family: 'negotiation'.", False),
+        *row_key("negotiation"),
         _f("episode_id", pa.string(), "Stable episode id '<instance_id>/<mode>/<lang>/p<pairing hash>/o<seat_order>'.", False),
         _f("instance_id", pa.string(), "Instance id 'neg/s<seed>/i<index>' (the same in every mode and language); for a clembench instance file (--instances) '<file stem>/<experiment name>/<game_id>'.", False),
         _f("seed", pa.int64(), "Seed of the instance stream; -1 for an instance of a clembench file.", False),
@@ -83,8 +81,7 @@ EPISODES = pa.schema(
 
 TURNS = pa.schema(
     [
-        _f("run_id", pa.string(), "Run id.", False),
-        _f("shard_id", pa.string(), "Shard that produced the row.", False),
+        *row_key(),
         _f("episode_id", pa.string(), "Episode (joins episodes.episode_id).", False),
         _f("turn", pa.int32(), "Turn number in the episode, from 0.", False),
         _f("player", pa.string(), "Seat that answered: 'a' or 'b'.", False),

@@ -14,15 +14,8 @@ from typing import Any
 
 import duckdb
 
-from distbench.report.viewer import (
-    ViewItem,
-    ViewOptions,
-    ViewPart,
-    clip,
-    num,
-    sampled,
-)
-from distbench.store.catalog import cursor_records
+from distbench.report.viewer import ViewItem, ViewOptions, ViewPart, clip, num, sampled
+from distbench.store.catalog import cursor_groups, cursor_records
 
 FILTERS = (("pairing", "pairing (seat A vs seat B)"), ("mode", "mode"), ("lang", "language"),
            ("status", "outcome (parse failures abort)"))
@@ -71,9 +64,7 @@ def view(con: duckdb.DuckDBPyConnection, options: ViewOptions) -> ViewPart:
     strata, chosen = sampled(con, options, _STRATA_SQL, _EPISODES, "pairing, mode, lang, outcome",
                              "s.episode_id", 1500)
     episodes = cursor_records(con.execute(_EPISODES_SQL.format(ranked=chosen)))
-    turns: dict[tuple[str, str], list[tuple]] = {}
-    for row in con.execute(_TURNS_SQL.format(ranked=chosen)).fetchall():
-        turns.setdefault((row[0], row[1]), []).append(row[2:])
+    turns = cursor_groups(con.execute(_TURNS_SQL.format(ranked=chosen)), key=2)
     items = []
     for rec in episodes:
         key = (rec["pairing"], rec["mode"] or "(none)", rec["lang"] or "(none)", rec["outcome"])

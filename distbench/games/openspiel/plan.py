@@ -19,20 +19,11 @@ from distbench.games.base import (
     check_config,
     check_plan_size,
     derive_seed,
-    seed_key,
     seat_label,
+    seed_key,
     stable_hash,
 )
-from distbench.games.family import (
-    Comparing,
-    Family,
-    Identity,
-    Play,
-    Presentation,
-    Rescoring,
-    Sweeps,
-    Tournaments,
-)
+from distbench.games.family import Identity, declare
 from distbench.games.openspiel.schema import TABLES
 from distbench.games.registry import register
 from distbench.llm.base import BackendSpec
@@ -297,35 +288,16 @@ def describe_shards(spec: Any, shards: list[Any]) -> dict[str, Any]:
     return {"matches": sum(s.num_units for s in shards if s.mode == "play")}
 
 
-FAMILY = register(Family(
-    identity=Identity(
-        name=NAME,
-        description="OpenSpiel's games (Kuhn and Leduc poker, tic-tac-toe, Liar's Dice, ...) "
-                    "played through text, every move scored against an exact solver, NashConv "
-                    "of the model's policy",
-        tables=TABLES, main_table="matches", unit="matches", modes=MODES),
-    play=Play(
-        runner="distbench.games.openspiel.runner:run_shard",
-        summarize="distbench.games.openspiel.summary:openspiel_summary",
-        command="distbench.games.openspiel.command:command",
-        options="distbench.games.openspiel.command:OPTIONS"),
-    presentation=Presentation(
-        catalog="distbench.games.openspiel.command:catalog",
-        report="distbench.games.openspiel.report:section",
-        viewer="distbench.games.openspiel.viewer:view",
-        replay="distbench.games.openspiel.replay:replay"),
-    sweeps=Sweeps(
-        configs="distbench.games.openspiel.plan:sweep_configs",
-        describer="distbench.games.openspiel.plan:describe_shards",
-        section="distbench.games.openspiel.command:section"),
-    tournaments=Tournaments(
-        seats=("0", "1"),
-        player="distbench.games.openspiel.tournament:player",
-        pairing="distbench.games.openspiel.tournament:pairing",
-        outcomes="distbench.games.openspiel.tournament:outcomes",
-        options={"game": "an OpenSpiel game with parameters (default kuhn_poker)",
-                 "mcts_simulations": "simulations of the mcts player (default 100)"},
-        anchors=SCRIPTED),
-    comparing=Comparing("distbench.games.openspiel.compare:UNITS"),
-    rescoring=Rescoring("distbench.games.openspiel.rescore:rescore"),
+FAMILY = register(declare(
+    __package__,
+    Identity(name=NAME,
+             description="OpenSpiel's games (Kuhn and Leduc poker, tic-tac-toe, Liar's Dice, ...) "
+                         "played through text, every move scored against an exact solver, "
+                         "NashConv of the model's policy",
+             tables=TABLES, main_table="matches", unit="matches", modes=MODES),
+    sweeps=True, rescoring=True, comparing=True,
+    tournaments={"seats": ("0", "1"), "anchors": SCRIPTED,
+                 "options": {"game": "an OpenSpiel game with parameters (default kuhn_poker)",
+                             "mcts_simulations": "simulations of the mcts player "
+                                                 "(default 100)"}},
 ))

@@ -10,7 +10,7 @@ from typing import Any
 
 import duckdb
 
-from distbench.report.replay import Replay, ReplayPart, asset, grouped, pick, records
+from distbench.report.replay import Replay, ReplayPart, replay_loop, units_and_steps
 
 _MATCH_SQL = """
 SELECT match_id, game, player_a, player_b, seat_a, returns, outcome_a, regret_a, reference,
@@ -62,30 +62,28 @@ def _states(game_string: str, chance: list[int], actions: list[int | None]) -> l
 
 def replay(con: duckdb.DuckDBPyConnection, per_game: int, seed: int) -> ReplayPart:
     """Up to ``per_game`` matches per game, a step per move and one for the end."""
-    chosen = pick(con, "matches", "game", "match_id", per_game, seed)
-    part = ReplayPart("openspiel", asset("distbench.games.openspiel:replay.js"))
-    for game, ids in chosen.items():
-        matches = records(con, _MATCH_SQL, [ids])
-        moves = grouped(con, _MOVE_SQL, [ids])
-        replays = []
-        for mid in ids:
-            m = matches[mid]
-            played = moves.get(mid, [])
-            drawings = _states(game, m["chance_outcomes"] or [], [mv[3] for mv in played])
-            steps: list[dict[str, Any]] = []
-            for i, (ply, seat, label, _, name, regret, best, value, status, legal, raw) in \
-                    enumerate(played):
-                steps.append({"label": f"move {ply + 1}: seat {seat} ({label}) plays "
-                              f"{name or 'nothing legal'} ({status})",
-                              "state": drawings[i] if drawings and i < len(drawings) else None,
-                              "move": name, "regret": regret, "best": best, "value": value,
-                              "legal": legal, "raw": (raw or "")[:600], "status": status})
-            end = (f"end: returns {m['returns']}" if m["returns"] is not None else
-                   f"end: seat {m['forfeit_seat']} forfeits ({m['forfeit_status']})")
-            steps.append({"label": end, "state": drawings[-1] if drawings else None,
-                          "outcome_a": m["outcome_a"], "regret_a": m["regret_a"]})
-            replays.append(Replay(mid, f"{mid}: {m['player_a']} (seat {m['seat_a']}) vs "
-                                  f"{m['player_b']}", {"reference": m["reference"],
-                                                       "player_a": m["player_a"]}, steps))
-        part.games[game] = replays
-    return part
+    return replay_loop(con, family="openspiel", package=__package__,
+                       sample=("matches", "game", "match_id"), per_game=per_game, seed=seed,
+                       fetch=units_and_steps(con, _MATCH_SQL, _MOVE_SQL), build=_match)
+
+
+def _match(mid: str, fetched: tuple[dict, dict]) -> Replay:
+    matches, moves = fetched
+    m = matches[mid]
+    played = moves.get(mid, [])
+    drawings = _states(m["game"], m["chance_outcomes"] or [], [mv[3] for mv in played])
+    steps: list[dict[str, Any]] = []
+    for i, (ply, seat, label, _, name, regret, best, value, status, legal, raw) in \
+            enumerate(played):
+        steps.append({"label": f"move {ply + 1}: seat {seat} ({label}) plays "
+                      f"{name or 'nothing legal'} ({status})",
+                      "state": drawings[i] if drawings and i < len(drawings) else None,
+                      "move": name, "regret": regret, "best": best, "value": value,
+                      "legal": legal, "raw": (raw or "")[:600], "status": status})
+    end = (f"end: returns {m['returns']}" if m["returns"] is not None else
+           f"end: seat {m['forfeit_seat']} forfeits ({m['forfeit_status']})")
+    steps.append({"label": end, "state": drawings[-1] if drawings else None,
+                  "outcome_a": m["outcome_a"], "regret_a": m["regret_a"]})
+    return Replay(mid, f"{mid}: {m['player_a']} (seat {m['seat_a']}) vs "
+                  f"{m['player_b']}", {"reference": m["reference"],
+                                       "player_a": m["player_a"]}, steps)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from distbench.store.fields import column as _f
+from distbench.store.fields import row_key
 
 _F64 = pa.float64()
 _LIST_S = pa.list_(pa.string())
@@ -13,9 +14,7 @@ _LIST_I = pa.list_(pa.int64())
 _LIST_F = pa.list_(pa.float64())
 
 MATCHES = pa.schema([
-    _f("run_id", pa.string(), "Run id.", False),
-    _f("shard_id", pa.string(), "Shard that produced the row.", False),
-    _f("family", pa.string(), "Game family: 'openspiel'.", False),
+    *row_key("openspiel"),
     _f("match_id", pa.string(), "Stable match id '<game>/s<seed>/g<index>/p<pairing hash>/o<seat_order>'.", False),
     _f("game", pa.string(), "The OpenSpiel game string as given (registry name and parameters).", False),
     _f("seed", pa.int64(), "Seed of the match's chance outcomes (the same deal in both seat orders).", False),
@@ -39,8 +38,7 @@ MATCHES = pa.schema([
 ])
 
 MOVES = pa.schema([
-    _f("run_id", pa.string(), "Run id.", False),
-    _f("shard_id", pa.string(), "Shard that produced the row.", False),
+    *row_key(),
     _f("match_id", pa.string(), "Match (joins matches.match_id).", False),
     _f("ply", pa.int32(), "Index of the player move in the match, from 0 (chance moves are not counted).", False),
     _f("seat", pa.int32(), "OpenSpiel player id that moved.", False),
@@ -63,9 +61,7 @@ MOVES = pa.schema([
 ])
 
 POLICIES = pa.schema([
-    _f("run_id", pa.string(), "Run id.", False),
-    _f("shard_id", pa.string(), "Shard that produced the row.", False),
-    _f("family", pa.string(), "Game family: 'openspiel'.", False),
+    *row_key("openspiel"),
     _f("game", pa.string(), "The OpenSpiel game string.", False),
     _f("player_a", pa.string(), "The model asked: '<provider>:<model>'.", False),
     _f("info_state", pa.string(), "Information state string (one row per information state of the game).", False),

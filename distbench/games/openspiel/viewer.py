@@ -10,15 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from distbench.report.viewer import (
-    ViewItem,
-    ViewOptions,
-    ViewPart,
-    clip,
-    num,
-    sampled,
-)
-from distbench.store.catalog import cursor_records
+from distbench.report.viewer import ViewItem, ViewOptions, ViewPart, clip, num, sampled
+from distbench.store.catalog import cursor_groups, cursor_records
 
 FILTERS = (("game", "game"), ("pairing", "pairing (player_a vs player_b)"),
            ("status", "outcome of player_a (an illegal answer forfeits)"))
@@ -38,9 +31,7 @@ def view(con: Any, options: ViewOptions) -> ViewPart:
     strata, chosen = sampled(con, options, _STRATA_SQL, _MATCHES, "game, pairing, outcome_a",
                              "s.match_id", 1500)
     matches = cursor_records(con.execute(_MATCHES_SQL.format(ranked=chosen)))
-    moves: dict[tuple[str, str], list[tuple]] = {}
-    for row in con.execute(_MOVES_SQL.format(ranked=chosen)).fetchall():
-        moves.setdefault((row[0], row[1]), []).append(row[2:])
+    moves = cursor_groups(con.execute(_MOVES_SQL.format(ranked=chosen)), key=2)
     items = []
     for rec in matches:
         key = (rec["game"], rec["pairing"], rec["outcome_a"])
