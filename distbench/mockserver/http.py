@@ -54,6 +54,7 @@ from distbench.mockserver.faults import (
 )
 from distbench.mockserver.wire import (
     BadRequest,
+    _read_headers,
     chat_args,
     chat_response,
     completion_args,
@@ -229,36 +230,6 @@ class _Server(ThreadingHTTPServer):
 
 _DATE: list[Any] = [0, ""]
 """The second and the Date header formatted for it (:meth:`_Handler.date_time_string`)."""
-
-
-class _Headers(dict):
-    """A request's headers: names compared without case (as the e-mail ``Message`` the
-    standard library gives); a repeated header keeps its first value, as ``Message.get``."""
-
-    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
-        return super().get(key.lower(), default)
-
-    def __getitem__(self, key: str) -> Any:
-        return super().get(key.lower())
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and super().__contains__(key.lower())
-
-
-def _read_headers(rfile: Any, most: int = 100) -> _Headers | None:
-    """The header lines up to the blank one (None past ``most`` lines or a line over 64
-    KiB, the standard library's limits); a line without a colon is skipped."""
-    headers = _Headers()
-    for _ in range(most + 1):
-        line = rfile.readline(65537)
-        if len(line) > 65536:
-            return None
-        if line in (b"\r\n", b"\n", b""):
-            return headers
-        name, sep, value = str(line, "iso-8859-1").partition(":")
-        if sep:
-            headers.setdefault(name.strip().lower(), value.strip())
-    return None
 
 
 class _Handler(BaseHTTPRequestHandler):

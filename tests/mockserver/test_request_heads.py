@@ -9,7 +9,7 @@ import json
 import socket
 
 from distbench.mockserver import ServerConfig, start_server
-from distbench.mockserver.http import _Headers
+from distbench.mockserver.wire import _Headers
 
 
 def _exchange(url: str, data: bytes) -> bytes:
