@@ -32,3 +32,25 @@ def ray_session():
     start_ray(num_workers=2)
     yield ray
     ray.shutdown()
+
+
+# The suite runs beside anything (issue 37), and every session checks it: Ray's temporary folder
+# is the session's own, not /tmp/ray (unless the caller names one), and an OpenAI-compatible
+# server (the mock) listens on 127.0.0.1:8080 while the session lasts, as the README's
+# `distbench serve local --port 8080 &` would, unless something listens there already (another
+# session, or under pytest-xdist the first worker's). A test that needs no server must not
+# reach it.
+os.environ.setdefault("RAY_TMPDIR", tempfile.mkdtemp(prefix="dray-"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def a_server_on_8080():
+    from distbench.mockserver import ServerConfig, start_server
+
+    try:
+        server = start_server(ServerConfig(port=8080))
+    except OSError:  # taken already: the suite runs beside that one
+        yield None
+        return
+    with server:
+        yield server

@@ -21,7 +21,11 @@ Command blocks (the convention the pages follow):
   fence, one marker per change: ``<!-- docs-test: shorten: OLD -> NEW -->`` (a smaller size for
   a long run: ``--num-games 50 -> --num-games 2``) or ``<!-- docs-test: mock: OLD -> NEW -->``
   (a paid API or a reader's server replaced by the mock: ``--llm-model gpt-4o-mini ->
-  --llm-model gpt-4o-mini --base-url "$DISTBENCH_MOCK_URL"``). The test replaces every
+  --llm-model gpt-4o-mini --base-url "$DISTBENCH_MOCK_URL"``) or ``<!-- docs-test: installed:
+  pip install -e examples/plugins/beauty -> python -m pip show distbench-beauty -->`` (a package
+  the test environment holds already, from the test install command of getting-started.md:
+  the test checks it is there instead of installing it into the shared environment, which has
+  no build tools offline). The test replaces every
   occurrence of OLD by NEW (OLD missing from the block fails it) and prints each change, so the
   command that runs is the page's command with its changes stated, never silently. Besides
   ``$DISTBENCH_MOCK_URL``, a change may use ``$DISTBENCH_FREE_PORT`` (a port nothing listens on,
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -51,7 +56,7 @@ DOCS = REPO / "docs"
 RUN = "bash"
 NOT_COMMANDS = {"text", "python", "toml", "json", "yaml", "sql"}
 NOT_RUN = re.compile(r"^<!-- docs-test: not run: (?P<reason>\S.*?) -->$")
-REWRITE = re.compile(r"^<!-- docs-test: (?P<kind>shorten|mock): (?P<old>\S.*?) -> (?P<new>\S.*?) -->$")
+REWRITE = re.compile(r"^<!-- docs-test: (?P<kind>shorten|mock|installed): (?P<old>\S.*?) -> (?P<new>\S.*?) -->$")
 PLACEHOLDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TOGETHER_API_KEY", "VLLM_API_KEY",
                     "LLAMACPP_API_KEY")
 FENCE = re.compile(r"^```(?P<lang>\S*)\s*$")
@@ -126,9 +131,9 @@ def test_every_block_says_whether_it_is_run_and_markers_sit_on_command_blocks():
              if line.strip().startswith("<!-- docs-test")
              and not (NOT_RUN.match(line.strip()) or REWRITE.match(line.strip()))]
     assert not stray, ("a docs-test marker is <!-- docs-test: not run: REASON --> or "
-                       f"<!-- docs-test: shorten|mock: OLD -> NEW -->: {stray}")
+                       f"<!-- docs-test: shorten|mock|installed: OLD -> NEW -->: {stray}")
     changed = [f"{b.page}:{b.line}" for b in all_blocks() if b.rewrites and (b.lang != RUN or b.not_run)]
-    assert not changed, f"a shorten or mock change belongs above a ```bash block that runs: {changed}"
+    assert not changed, f"a shorten, mock or installed change belongs above a ```bash block that runs: {changed}"
 
 
 def test_not_run_blocks_are_counted():
@@ -209,13 +214,18 @@ def _run_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
 def test_the_page_commands_run(page, tmp_path, mock_url, shims):
     (tmp_path / "examples").symlink_to(REPO / "examples")
     ray_port = str(free_port())
+    # Ray's folder is the page's own (short: Ray's socket paths have a length limit), so the
+    # cluster script's `stop`, which ends the processes naming it, ends this page's nodes only.
+    ray_tmp = tempfile.mkdtemp(prefix="dray-")
     env = {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ.get('PATH', '')}",
            "DISTBENCH_MOCK_URL": mock_url, "DISTBENCH_FREE_PORT": str(free_port()),
-           "DISTBENCH_RAY_PORT": ray_port, "RAY_PORT": ray_port,
-           "RAY_TMPDIR": tempfile.mkdtemp(prefix="dray-"),
+           "DISTBENCH_RAY_PORT": ray_port, "RAY_PORT": ray_port, "RAY_TMPDIR": ray_tmp,
            **{key: "docs-test-placeholder" for key in PLACEHOLDER_KEYS}}
     started = time.monotonic()
-    for block in page_blocks(page):
-        if block.lang == RUN and not block.not_run:
-            _run_block(block, tmp_path, env)
+    try:
+        for block in page_blocks(page):
+            if block.lang == RUN and not block.not_run:
+                _run_block(block, tmp_path, env)
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
     print(f"\n{page}: {time.monotonic() - started:.1f} s")
