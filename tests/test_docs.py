@@ -25,7 +25,10 @@ Command blocks (the convention the pages follow):
   pip install -e examples/plugins/beauty -> python -m pip show distbench-beauty -->`` (a package
   the test environment holds already, from the test install command of getting-started.md:
   the test checks it is there instead of installing it into the shared environment, which has
-  no build tools offline). The test replaces every
+  no build tools offline) or ``<!-- docs-test: fixture: in/instances_semi_en.json ->
+  "$DISTBENCH_REPO/tests/games/negotiation/data/instances_tiny.json" -->`` (a small file of the
+  tests in the format of one the repository does not ship; ``$DISTBENCH_REPO`` is the
+  repository). The test replaces every
   occurrence of OLD by NEW (OLD missing from the block fails it) and prints each change, so the
   command that runs is the page's command with its changes stated, never silently. Besides
   ``$DISTBENCH_MOCK_URL``, a change may use ``$DISTBENCH_FREE_PORT`` (a port nothing listens on,
@@ -56,7 +59,7 @@ DOCS = REPO / "docs"
 RUN = "bash"
 NOT_COMMANDS = {"text", "python", "toml", "json", "yaml", "sql"}
 NOT_RUN = re.compile(r"^<!-- docs-test: not run: (?P<reason>\S.*?) -->$")
-REWRITE = re.compile(r"^<!-- docs-test: (?P<kind>shorten|mock|installed): (?P<old>\S.*?) -> (?P<new>\S.*?) -->$")
+REWRITE = re.compile(r"^<!-- docs-test: (?P<kind>shorten|mock|installed|fixture): (?P<old>\S.*?) -> (?P<new>\S.*?) -->$")
 PLACEHOLDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TOGETHER_API_KEY", "VLLM_API_KEY",
                     "LLAMACPP_API_KEY")
 FENCE = re.compile(r"^```(?P<lang>\S*)\s*$")
@@ -131,9 +134,9 @@ def test_every_block_says_whether_it_is_run_and_markers_sit_on_command_blocks():
              if line.strip().startswith("<!-- docs-test")
              and not (NOT_RUN.match(line.strip()) or REWRITE.match(line.strip()))]
     assert not stray, ("a docs-test marker is <!-- docs-test: not run: REASON --> or "
-                       f"<!-- docs-test: shorten|mock|installed: OLD -> NEW -->: {stray}")
+                       f"<!-- docs-test: shorten|mock|installed|fixture: OLD -> NEW -->: {stray}")
     changed = [f"{b.page}:{b.line}" for b in all_blocks() if b.rewrites and (b.lang != RUN or b.not_run)]
-    assert not changed, f"a shorten, mock or installed change belongs above a ```bash block that runs: {changed}"
+    assert not changed, f"a shorten, mock, installed or fixture change belongs above a ```bash block that runs: {changed}"
 
 
 def test_not_run_blocks_are_counted():
@@ -220,6 +223,7 @@ def test_the_page_commands_run(page, tmp_path, mock_url, shims):
     env = {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ.get('PATH', '')}",
            "DISTBENCH_MOCK_URL": mock_url, "DISTBENCH_FREE_PORT": str(free_port()),
            "DISTBENCH_RAY_PORT": ray_port, "RAY_PORT": ray_port, "RAY_TMPDIR": ray_tmp,
+           "DISTBENCH_REPO": str(REPO),
            **{key: "docs-test-placeholder" for key in PLACEHOLDER_KEYS}}
     started = time.monotonic()
     try:
