@@ -233,3 +233,18 @@ def test_the_page_commands_run(page, tmp_path, mock_url, shims):
     finally:
         shutil.rmtree(ray_tmp, ignore_errors=True)
     print(f"\n{page}: {time.monotonic() - started:.1f} s")
+
+
+def test_a_stated_change_is_applied_and_must_name_what_the_block_holds(tmp_path, monkeypatch):
+    (tmp_path / "p.md").write_text(
+        "<!-- docs-test: shorten: --num-games 50 -> --num-games 1 -->\n"
+        "<!-- docs-test: mock: --base-url URL -> --base-url \"$DISTBENCH_MOCK_URL\" -->\n"
+        "```bash\ndistbench run --num-games 50 --base-url URL\n```\n"
+        "<!-- docs-test: shorten: --num-games 9 -> --num-games 1 -->\n"
+        "```bash\ndistbench run --num-games 50\n```\n", encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "DOCS", tmp_path)
+    changed, wrong = page_blocks("p.md")
+    assert [kind for kind, _, _ in changed.rewrites] == ["shorten", "mock"]
+    assert changed.script() == 'distbench run --num-games 1 --base-url "$DISTBENCH_MOCK_URL"\n'
+    with pytest.raises(AssertionError, match="--num-games 9"):
+        wrong.script()
