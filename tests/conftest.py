@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -40,7 +42,9 @@ def ray_session():
 # `distbench serve local --port 8080 &` would, unless something listens there already (another
 # session, or under pytest-xdist the first worker's). A test that needs no server must not
 # reach it.
-os.environ.setdefault("RAY_TMPDIR", tempfile.mkdtemp(prefix="dray-"))
+if "RAY_TMPDIR" not in os.environ:
+    os.environ["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="dray-")  # short: Ray's socket paths
+    atexit.register(shutil.rmtree, os.environ["RAY_TMPDIR"], ignore_errors=True)
 
 
 @pytest.fixture(scope="session", autouse=True)
