@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -37,3 +39,27 @@ def ray_session():
     start_ray(num_workers=2)
     yield ray
     ray.shutdown()
+
+
+# The suite runs beside anything (issue 37), and every session checks it: Ray's temporary folder
+# is the session's own, not /tmp/ray (unless the caller names one), and an OpenAI-compatible
+# server (the mock) listens on 127.0.0.1:8080 while the session lasts, as the README's
+# `distbench serve local --port 8080 &` would, unless something listens there already (another
+# session, or under pytest-xdist the first worker's). A test that needs no server must not
+# reach it.
+if "RAY_TMPDIR" not in os.environ:
+    os.environ["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="dray-")  # short: Ray's socket paths
+    atexit.register(shutil.rmtree, os.environ["RAY_TMPDIR"], ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def a_server_on_8080():
+    from distbench.mockserver import ServerConfig, start_server
+
+    try:
+        server = start_server(ServerConfig(port=8080))
+    except OSError:  # taken already: the suite runs beside that one
+        yield None
+        return
+    with server:
+        yield server

@@ -14,14 +14,34 @@ Command blocks (the convention the pages follow):
 - ```` ```text ```` holds what a command prints or a layout: never run. Other shell fences
   (``console``, ``sh``, ``shell`` or no language) are refused, so every block says which it is.
 - A command block that cannot run here is marked on the line right above its fence with
-  ``<!-- docs-test: not run: REASON -->`` (an install, a real paid API and its key, a Ray cluster,
-  a file the repository does not ship). The test counts them and prints each with its reason.
+  ``<!-- docs-test: not run: REASON -->`` (an install into a new environment, a real paid API
+  with no mock, a file the repository does not ship). The test counts them and prints each with
+  its reason.
+- A command block that runs only with a stated change carries, on the lines right above its
+  fence, one marker per change: ``<!-- docs-test: shorten: OLD -> NEW -->`` (a smaller size for
+  a long run: ``--num-games 50 -> --num-games 2``) or ``<!-- docs-test: mock: OLD -> NEW -->``
+  (a paid API or a reader's server replaced by the mock: ``--llm-model gpt-4o-mini ->
+  --llm-model gpt-4o-mini --base-url "$DISTBENCH_MOCK_URL"``) or ``<!-- docs-test: installed:
+  pip install -e examples/plugins/beauty -> python -m pip show distbench-beauty -->`` (a package
+  the test environment holds already, from the test install command of getting-started.md:
+  the test checks it is there instead of installing it into the shared environment, which has
+  no build tools offline) or ``<!-- docs-test: fixture: in/instances_semi_en.json ->
+  "$DISTBENCH_REPO/tests/games/negotiation/data/instances_tiny.json" -->`` (a small file of the
+  tests in the format of one the repository does not ship; ``$DISTBENCH_REPO`` is the
+  repository). The test replaces every
+  occurrence of OLD by NEW (OLD missing from the block fails it) and prints each change, so the
+  command that runs is the page's command with its changes stated, never silently. Besides
+  ``$DISTBENCH_MOCK_URL``, a change may use ``$DISTBENCH_FREE_PORT`` (a port nothing listens on,
+  for a server the block starts) and ``$DISTBENCH_RAY_PORT`` (another, for a Ray cluster: the
+  cluster scripts read ``RAY_PORT``, and ``RAY_TMPDIR`` is a folder of the test's). The API keys
+  of the providers are set to a placeholder, so no real key reaches the mock or a file.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,12 +52,16 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ports import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 RUN = "bash"
 NOT_COMMANDS = {"text", "python", "toml", "json", "yaml", "sql"}
 NOT_RUN = re.compile(r"^<!-- docs-test: not run: (?P<reason>\S.*?) -->$")
+REWRITE = re.compile(r"^<!-- docs-test: (?P<kind>shorten|mock|installed|fixture): (?P<old>\S.*?) -> (?P<new>\S.*?) -->$")
+PLACEHOLDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TOGETHER_API_KEY", "VLLM_API_KEY",
+                    "LLAMACPP_API_KEY")
 FENCE = re.compile(r"^```(?P<lang>\S*)\s*$")
 BLOCK_TIMEOUT = 300
 
@@ -49,6 +73,16 @@ class Block:
     lang: str
     text: str
     not_run: str | None  # the reason, for a marked block
+    rewrites: tuple[tuple[str, str, str], ...] = ()  # (kind, old, new), in page order
+
+    def script(self) -> str:
+        """The text that runs: the page's, each stated change applied."""
+        text = self.text
+        for kind, old, new in self.rewrites:
+            assert old in text, (f"{self.page}:{self.line}: the {kind} change names {old!r}, "
+                                 "which the block does not hold")
+            text = text.replace(old, new)
+        return text
 
 
 def nav_pages() -> list[str]:
@@ -75,8 +109,12 @@ def page_blocks(page: str) -> list[Block]:
             body.append(lines[i])
             i += 1
         marker = NOT_RUN.match(lines[start - 1].strip()) if start else None
+        rewrites, above = [], start - 1
+        while above >= 0 and (change := REWRITE.match(lines[above].strip())):
+            rewrites.insert(0, (change["kind"], change["old"], change["new"]))
+            above -= 1
         blocks.append(Block(page, start + 1, lang, "\n".join(body) + "\n",
-                            marker.group("reason") if marker else None))
+                            marker.group("reason") if marker else None, tuple(rewrites)))
         i += 1
     return blocks
 
@@ -93,8 +131,12 @@ def test_every_block_says_whether_it_is_run_and_markers_sit_on_command_blocks():
     assert not misplaced, f"a not-run marker belongs above a ```bash block: {misplaced}"
     stray = [f"{page}:{n}" for page in nav_pages()
              for n, line in enumerate((DOCS / page).read_text(encoding="utf-8").splitlines(), 1)
-             if line.strip().startswith("<!-- docs-test") and not NOT_RUN.match(line.strip())]
-    assert not stray, f"a docs-test marker is <!-- docs-test: not run: REASON -->: {stray}"
+             if line.strip().startswith("<!-- docs-test")
+             and not (NOT_RUN.match(line.strip()) or REWRITE.match(line.strip()))]
+    assert not stray, ("a docs-test marker is <!-- docs-test: not run: REASON --> or "
+                       f"<!-- docs-test: shorten|mock|installed|fixture: OLD -> NEW -->: {stray}")
+    changed = [f"{b.page}:{b.line}" for b in all_blocks() if b.rewrites and (b.lang != RUN or b.not_run)]
+    assert not changed, f"a shorten, mock, installed or fixture change belongs above a ```bash block that runs: {changed}"
 
 
 def test_not_run_blocks_are_counted():
@@ -103,6 +145,9 @@ def test_not_run_blocks_are_counted():
     print(f"\ndocs command blocks: {len(run)} run, {len(marked)} not run")
     for b in marked:
         print(f"  not run: {b.page}:{b.line}: {b.not_run}")
+    for b in run:
+        for kind, old, new in b.rewrites:
+            print(f"  {kind}: {b.page}:{b.line}: {old} -> {new}")
     assert run
 
 
@@ -144,7 +189,9 @@ def shims(tmp_path_factory) -> Path:
 
 
 def _run_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
-    script = "set -e -o pipefail\n" + block.text
+    for kind, old, new in block.rewrites:
+        print(f"{block.page}:{block.line}: {kind}: {old} -> {new}")
+    script = "set -e -o pipefail\n" + block.script()
     with tempfile.TemporaryFile("w+") as log:  # a file: a background process may hold it open
         proc = subprocess.Popen(["bash", "-c", script], cwd=cwd, env=env, text=True,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -161,7 +208,7 @@ def _run_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
         log.seek(0)
         output = log.read()
     assert proc.returncode == 0, (f"{block.page}:{block.line}: the block failed "
-                                  f"(exit {proc.returncode}):\n{block.text}\n--- output ---\n"
+                                  f"(exit {proc.returncode}):\n{block.script()}\n--- output ---\n"
                                   f"{output[-6000:]}")
 
 
@@ -169,10 +216,35 @@ def _run_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
                                   if any(b.lang == RUN and not b.not_run for b in page_blocks(p))])
 def test_the_page_commands_run(page, tmp_path, mock_url, shims):
     (tmp_path / "examples").symlink_to(REPO / "examples")
+    ray_port = str(free_port())
+    # Ray's folder is the page's own (short: Ray's socket paths have a length limit), so the
+    # cluster script's `stop`, which ends the processes naming it, ends this page's nodes only.
+    ray_tmp = tempfile.mkdtemp(prefix="dray-")
     env = {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ.get('PATH', '')}",
-           "DISTBENCH_MOCK_URL": mock_url}
+           "DISTBENCH_MOCK_URL": mock_url, "DISTBENCH_FREE_PORT": str(free_port()),
+           "DISTBENCH_RAY_PORT": ray_port, "RAY_PORT": ray_port, "RAY_TMPDIR": ray_tmp,
+           "DISTBENCH_REPO": str(REPO),
+           **{key: "docs-test-placeholder" for key in PLACEHOLDER_KEYS}}
     started = time.monotonic()
-    for block in page_blocks(page):
-        if block.lang == RUN and not block.not_run:
-            _run_block(block, tmp_path, env)
+    try:
+        for block in page_blocks(page):
+            if block.lang == RUN and not block.not_run:
+                _run_block(block, tmp_path, env)
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
     print(f"\n{page}: {time.monotonic() - started:.1f} s")
+
+
+def test_a_stated_change_is_applied_and_must_name_what_the_block_holds(tmp_path, monkeypatch):
+    (tmp_path / "p.md").write_text(
+        "<!-- docs-test: shorten: --num-games 50 -> --num-games 1 -->\n"
+        "<!-- docs-test: mock: --base-url URL -> --base-url \"$DISTBENCH_MOCK_URL\" -->\n"
+        "```bash\ndistbench run --num-games 50 --base-url URL\n```\n"
+        "<!-- docs-test: shorten: --num-games 9 -> --num-games 1 -->\n"
+        "```bash\ndistbench run --num-games 50\n```\n", encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "DOCS", tmp_path)
+    changed, wrong = page_blocks("p.md")
+    assert [kind for kind, _, _ in changed.rewrites] == ["shorten", "mock"]
+    assert changed.script() == 'distbench run --num-games 1 --base-url "$DISTBENCH_MOCK_URL"\n'
+    with pytest.raises(AssertionError, match="--num-games 9"):
+        wrong.script()
