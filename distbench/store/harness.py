@@ -33,6 +33,10 @@ ROLES: dict[str, str] = {
 }
 """Role -> pattern of the module names (the last dotted part) that play it."""
 
+_DISPLAY = re.compile(r"replay|viewer|report")
+"""Module names that only draw what is stored (replays, the viewer, the report section): no
+part of the harness, though ``replay`` contains ``play``."""
+
 _SHARED = re.compile(r"distbench\.games\.answers(?:\.(\w+)| import (\w+))")
 
 
@@ -82,6 +86,8 @@ def role_modules(family: Any) -> dict[str, list[str]]:
                 shared.add(f"distbench.games.answers.{a or b}")
         for name in names + sorted(shared):
             short = name.rsplit(".", 1)[1]
+            if _DISPLAY.search(short):
+                continue
             for role, pattern in ROLES.items():
                 if re.search(pattern, short):
                     out[role].add(name)

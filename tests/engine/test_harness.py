@@ -84,6 +84,16 @@ def test_rows_record_the_harness_and_rescoring_changes_the_scorer_part(tmp_path,
     assert "harness" not in same.stderr
 
 
+def test_modules_that_only_draw_are_no_part_of_the_harness():
+    """A replay, viewer or report module draws what is stored: editing one changes no number,
+    so it is in no role (``replay`` contains ``play``, a scorer's pattern)."""
+    for name in ("matrix", "openspiel", "gama"):
+        modules = [m for ms in role_modules(get_family(name)).values() for m in ms]
+        assert modules
+        assert not [m for m in modules
+                    if m.rsplit(".", 1)[1] in ("replay", "viewer", "report")], modules
+
+
 def test_one_harness_is_no_note():
     assert harness_line(["a", "a"]) is None
     assert harness_line(["b", "a"]) == "runs differ in harness: a vs b"
