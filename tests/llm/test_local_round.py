@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
@@ -22,13 +23,19 @@ ROUND = [
 ]
 
 
+def _round_sizes(monkeypatch) -> list[int]:
+    """The number of prompts of each batched call of the shared model, from now on."""
+    sizes: list[int] = []
+    model_type = type(shared_model())
+    original = model_type.answer_round
+    monkeypatch.setattr(model_type, "answer_round",
+                        lambda self, c: sizes.append(len(c)) or original(self, c))
+    return sizes
+
+
 def test_a_round_is_answered_in_one_call_and_identically_whatever_ran_before(monkeypatch):
     backend = LocalBackend(make_spec("local"))
-    model = shared_model()
-    calls = []
-    original = type(model).answer_round
-    monkeypatch.setattr(type(model), "answer_round",
-                        lambda self, c: calls.append(len(c)) or original(self, c))
+    calls = _round_sizes(monkeypatch)
     first = asyncio.run(backend.generate(ROUND))
     asyncio.run(backend.generate(ROUND[1:]))  # other cells in the cache in between
     again = asyncio.run(backend.generate(ROUND))
@@ -68,7 +75,7 @@ def _texts(monkeypatch, rounds: str, requests) -> list[str | None]:
 def test_a_round_gives_the_one_request_paths_answers_and_reuses_each_conversations_prefix(
         monkeypatch):
     # One KV stream per sequence: batching and prefix reuse change no floating-point result.
-    rules = "Each of you names a split; if the two splits add up to 100, both get theirs. " * 4
+    rules = "Each of you names a split; if the two splits add up to 100, both get theirs. " * 2
     opening = [Request(prompt=rules + ROUND[0].prompt, seed=3, max_tokens=8, style="completion"),
                Request(prompt="", seed=4, max_tokens=8,
                        messages=(("system", rules), *ROUND[1].messages[1:])),
@@ -98,9 +105,10 @@ def test_a_round_gives_the_one_request_paths_answers_and_reuses_each_conversatio
 def test_the_thread_count_is_chosen_again_for_each_round_and_changes_no_answer(monkeypatch):
     model = shared_model()
     texts = []
+    short = [dataclasses.replace(r, max_tokens=4) for r in ROUND]  # two threads crawl under load
     for threads in (2, 1):
         monkeypatch.setattr(model, "_choose_threads", lambda threads=threads: threads)
-        texts.append(_texts(monkeypatch, "1", ROUND))
+        texts.append(_texts(monkeypatch, "1", short))
         assert model._round.n_threads == threads
     assert texts[0] == texts[1]
 
@@ -111,9 +119,10 @@ def test_a_negotiation_shards_rows_are_identical_run_to_run_and_to_the_sequentia
     from distbench.games.negotiation.runner import run_shard
 
     spec = make_spec("local", cache=False)
+    sizes = _round_sizes(monkeypatch)
     config = NegotiationRunConfig(seeds=(0,), num_games=2, modes=("semi",), langs=("en",),
-                                  player_a=spec, player_b="scripted:fair", max_messages=2,
-                                  max_tokens=24)
+                                  player_a=spec, player_b="scripted:fair", max_messages=1,
+                                  max_tokens=8)
 
     def rows(rounds: str) -> list:
         monkeypatch.setenv("DISTBENCH_LOCAL_ROUNDS", rounds)
@@ -122,4 +131,5 @@ def test_a_negotiation_shards_rows_are_identical_run_to_run_and_to_the_sequentia
         return turns.drop_columns(["latency_ms"]).to_pylist()  # the timing column aside
 
     first = rows("1")
+    assert max(sizes) >= 2  # the model's asks of a round decoded together
     assert first == rows("1") == rows("0")
