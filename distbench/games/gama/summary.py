@@ -144,12 +144,13 @@ def format_summary(records: list[dict[str, Any]], width: int | None = None) -> s
     tables = [r for r in records if r.get("kind") == "table"]
     if not tables:
         return "no gama games"
-    head = ("game", "table", "games", "complete", "forfeit", "failed",
-            "GAMA score [95% CI]", "distance to eq. [95% CI]", "invalid", "re-asks")
+    # the headline and the invalid answers first: the block a narrow console shows first
+    head = ("game", "table", "GAMA score [95% CI]", "invalid", "forfeit",
+            "distance to eq. [95% CI]", "games", "complete", "failed", "re-asks")
     rows = [(r["game"] + (f" ({r['variant']})" if r["variant"] else ""), r["table_label"],
-             str(r["games"]), str(r["complete"]), str(r["forfeit"]), str(r["failed"]),
-             _cell(r, "gama_score"), _cell(r, "distance", 2),
-             f"{r['invalid']}/{r['moves']}", str(r["reasks"])) for r in tables]
+             _cell(r, "gama_score"), f"{r['invalid']}/{r['moves']}", str(r["forfeit"]),
+             _cell(r, "distance", 2), str(r["games"]), str(r["complete"]), str(r["failed"]),
+             str(r["reasks"])) for r in tables]
     note = ("gama summary (GAMA's score 0-100 over the complete games, bootstrap interval over "
             "games; distance: mean distance of the moves from the equilibrium, '-' where the "
             "game has none; invalid: answers that did not parse or were out of range / all "
