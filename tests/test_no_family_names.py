@@ -36,7 +36,7 @@ def _docstrings(tree: ast.AST) -> set[int]:
         for field in ("body", "orelse"):
             stmts = getattr(node, field, None)
             if isinstance(stmts, list):
-                for prev, stmt in zip(stmts, stmts[1:]):
+                for prev, stmt in zip(stmts, stmts[1:], strict=False):
                     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
                             and isinstance(stmt.value.value, str) \
                             and isinstance(prev, (ast.Assign, ast.AnnAssign)):

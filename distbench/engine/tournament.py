@@ -27,10 +27,10 @@ import pyarrow as pa
 from distbench.games.base import MAX_PLANNED_SHARDS, FieldTypeError, PairingSettings, RunPlan
 from distbench.games.family import Family
 from distbench.report.ratings import (
-    bootstrap_plackett_luce,
     DEFAULT_ALPHA,
     MAX_RESAMPLES,
     bootstrap_bradley_terry,
+    bootstrap_plackett_luce,
     elo,
     meta_game,
     nash_average,

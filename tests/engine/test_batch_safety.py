@@ -132,8 +132,7 @@ def test_a_resume_after_a_lost_create_finds_the_batch_before_creating_one(tmp_pa
     # a driver died after the provider created its batch, before the record was written:
     # only its pending note stands. The resume looks the batch up by the tag in its
     # metadata and polls it instead of creating another
-    from distbench.engine.batching import (FOLDER, BatchLimits, BatchRun, _chunk_tag,
-                                           _pending_note)
+    from distbench.engine.batching import FOLDER, BatchLimits, BatchRun, _chunk_tag, _pending_note
     from distbench.llm.batch import batch_line, client_for
 
     lines: list[str] = []

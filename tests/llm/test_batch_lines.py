@@ -11,8 +11,13 @@ import pytest
 
 from distbench.llm import batch as batch_mod
 from distbench.llm.base import BackendSpec, Request, Response
-from distbench.llm.batch import (UNUSABLE, BatchClient, BatchError, one_line_per_request,
-                                 response_from)
+from distbench.llm.batch import (
+    UNUSABLE,
+    BatchClient,
+    BatchError,
+    one_line_per_request,
+    response_from,
+)
 from distbench.llm.calls import calls_table, ceiling_tokens, usage_problem
 
 SPEC = BackendSpec(provider="llamacpp", model="mock",

@@ -81,7 +81,7 @@ def game_rows(rec: GamaRecord, run_id: str, shard_id: str, source: str) -> dict[
                            "target": _target(rec, record),
                            "winners": winners, "survivors": survivors,
                            "round_score": _safe_round_score(rec, record)})
-            for seat, answer, role, payoff, dist in zip(actors, answers, roles, payoffs, dists):
+            for seat, answer, role, payoff, dist in zip(actors, answers, roles, payoffs, dists, strict=False):
                 text, number = _answer_text(answer)
                 moves.append({**key, "round": t, "seat": seat, "player": rec.players[seat].model,
                               "model": rec.players[seat].model, "role": role,
@@ -166,7 +166,7 @@ def _payoffs(rec: GamaRecord, record: dict, actors: list[int], answers: list) ->
     if game == "pirate":
         return [float(g) for g in record["gold_distribution"]] if _passed(record) else [None] * len(actors)
     out: list[float | None] = []
-    for seat, mine in zip(actors, answers):
+    for seat, mine in zip(actors, answers, strict=False):
         if game == "guessing":
             out.append(1.0 if mine == record["winner"] else 0.0)
         elif game == "bar":
@@ -199,7 +199,7 @@ def _distances(rec, index, record, actors, answers, eq) -> list[float | None]:
     p = rec.params
     game = rec.game
     out: list[float | None] = []
-    for pos, (seat, answer) in enumerate(zip(actors, answers)):
+    for pos, (seat, answer) in enumerate(zip(actors, answers, strict=False)):
         if game in ("guessing", "goods", "dollar"):
             out.append(float(abs(int(answer) - eq["answer"])))
         elif game == "diner":
@@ -222,7 +222,7 @@ def _winners(rec: GamaRecord, record: dict, actors: list[int], answers: list, al
     game = rec.game
     everyone = list(range(rec.params.players))
     if game in ("guessing", "bar"):
-        return [s for s, a in zip(actors, answers) if a == record["winner"]], everyone
+        return [s for s, a in zip(actors, answers, strict=False) if a == record["winner"]], everyone
     if game == "dollar":
         return (everyone if sum(record["responses"]) <= rec.params.golds else []), everyone
     if game == "auction":

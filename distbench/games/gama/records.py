@@ -302,6 +302,6 @@ def recorded_answers(rec: GamaRecord, index: int, seats: list[int]) -> tuple[dic
         return {seats[0]: target}, bool(stored["out"])
     if rec.game == "pirate":
         answers: dict[int, Any] = {seats[0]: list(stored["gold_distribution"])}
-        answers.update(zip(seats[1:], stored["responses"][1:]))
+        answers.update(zip(seats[1:], stored["responses"][1:], strict=False))
         return answers, None
     return {s: rec.players[s].answers[index] for s in seats}, None

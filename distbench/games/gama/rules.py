@@ -584,7 +584,7 @@ def _pirate(state, answers, t, hits):
     passed = share >= 0.5
     record = {"gold_distribution": plan, "responses": votes}
     if passed:
-        payoffs = {s: float(g) for s, g in zip(alive, plan)}
+        payoffs = {s: float(g) for s, g in zip(alive, plan, strict=False)}
         survivors = tuple(alive)
     else:
         payoffs = {}

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from distbench.games.base import PairingSettings, seat_label
-from distbench.games.gama.players import parse_seat, table_seats
 from distbench.games.gama.plan import GamaRunConfig
+from distbench.games.gama.players import parse_seat, table_seats
 
 _ORDERS_SQL = """
 SELECT g.game_id, g.shard_id, list(p.player ORDER BY p.seat),
