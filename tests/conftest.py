@@ -47,8 +47,11 @@ def ray_session():
 # `distbench serve local --port 8080 &` would, unless something listens there already (another
 # session, or under pytest-xdist the first worker's). A test that needs no server must not
 # reach it.
-if "RAY_TMPDIR" not in os.environ:
+# Each process its own (under pytest-xdist each worker, not the controller's inherited one), so
+# nothing that stops the Ray processes of one folder reaches another worker's Ray.
+if os.environ.get("RAY_TMPDIR", "") in ("", os.environ.get("DISTBENCH_TEST_RAY_TMPDIR")):
     os.environ["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="dray-")  # short: Ray's socket paths
+    os.environ["DISTBENCH_TEST_RAY_TMPDIR"] = os.environ["RAY_TMPDIR"]
     atexit.register(shutil.rmtree, os.environ["RAY_TMPDIR"], ignore_errors=True)
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,13 +33,17 @@ pytestmark = pytest.mark.skipif(not RAY.exists(), reason="the ray CLI is not ins
 @pytest.fixture(scope="module")
 def cluster():
     port = free_port()
-    env = {**os.environ, "RAY": str(RAY), "RAY_PORT": str(port)}
+    # a temp folder of the cluster's own: `local.sh stop` kills every process naming its
+    # folder, so sharing the session's (RAY_TMPDIR) would stop the session's own Ray too
+    tmp = tempfile.mkdtemp(prefix="dcl-")
+    env = {**os.environ, "RAY": str(RAY), "RAY_PORT": str(port), "RAY_TMPDIR": tmp}
     subprocess.run(["bash", str(LOCAL_SH), "start", "2"], env=env, check=True, timeout=180,
                    capture_output=True)
     try:
         yield f"127.0.0.1:{port}"
     finally:
         subprocess.run(["bash", str(LOCAL_SH), "stop"], env=env, timeout=60, capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
