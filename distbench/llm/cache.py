@@ -70,6 +70,12 @@ def _not_utf8(text: str) -> bool:
     return False
 
 
+def _damaged(exc: sqlite3.DatabaseError) -> bool:
+    """SQLite's words for a file that is not a whole database (not a full disk or a lock)."""
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
+
+
 class CacheUnavailable(BackendUnavailable):
     """The response cache cannot be opened (a full disk, no permission): one line naming its
     path, before any work."""
@@ -87,19 +93,48 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._broken = ""
         try:
-            self._open()
+            try:
+                self._open()
+            except sqlite3.DatabaseError as exc:
+                if not _damaged(exc):
+                    raise
+                self._set_aside(exc)
+                self._open()
         except (OSError, sqlite3.Error) as exc:
             raise CacheUnavailable(
                 f"the response cache at {self.path} cannot be used ({exc}): free some space "
                 "there, point DISTBENCH_CACHE_DIR elsewhere, or run with --no-cache") from None
 
+    def _set_aside(self, exc: Exception, *, reopen: bool = True) -> None:
+        """A damaged database file (it is only a cache): moved aside with its journal files
+        and one warning; at open a new one is started, rather than a run refused (found in
+        use, the next run starts the new one)."""
+        if reopen and getattr(self, "_con", None) is not None:
+            self._con.close()
+        aside = self.path.with_name(self.path.name + ".damaged")
+        for suffix in ("", "-wal", "-shm"):
+            part = self.path.with_name(self.path.name + suffix)
+            if part.exists():
+                part.replace(aside.with_name(aside.name + suffix))
+        log.warning("the response cache at %s was damaged (%s): moved to %s, %s", self.path,
+                    exc, aside, "and a new one started (answers are asked again)" if reopen
+                    else "answers are no longer cached in this run")
+
     def _give_up(self, exc: Exception) -> None:
         """A cache that cannot be written any more (a full disk): one warning, then the run
-        goes on without it (answers are not cached; nothing else changes)."""
-        if not self._broken:
-            self._broken = str(exc)
-            log.warning("the response cache at %s cannot be written (%s): answers are no "
-                        "longer cached in this run", self.path, exc)
+        goes on without it (answers are not cached; nothing else changes). A damaged file is
+        set aside for the next run."""
+        if self._broken:
+            return
+        self._broken = str(exc)
+        if isinstance(exc, sqlite3.DatabaseError) and _damaged(exc):
+            try:
+                self._set_aside(exc, reopen=False)
+                return
+            except OSError:
+                pass
+        log.warning("the response cache at %s cannot be written (%s): answers are no "
+                    "longer cached in this run", self.path, exc)
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

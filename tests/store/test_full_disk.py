@@ -80,3 +80,33 @@ def test_a_cache_that_cannot_be_opened_is_one_line_before_any_work(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("error: the response cache at ")
     assert "--no-cache" in lines[0]
     assert not (tmp_path / "results" / "r").exists()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "torn"])
+def test_a_damaged_cache_is_set_aside_with_a_warning_and_a_new_one_serves(tmp_path, caplog, damage):
+    """Found at open (not a database) the file is set aside and a new one serves this run;
+    found in use (a page overwritten) the run goes on uncached and the next run starts anew."""
+    path = tmp_path / "responses.sqlite"
+    cache = ResponseCache(path)
+    cache.put_many([(f"k{i}", Response(text="Action: 1")) for i in range(200)])
+    cache.close()
+    data = path.read_bytes()
+    if damage == "garbage":
+        path.write_bytes(b"x" * 8192)
+    else:
+        path.write_bytes(data[:4096] + b"\xff" * 4096 + data[8192:])
+    with caplog.at_level(logging.WARNING):
+        cache = ResponseCache(path)
+        if damage == "torn":
+            cache.get_many([f"k{i}" for i in range(200)])
+            cache.put_many([("k1", Response(text="Action: 2"))])
+            cache.close()
+            cache = ResponseCache(path)
+        assert cache.get_many(["k1"]) == {}
+        cache.put_many([("k1", Response(text="Action: 2"))])
+        assert cache.get_many(["k1"])["k1"].text == "Action: 2"
+    cache.close()
+    aside = (tmp_path / "responses.sqlite.damaged").read_bytes()
+    assert aside[:100] == (b"x" * 100 if damage == "garbage" else data[:100])
+    warned = [r.getMessage() for r in caplog.records if "response cache" in r.getMessage()]
+    assert len(warned) == 1 and "damaged" in warned[0] and "moved to" in warned[0], warned
