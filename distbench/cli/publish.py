@@ -13,13 +13,19 @@ def site_families() -> list:
     """Each registered family's hooks the site reads (its comparison units, its tournaments'
     seat outcomes), from the registry."""
     from distbench.games.registry import families
+    from distbench.llm.registry import providers
     from distbench.report.site import SiteFamily
+
+    models = set(providers())
+
+    def scripted(label: str) -> bool:  # a model's label is <provider>:<model>
+        return label.split(":", 1)[0] not in models or ":" not in label
 
     out = []
     for name, family in families().items():
         units = family.compare_units() if family.comparing else None
         outcomes = family.seat_outcomes if family.tournaments else None
-        out.append(SiteFamily(name, units, outcomes))
+        out.append(SiteFamily(name, units, outcomes, scripted))
     return out
 
 

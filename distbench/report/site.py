@@ -50,11 +50,15 @@ class SiteFamily:
         units: Its comparison units (None: not compared).
         outcomes: ``(con) -> [SeatOutcome]`` of its tournaments (None: it has none); a
             run's seat outcomes are the games where its players met.
+        scripted: ``(label) -> bool``: the label names one of the family's own players (a
+            scripted player: its rules are the family's), not a model, which is the same
+            player in every family (None: every label is a model).
     """
 
     name: str
     units: FamilyUnits | None = None
     outcomes: Callable[[Any], list[Any]] | None = None
+    scripted: Callable[[str], bool] | None = None
 
 
 @dataclass
@@ -133,7 +137,34 @@ def _meetings(con: Any, families: Sequence[SiteFamily], present: set[str],
         for (grp, _), (players, scores) in sorted(cells.items()):
             if len(set(players)) >= 2:
                 games[f"{fam.name}/{grp}"].append((players, scores))
-    return games
+    return _scripted_apart(games, families)
+
+
+def _scripted_apart(games: dict[str, list[tuple[list[str], list[float]]]],
+                    families: Sequence[SiteFamily]) -> dict[str, list[tuple[list[str], list[float]]]]:
+    """A scripted player's label in several families (``scripted:random`` of negotiation and
+    of gama play by different rules) names a player per family: ``label (family)``, so the
+    fit does not join their families' players into one group through it. Models keep their
+    label: a model is the same player everywhere."""
+    scripted = {f.name: f.scripted for f in families if f.scripted is not None}
+    seen: dict[str, set[str]] = defaultdict(set)
+    for key, tables in games.items():
+        fam = key.split("/", 1)[0]
+        if fam in scripted:
+            for names, _ in tables:
+                for n in names:
+                    if scripted[fam](n):
+                        seen[n].add(fam)
+    shared = {n for n, fams in seen.items() if len(fams) > 1}
+    if not shared:
+        return games
+    out: dict[str, list[tuple[list[str], list[float]]]] = defaultdict(list)
+    for key, tables in games.items():
+        fam = key.split("/", 1)[0]
+        for names, scores in tables:
+            out[key].append(([f"{n} ({fam})" if n in shared and fam in scripted else n
+                              for n in names], scores))
+    return out
 
 
 def groups(games: dict[str, list[tuple[list[str], list[float]]]]) -> list[list[str]]:

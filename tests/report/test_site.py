@@ -365,3 +365,31 @@ def test_a_gama_run_publishes_its_group_and_replays(runs, tmp_path):
     dom = chromium(stepped.as_uri(), tmp_path, 1000)
     assert re.search(r'<div id="stage" data-replay="[^"]*" data-step="1"', dom)
     assert "guesses against the target" in dom
+
+
+def test_a_scripted_label_in_two_families_is_two_players_and_a_model_one():
+    """``scripted:random`` of negotiation and of gama play by different rules: two players on
+    the leaderboard (two groups here, nothing links them), while a model met in both families
+    stays one player and links its families' groups."""
+    from types import SimpleNamespace as Seat
+
+    def neg(_con):
+        return [Seat(player_a="scripted:random", player_b="scripted:fair", score_a=0.2,
+                     score_b=0.8),
+                Seat(player_a="openai:m", player_b="scripted:fair", score_a=0.9, score_b=0.1)]
+
+    def gama(_con):
+        return [("g", "s", ["scripted:random", "scripted:equilibrium"], [10.0, 60.0]),
+                ("g", "s", ["openai:m", "scripted:equilibrium"], [70.0, 60.0])]
+
+    scripted = site_families()[0].scripted
+    fams = [site.SiteFamily("negotiation", None, neg, scripted),
+            site.SiteFamily("gama", None, gama, scripted)]
+    games = site._meetings(None, fams, {"negotiation", "gama"})
+    assert games["negotiation"][0][0] == ["scripted:random (negotiation)", "scripted:fair"]
+    assert games["gama"][0][0] == ["scripted:random (gama)", "scripted:equilibrium"]
+    assert games["gama"][1][0] == ["openai:m", "scripted:equilibrium"]
+    assert site.groups(games) == [["openai:m", "scripted:equilibrium", "scripted:fair",
+                                   "scripted:random (gama)", "scripted:random (negotiation)"]]
+    alone = site._meetings(None, fams[:1], {"negotiation"})  # one family: labels as they are
+    assert alone["negotiation"][0][0] == ["scripted:random", "scripted:fair"]
