@@ -171,11 +171,16 @@ _WILSON = (f"(s / n + {_Z} * {_Z} / (2 * n)) / (1.0 + {_Z} * {_Z} / n) {{sign}} 
 MACROS: dict[str, str] = {
     "wilson_low(s, n)": f"CASE WHEN s = 0 THEN 0.0 ELSE greatest(0.0, {_WILSON.format(sign='-')}) END",
     "wilson_high(s, n)": f"CASE WHEN s = n THEN 1.0 ELSE least(1.0, {_WILSON.format(sign='+')}) END",
+    "share(c)": "avg(CASE WHEN c THEN 1.0 ELSE 0.0 END)",
+    "share_among(c, among)": "avg(CASE WHEN c THEN 1.0 ELSE 0.0 END) FILTER (WHERE among)",
 }
 """SQL macros every connection has (the queries use them; so can a user's SQL):
 ``wilson_low(successes, n)`` and ``wilson_high(successes, n)``, the 95% Wilson score interval
 of the rate ``successes / n`` within [0, 1] (successes may be fractional: a draw counts half),
-the formula of :func:`distbench.report.stats.wilson_interval`."""
+the formula of :func:`distbench.report.stats.wilson_interval`; ``share(condition)``, the
+share of the group's rows where ``condition`` holds (NULL counts as not), and
+``share_among(condition, among)``, the same over the rows where ``among`` holds (aggregates:
+use them in a grouped SELECT)."""
 
 VIEWS: dict[str, tuple[str, tuple[str, ...]]] = {}
 """Views the game families registered (:func:`register_views`): name -> (SELECT statement,
