@@ -1,5 +1,6 @@
-"""The column helper every table schema uses (no imports of the families, so family schema
-modules can use it without an import cycle)."""
+"""The column helpers every table schema uses (no imports of the families, so family schema
+modules can use them without an import cycle): :func:`column` for one field, :func:`table` for
+a whole table written as a text, one column a line."""
 
 from __future__ import annotations
 
