@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+T = TypeVar("T")
+
 
 def did_you_mean(name: str, known: list[str] | tuple[str, ...]) -> str:
     """`` Did you mean 'x'?`` for the closest of ``known`` to ``name``, or ""."""
@@ -9,6 +14,21 @@ def did_you_mean(name: str, known: list[str] | tuple[str, ...]) -> str:
 
     close = difflib.get_close_matches(name, list(known), n=1)
     return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def look_up(registry: Mapping[str, T], name: str, load: Callable[[], object],
+            error: type[Exception], what: str) -> T:
+    """``registry[name]``, calling ``load`` first (it fills ``registry``: the plugins) when
+    ``name`` is not there yet; else ``error``: the unknown ``what``, the names known and the
+    closest of them (:func:`did_you_mean`)."""
+    if name not in registry:
+        load()
+    try:
+        return registry[name]
+    except KeyError:
+        hint = did_you_mean(name, list(registry))
+        raise error(f"unknown {what} {name!r}; available: {', '.join(sorted(registry))}."
+                    f"{hint}") from None
 
 
 class UserError(Exception):

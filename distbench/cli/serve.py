@@ -26,6 +26,11 @@ API_KEY_ENV = "DISTBENCH_MOCK_API_KEY"
 _FRACTION = click.FloatRange(0.0, 1.0)
 
 
+def _share_option(flag: str, help_text: str) -> Any:
+    """A fault's ``flag``: the share of calls (or lines) it strikes, in [0, 1], 0 by default."""
+    return click.option(flag, type=_FRACTION, default=0.0, show_default=True, help=help_text)
+
+
 def _listen_options(func: Any) -> Any:
     func = click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
                         help="TCP port (0: any free one; the serving line shows it).")(func)
@@ -47,26 +52,18 @@ def serve() -> None:
               help="Delay added to every /v1 response.")
 @click.option("--rate-limit-rps", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Token bucket: calls per second (burst R/10, at least 1); over it: 429.")
-@click.option("--fail-429", type=_FRACTION, default=0.0, show_default=True,
-              help="Fraction of calls answered 429 with Retry-After.")
+@_share_option("--fail-429", "Fraction of calls answered 429 with Retry-After.")
 @click.option("--retry-after", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="Seconds announced by injected 429s.")
-@click.option("--fail-500", type=_FRACTION, default=0.0, show_default=True,
-              help="Fraction answered 500.")
-@click.option("--fail-503", type=_FRACTION, default=0.0, show_default=True,
-              help="Fraction answered 503.")
-@click.option("--hang", type=_FRACTION, default=0.0, show_default=True,
-              help="Fraction never answered (held, then the connection is dropped).")
+@_share_option("--fail-500", "Fraction answered 500.")
+@_share_option("--fail-503", "Fraction answered 503.")
+@_share_option("--hang", "Fraction never answered (held, then the connection is dropped).")
 @click.option("--hang-seconds", type=click.FloatRange(min=0), default=3600.0,
               show_default=True, help="How long a hung call is held.")
-@click.option("--truncate", type=_FRACTION, default=0.0, show_default=True,
-              help="Fraction answered 200 with a cut-off JSON body.")
-@click.option("--non-json", type=_FRACTION, default=0.0, show_default=True,
-              help="Fraction answered 200 with an HTML page.")
-@click.option("--garbage", type=_FRACTION, default=0.0, show_default=True,
-              help="Fraction answered 200 with a nonsense answer text.")
-@click.option("--hostile", type=_FRACTION, default=0.0, show_default=True,
-              help="Fraction answered with the hostile body --hostile-body.")
+@_share_option("--truncate", "Fraction answered 200 with a cut-off JSON body.")
+@_share_option("--non-json", "Fraction answered 200 with an HTML page.")
+@_share_option("--garbage", "Fraction answered 200 with a nonsense answer text.")
+@_share_option("--hostile", "Fraction answered with the hostile body --hostile-body.")
 @click.option("--hostile-body", metavar="NAME", default="usage_1e30", show_default=True,
               help="The hostile body: odd usage (usage_1e30, usage_nan, usage_inf, "
                    "usage_int64_max, usage_negative, usage_string_count, usage_list_count, "
@@ -83,8 +80,7 @@ def serve() -> None:
                    "kept over restarts.  [default: a new temporary folder]")
 @click.option("--batch-delay", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Seconds from a batch's creation to its completion.")
-@click.option("--batch-fail", type=_FRACTION, default=0.0, show_default=True,
-              help="Fraction of a faulty batch's requests sent to its error file.")
+@_share_option("--batch-fail", "Fraction of a faulty batch's requests sent to its error file.")
 @click.option("--batch-expire", is_flag=True,
               help="Faulty batches expire with half their requests done.")
 @click.option("--batch-faulty", type=click.IntRange(min=0), default=None,

@@ -178,24 +178,20 @@ def plan_tournament(tournament: Tournament, run_id: str) -> RunPlan:
     """The run of every pairing: the union of the pairings' shards, in pair order (an n-seat
     family's: of its :func:`tables`)."""
     if tournament.family.tournaments.table is not None:
+        key = "tables"
         configs = [tournament.family.plan_table([tournament.players[k] for k in t],
                                                 tournament.settings)
                    for t in tables(tournament)]
-        plans = [c.plan(run_id) for c in configs]
-        return _union_plan(
-            tournament, plans,
-            config={"tournament": tournament.describe(), "tables": [p.config for p in plans]},
-            identity={"tournament": tournament.describe(),
-                      "tables": [c.identity() for c in configs]})
-    configs = [tournament.family.plan_pairing(tournament.players[i], tournament.players[j],
-                                              tournament.settings)
-               for i, j in tournament.pairs()]
+    else:
+        key = "pairings"
+        configs = [tournament.family.plan_pairing(tournament.players[i], tournament.players[j],
+                                                  tournament.settings)
+                   for i, j in tournament.pairs()]
     plans = [c.plan(run_id) for c in configs]
     return _union_plan(
         tournament, plans,
-        config={"tournament": tournament.describe(), "pairings": [p.config for p in plans]},
-        identity={"tournament": tournament.describe(),
-                  "pairings": [c.identity() for c in configs]})
+        config={"tournament": tournament.describe(), key: [p.config for p in plans]},
+        identity={"tournament": tournament.describe(), key: [c.identity() for c in configs]})
 
 
 def _union_plan(tournament: Tournament, plans: list[RunPlan], config: dict[str, Any],

@@ -14,7 +14,7 @@ import logging
 from importlib.metadata import entry_points
 from typing import Any
 
-from distbench.errors import did_you_mean
+from distbench.errors import look_up
 from distbench.games.family import Family
 from distbench.store.schema import register_tables, register_views
 
@@ -111,12 +111,4 @@ def default_family() -> str:
 
 def get_family(name: str) -> Family:
     """The family called ``name``; raises UnknownFamilyError with a hint otherwise."""
-    if name not in _FAMILIES:
-        load_families()
-    try:
-        return _FAMILIES[name]
-    except KeyError:
-        hint = did_you_mean(name, list(_FAMILIES))
-        raise UnknownFamilyError(
-            f"unknown game family {name!r}; available: {', '.join(sorted(_FAMILIES))}.{hint}"
-        ) from None
+    return look_up(_FAMILIES, name, load_families, UnknownFamilyError, "game family")

@@ -103,6 +103,15 @@ def _estimated(spec: BackendSpec, requests: Sequence[Request], responses: Sequen
     return out
 
 
+_FROM_RESPONSE = {
+    "status": "status", "error": "error", "http_status": "http_status", "attempts": "attempts",
+    "latency_ms": "latency_ms", "queue_ms": "queue_ms", "prompt_tokens": "prompt_tokens",
+    "completion_tokens": "completion_tokens", "reasoning_content": "reasoning",
+    "reasoning_tokens": "reasoning_tokens", "cache_hit": "cache_hit", "batch_id": "batch_id",
+}
+"""``calls`` columns copied from each :class:`Response`: column -> the response's attribute."""
+
+
 def calls_table(
     run_id: str,
     shard_id: str,
@@ -129,36 +138,22 @@ def calls_table(
     n = len(requests)
     prompts = [r.completion_prompt() for r in requests]  # long transcripts: rendered once
     estimated = _estimated(spec, requests, responses, prompts)
-    columns = {
-        "run_id": [run_id] * n,
-        "shard_id": [shard_id] * n,
+    same = {"run_id": run_id, "shard_id": shard_id, "mode": mode, "endpoint": endpoint,
+            "provider": spec.provider, "model": spec.model, "style": spec.style}
+    columns = {name: [value] * n for name, value in same.items()}
+    columns.update({name: [getattr(r, attr) for r in responses]
+                    for name, attr in _FROM_RESPONSE.items()})
+    columns.update({
         "call_id": list(call_ids),
         "trial_id": list(trial_ids),
-        "mode": [mode] * n,
-        "endpoint": [endpoint] * n,
-        "provider": [spec.provider] * n,
-        "model": [spec.model] * n,
-        "style": [spec.style] * n,
         "request_hash": [cache_key(spec, r) for r in requests],
         "prompt_text": prompts,
         "response_text": [_response_text(r) for r in responses],
-        "status": [r.status for r in responses],
-        "error": [r.error for r in responses],
-        "http_status": [r.http_status for r in responses],
-        "attempts": [r.attempts for r in responses],
-        "latency_ms": [r.latency_ms for r in responses],
-        "queue_ms": [r.queue_ms for r in responses],
-        "prompt_tokens": [r.prompt_tokens for r in responses],
-        "completion_tokens": [r.completion_tokens for r in responses],
-        "reasoning_content": [r.reasoning for r in responses],
-        "reasoning_tokens": [r.reasoning_tokens for r in responses],
-        "cache_hit": [r.cache_hit for r in responses],
         "samples": [r.n for r in requests],
         "notes": [e[2] for e in estimated],
-        "batch_id": [r.batch_id for r in responses],
         "estimated_prompt_tokens": [e[0] for e in estimated],
         "estimated_completion_tokens": [e[1] for e in estimated],
-    }
+    })
     return pa.table(columns, schema=CALLS)
 
 

@@ -18,7 +18,7 @@ import logging
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 
-from distbench.errors import did_you_mean
+from distbench.errors import look_up
 from distbench.llm.base import Backend, BackendSpec, check_option
 
 
@@ -187,15 +187,7 @@ def split_provider(name: str) -> tuple[str, str | None]:
 
 def get_provider(name: str) -> Provider:
     """The provider called ``name``; raises UnknownProviderError with a hint otherwise."""
-    if name not in _PROVIDERS:
-        load_plugins()
-    try:
-        return _PROVIDERS[name]
-    except KeyError:
-        hint = did_you_mean(name, list(_PROVIDERS))
-        raise UnknownProviderError(
-            f"unknown llm type {name!r}; available: {', '.join(sorted(_PROVIDERS))}.{hint}"
-        ) from None
+    return look_up(_PROVIDERS, name, load_plugins, UnknownProviderError, "llm type")
 
 
 def make_spec(

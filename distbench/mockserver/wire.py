@@ -190,14 +190,7 @@ def chat_args(body: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any
     top = _int_field(body, "top_logprobs", None)
     if top is not None and top > 20:
         raise BadRequest("'top_logprobs' must be between 0 and 20")
-    return messages, _with_skill(body, {
-        "max_tokens": _int_field(body, "max_tokens", 256, low=1),
-        "temperature": _float_field(body, "temperature", 1.0),
-        "seed": _seed_field(body),
-        "logprobs": logprobs,
-        "top_logprobs": top,
-        "n": _n_field(body),
-    })
+    return messages, _sampling(body, 256, logprobs=logprobs, top_logprobs=top)
 
 
 def completion_args(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -219,12 +212,18 @@ def completion_args(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         stop = [stop]
     if stop is not None and not (isinstance(stop, list) and all(isinstance(s, str) for s in stop)):
         raise BadRequest("'stop' must be a string or a list of strings")
-    return prompt, _with_skill(body, {
-        "max_tokens": _int_field(body, "max_tokens", 16, low=1),
+    return prompt, _sampling(body, 16, logprobs=logprobs, stop=stop)
+
+
+def _sampling(body: dict[str, Any], max_tokens: int, **fields: Any) -> dict[str, Any]:
+    """The keyword arguments of an ``Answerer`` call: the sampling fields both OpenAI
+    endpoints read (``max_tokens`` defaulting to ``max_tokens``, ``temperature``, ``seed``,
+    ``n``), the endpoint's own ``fields`` and the skill (:func:`_with_skill`)."""
+    return _with_skill(body, {
+        "max_tokens": _int_field(body, "max_tokens", max_tokens, low=1),
         "temperature": _float_field(body, "temperature", 1.0),
         "seed": _seed_field(body),
-        "logprobs": logprobs,
-        "stop": stop,
+        **fields,
         "n": _n_field(body),
     })
 

@@ -10,15 +10,14 @@ WITH per_seed AS (
         count(*)                                                 AS total_trials,
         count(*) FILTER (WHERE NOT answered)                     AS missing_trials,
         avg(quality)                                             AS quality,
-        avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END) FILTER (WHERE answered)
-                                                                 AS valid_rate,
+        share_among(parse_status = 'ok', answered)               AS valid_rate,
         avg(quality) FILTER (WHERE parse_status = 'ok')          AS quality_of_valid,
         avg(nash_gap)                                            AS mean_nash_gap,
         avg(exploitability)                                      AS mean_exploitability,
         avg(nash_gap) / nullif(avg(abs(br_value)), 0)            AS gap_ratio,
         avg(honest_gap) FILTER (WHERE answered)                  AS honest_nash_gap,
         avg(honest_expl) FILTER (WHERE answered)                 AS honest_exploitability,
-        avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)      AS degenerate_share,
+        share(gap_degenerate)                                    AS degenerate_share,
         bool_or(gap_degenerate)                                  AS any_degenerate
     FROM matrix_scored
     GROUP BY ALL

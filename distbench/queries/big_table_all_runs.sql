@@ -15,8 +15,7 @@ SELECT
     count(*)                                                   AS total_trials,
     count(*) FILTER (WHERE NOT answered)                       AS missing_trials,
     avg(quality)                            AS quality,
-    avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END) FILTER (WHERE answered)
-                                                               AS valid_rate,
+    share_among(parse_status = 'ok', answered)                 AS valid_rate,
     avg(nash_gap)                                              AS mean_nash_gap,
     median(nash_gap)                                           AS median_nash_gap,
     stddev_pop(nash_gap)                                       AS std_nash_gap,
@@ -24,7 +23,7 @@ SELECT
     avg(llm_value)                                             AS mean_llm_value,
     avg(br_value)                                              AS mean_br_value,
     avg(nash_gap) / nullif(avg(abs(br_value)), 0)              AS gap_ratio,
-    avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)        AS degenerate_share,
+    share(gap_degenerate)                                      AS degenerate_share,
     avg(honest_gap)                                            AS honest_nash_gap,
     avg(honest_expl)                                           AS honest_exploitability,
     CASE WHEN bucket LIKE '%\_mixed' ESCAPE '\' OR bool_or(gap_degenerate)

@@ -10,11 +10,10 @@ SELECT
     count(*)                                                   AS total_trials,
     count(*) FILTER (WHERE NOT t.answered)                     AS missing_trials,
     avg(t.quality)                          AS quality,
-    avg(CASE WHEN t.parse_status = 'ok' THEN 1.0 ELSE 0.0 END) FILTER (WHERE t.answered)
-                                                               AS valid_rate,
+    share_among(t.parse_status = 'ok', t.answered)             AS valid_rate,
     avg(t.nash_gap)                                            AS mean_nash_gap,
     avg(t.exploitability)                                      AS mean_exploitability,
-    avg(CASE WHEN g.gap_degenerate THEN 1.0 ELSE 0.0 END)      AS degenerate_trial_share,
+    share(g.gap_degenerate)                                    AS degenerate_trial_share,
     avg(g.value)                                               AS mean_game_value,
     avg(t.honest_gap)                                          AS honest_nash_gap,
     avg(t.honest_expl)                                         AS honest_exploitability

@@ -14,9 +14,9 @@ grouped AS (
         agent,
         opponent,
         count(*)                                     AS games,
-        avg(CASE WHEN win THEN 1.0 ELSE 0.0 END)     AS win_rate,
-        avg(CASE WHEN draw THEN 1.0 ELSE 0.0 END)    AS draw_rate,
-        avg(CASE WHEN loss THEN 1.0 ELSE 0.0 END)    AS loss_rate,
+        share(win)                                   AS win_rate,
+        share(draw)                                  AS draw_rate,
+        share(loss)                                  AS loss_rate,
         sum(CASE WHEN win THEN 1.0 WHEN draw THEN 0.5 ELSE 0.0 END)::DOUBLE AS score_sum
     FROM per_agent
     GROUP BY agent, opponent

@@ -3,7 +3,7 @@ SELECT
     bucket,
     count(*)                                             AS games,
     count(*) FILTER (WHERE gap_degenerate)               AS degenerate_games,
-    avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)  AS degenerate_share
+    share(gap_degenerate)                                AS degenerate_share
 FROM games
 WHERE family = 'matrix'
 GROUP BY bucket

@@ -7,7 +7,7 @@ SELECT
     mode,
     game_id,
     count(*) FILTER (WHERE parse_status = 'ok')                AS valid,
-    avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END)   AS valid_rate,
+    share(parse_status = 'ok')                                 AS valid_rate,
     avg(nash_gap) FILTER (WHERE parse_status = 'ok')           AS mean_nash_gap,
     avg(exploitability) FILTER (WHERE parse_status = 'ok')     AS mean_exploitability
 FROM trials

@@ -13,11 +13,11 @@ SELECT
     mode,
     lang,
     count(*)                                                         AS episodes,
-    avg(CASE WHEN success THEN 1.0 ELSE 0.0 END)                     AS success_share,
-    avg(CASE WHEN lose THEN 1.0 ELSE 0.0 END)                        AS lose_share,
-    avg(CASE WHEN aborted THEN 1.0 ELSE 0.0 END)                     AS aborted_share,
+    share(success)                                                   AS success_share,
+    share(lose)                                                      AS lose_share,
+    share(aborted)                                                   AS aborted_share,
     avg(main_score)                                                  AS mean_main_score,
-    avg(CASE WHEN coalesce(pareto_optimal, false) THEN 1.0 ELSE 0.0 END) AS pareto_optimal_rate
+    share(coalesce(pareto_optimal, false))                           AS pareto_optimal_rate
 FROM seats
 GROUP BY player, mode, lang
 ORDER BY player, mode, lang;

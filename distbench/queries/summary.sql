@@ -17,8 +17,7 @@ SELECT
     count(*)                                                   AS total_trials,
     count(*) FILTER (WHERE NOT answered)                       AS missing_trials,
     avg(quality)                                               AS quality,
-    avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END) FILTER (WHERE answered)
-                                                               AS valid_rate,
+    share_among(parse_status = 'ok', answered)                 AS valid_rate,
     avg(quality) FILTER (WHERE parse_status = 'ok')            AS quality_of_valid,
     count(*) FILTER (WHERE parse_status = 'ok')                AS valid_trials,
     avg(nash_gap)                                              AS mean_nash_gap,
@@ -35,7 +34,7 @@ SELECT
     avg(honest_expl) FILTER (WHERE answered)                   AS honest_exploitability,
     CASE WHEN bucket LIKE '%\_mixed' ESCAPE '\' OR bool_or(gap_degenerate)
                 THEN 'exploitability' ELSE 'nash_gap' END AS headline_metric,
-    avg(CASE WHEN gap_degenerate THEN 1.0 ELSE 0.0 END)        AS degenerate_trial_share
+    share(gap_degenerate)                                      AS degenerate_trial_share
 FROM matrix_scored
 GROUP BY bucket, provider, model, tier, mode
 ORDER BY bucket, provider, model, tier, mode;

@@ -9,8 +9,7 @@ SELECT
     count(*)                                                   AS total_trials,
     count(*) FILTER (WHERE NOT answered)                       AS missing_trials,
     avg(quality)                            AS quality,
-    avg(CASE WHEN parse_status = 'ok' THEN 1.0 ELSE 0.0 END) FILTER (WHERE answered)
-                                                               AS valid_rate,
+    share_among(parse_status = 'ok', answered)                 AS valid_rate,
     avg(nash_gap)                                              AS mean_nash_gap,
     avg(exploitability)                                        AS mean_exploitability,
     avg(honest_gap)                                            AS honest_nash_gap,

@@ -1,5 +1,6 @@
-"""The column helper every table schema uses (no imports of the families, so family schema
-modules can use it without an import cycle)."""
+"""The column helpers every table schema uses (no imports of the families, so family schema
+modules can use them without an import cycle): :func:`column` for one field, :func:`table` for
+a whole table written as a text, one column a line."""
 
 from __future__ import annotations
 
@@ -69,3 +70,54 @@ class Rows:
     def table(self) -> pa.Table:
         """The Arrow table of the rows added."""
         return pa.table(self.columns, schema=self.schema)
+
+
+_SCALARS: dict[str, pa.DataType] = {
+    "string": pa.string(), "int32": pa.int32(), "int64": pa.int64(),
+    "float64": pa.float64(), "bool": pa.bool_(),
+}
+_NOT_NULL = "not null"
+
+
+def _type(spec: str) -> pa.DataType:
+    """An Arrow type from its name in a table text: a scalar or ``list<...>`` of one."""
+    if spec.startswith("list<") and spec.endswith(">"):
+        return pa.list_(_type(spec[5:-1]))
+    try:
+        return _SCALARS[spec]
+    except KeyError:
+        raise ValueError(f"unknown column type {spec!r}") from None
+
+
+def table(
+    text: str,
+    *,
+    head: list[pa.Field] = (),  # type: ignore[assignment]
+    derived: dict[str, str] | None = None,
+) -> pa.Schema:
+    """A schema from a table text, one column a line: ``name  type  [not null]  description``.
+
+    The type is ``string``, ``int32``, ``int64``, ``float64``, ``bool`` or ``list<type>``; a
+    line that starts with white space goes on the description above it (joined with one space).
+    ``head`` are the fields that come first (:func:`row_key`); ``derived`` maps a column name to
+    its SQL expression (:func:`column`).
+    """
+    entries: list[list[str]] = []
+    for line in text.strip("\n").splitlines():
+        if not line.strip():
+            continue
+        if line[0].isspace():
+            entries[-1][-1] += " " + line.strip()
+            continue
+        name, type_name, rest = line.split(None, 2)
+        entries.append([name, type_name, rest.strip()])
+    derived = dict(derived or {})
+    fields = list(head)
+    for name, type_name, rest in entries:
+        nullable = not rest.startswith(_NOT_NULL)
+        description = rest if nullable else rest[len(_NOT_NULL):].strip()
+        fields.append(column(name, _type(type_name), description, nullable,
+                             derived=derived.pop(name, None)))
+    if derived:
+        raise ValueError(f"derived expressions for unknown columns: {sorted(derived)}")
+    return pa.schema(fields)

@@ -16,104 +16,111 @@ from typing import Any
 import pyarrow as pa
 
 from distbench.store.fields import column as _f
-from distbench.store.fields import derived_expression
+from distbench.store.fields import derived_expression, table
 
 TIMING_COLUMNS: frozenset[str] = frozenset({"latency_ms", "elapsed_ms", "queue_ms"})
 """Columns that hold wall-clock measurements: the only ones allowed to differ between runs."""
 
 
-_F64 = pa.float64()
 
-CALLS = pa.schema(
-    [
-        _f("run_id", pa.string(), "Run id.", False),
-        _f("shard_id", pa.string(), "Shard that made the call.", False),
-        _f("call_id", pa.string(), "Call id (joins trials.call_id).", False),
-        _f("trial_id", pa.string(), "The trial the call answered.", False),
-        _f("mode", pa.string(), "Answer mode of the trial.", False),
-        _f("endpoint", pa.string(), "'<provider>:<base URL>' ('in-process' for local).", False),
-        _f("provider", pa.string(), "Model provider.", False),
-        _f("model", pa.string(), "Model name.", False),
-        _f("style", pa.string(), "'chat' or 'completion'.", False),
-        _f("request_hash", pa.string(), "SHA-256 of what decides the answer (cache key).", False),
-        _f("prompt_text", pa.string(), "The prompt sent.", False),
-        _f("response_text", pa.string(), "The answer text; NULL when the call failed."),
-        _f("status", pa.string(), "'ok' or 'failed'.", False),
-        _f("error", pa.string(), "Why the call failed ('' when ok); never a key.", False),
-        _f("http_status", pa.int32(), "Last HTTP status; NULL in-process or without an answer."),
-        _f("attempts", pa.int32(), "Attempts made (0 for a cache hit).", False),
-        _f("latency_ms", _F64,
-           "Time on the wire of the last attempt: request sent to answer read, in "
-           "milliseconds (the model's own time for in-process models; timing column)."),
-        _f("queue_ms", _F64,
-           "Time the call waited before and between attempts (a rate-limit token, a "
-           "concurrency slot, retry back-off), in milliseconds (timing column)."),
-        _f("prompt_tokens", pa.int64(), "Prompt tokens reported by the endpoint."),
-        _f("completion_tokens", pa.int64(), "Completion tokens reported by the endpoint."),
-        _f("reasoning_content", pa.string(),
-           "The provider's separate reasoning text (an OpenAI-compatible message's "
-           "reasoning_content), kept whatever the run's reasoning factor; NULL when none."),
-        _f("reasoning_tokens", pa.int64(),
-           "Reasoning tokens the provider reported (usage.completion_tokens_details."
-           "reasoning_tokens); NULL when not reported."),
-        _f("cache_hit", pa.bool_(), "Answered from the response cache.", False),
-        _f("samples", pa.int32(),
-           "Answers the request asked for (OpenAI's n): 1, or k when one request answered k "
-           "trials that share their prompt; then those trials' call_id all name this call, "
-           "trial_id is the first of them, response_text is the JSON list of the k texts and "
-           "the tokens are the request's (the prompt billed once).", False),
-        _f("notes", pa.string(),
-           "What the answer's body held that could not be used, by field ('' when nothing): "
-           "a token count that is not a plausible count (stored as NULL, never priced), "
-           "lone surrogates replaced by U+FFFD in the text."),
-        _f("batch_id", pa.string(),
-           "The provider batch that answered the call (--execution batch; billed at the batch "
-           "price); NULL for a live call."),
-        _f("estimated_prompt_tokens", pa.int64(),
-           "Set when the endpoint's token counts of an answered call were missing or "
-           "implausible (none, 0, negative, a completion over max_tokens, a prompt far over "
-           "the text sent): the request's ceiling, a quarter of the prompt's characters, which "
-           "budgets and costs count instead of prompt_tokens; NULL otherwise."),
-        _f("estimated_completion_tokens", pa.int64(),
-           "With estimated_prompt_tokens: the whole completion budget (max_tokens per "
-           "sample), counted instead of completion_tokens; NULL otherwise."),
-    ]
-)
+CALLS = table("""
+run_id                       string   not null  Run id.
+shard_id                     string   not null  Shard that made the call.
+call_id                      string   not null  Call id (joins trials.call_id).
+trial_id                     string   not null  The trial the call answered.
+mode                         string   not null  Answer mode of the trial.
+endpoint                     string   not null  '<provider>:<base URL>' ('in-process' for local).
+provider                     string   not null  Model provider.
+model                        string   not null  Model name.
+style                        string   not null  'chat' or 'completion'.
+request_hash                 string   not null  SHA-256 of what decides the answer (cache key).
+prompt_text                  string   not null  The prompt sent.
+response_text                string             The answer text; NULL when the call failed.
+status                       string   not null  'ok' or 'failed'.
+error                        string   not null  Why the call failed ('' when ok); never a key.
+http_status                  int32              Last HTTP status; NULL in-process or without an
+                                                answer.
+attempts                     int32    not null  Attempts made (0 for a cache hit).
+latency_ms                   float64            Time on the wire of the last attempt: request sent
+                                                to answer read, in milliseconds (the model's own
+                                                time for in-process models; timing column).
+queue_ms                     float64            Time the call waited before and between attempts (a
+                                                rate-limit token, a concurrency slot, retry
+                                                back-off), in milliseconds (timing column).
+prompt_tokens                int64              Prompt tokens reported by the endpoint.
+completion_tokens            int64              Completion tokens reported by the endpoint.
+reasoning_content            string             The provider's separate reasoning text (an
+                                                OpenAI-compatible message's reasoning_content), kept
+                                                whatever the run's reasoning factor; NULL when none.
+reasoning_tokens             int64              Reasoning tokens the provider reported
+                                                (usage.completion_tokens_details.reasoning_tokens);
+                                                NULL when not reported.
+cache_hit                    bool     not null  Answered from the response cache.
+samples                      int32    not null  Answers the request asked for (OpenAI's n): 1, or k
+                                                when one request answered k trials that share their
+                                                prompt; then those trials' call_id all name this
+                                                call, trial_id is the first of them, response_text
+                                                is the JSON list of the k texts and the tokens are
+                                                the request's (the prompt billed once).
+notes                        string             What the answer's body held that could not be used,
+                                                by field ('' when nothing): a token count that is
+                                                not a plausible count (stored as NULL, never
+                                                priced), lone surrogates replaced by U+FFFD in the
+                                                text.
+batch_id                     string             The provider batch that answered the call
+                                                (--execution batch; billed at the batch price); NULL
+                                                for a live call.
+estimated_prompt_tokens      int64              Set when the endpoint's token counts of an answered
+                                                call were missing or implausible (none, 0, negative,
+                                                a completion over max_tokens, a prompt far over the
+                                                text sent): the request's ceiling, a quarter of the
+                                                prompt's characters, which budgets and costs count
+                                                instead of prompt_tokens; NULL otherwise.
+estimated_completion_tokens  int64              With estimated_prompt_tokens: the whole completion
+                                                budget (max_tokens per sample), counted instead of
+                                                completion_tokens; NULL otherwise.
+""")
 
-RATINGS = pa.schema(
-    [
-        _f("run_id", pa.string(), "Run id (a tournament).", False),
-        _f("family", pa.string(), "Game family the players met in.", False),
-        _f("player", pa.string(), "The player: '<provider>:<model>' or a scripted player's name.", False),
-        _f("rank", pa.int32(), "Rank by Bradley-Terry strength, from 1.", False),
-        _f("matches", pa.int64(), "Games the player played (both seats).", False),
-        _f("wins", _F64, "Games won, a tie counted as half.", False),
-        _f("mean_margin", _F64, "Mean of the player's seat score minus its opponent's, over its games (the family's units).", False),
-        _f("bt_strength", _F64, "Bradley-Terry log-strength (natural log odds, mean 0 over the population), penalised ML with ties as half a win each.", False),
-        _f("bt_low", _F64, "Lower end of bt_strength's simultaneous interval: a max-|t| bootstrap band over matches, so all players' intervals hold at once at the run's confidence (bt_strength - c * se); NULL without resamples."),
-        _f("bt_high", _F64, "Upper end of that simultaneous interval (bt_strength + c * se); NULL without resamples."),
-        _f("elo", _F64, "Elo display of bt_strength: 1500 + 400 / ln 10 * bt_strength.", False),
-        _f("elo_low", _F64, "Elo display of bt_low (the simultaneous band)."),
-        _f("elo_high", _F64, "Elo display of bt_high."),
-        _f("nash_mass", _F64, "The player's probability in the maximum-entropy Nash equilibrium of the meta-game (mean margins).", False),
-        _f("nash_rating", _F64, "Nash averaging rating: the player's mean margin against the equilibrium mixture (<= 0; 0 on its support); NULL for a player without games (not in the meta-game)."),
-        _f("confidence", _F64, "Confidence level of the intervals.", False),
-    ]
-)
+RATINGS = table("""
+run_id       string   not null  Run id (a tournament).
+family       string   not null  Game family the players met in.
+player       string   not null  The player: '<provider>:<model>' or a scripted player's name.
+rank         int32    not null  Rank by Bradley-Terry strength, from 1.
+matches      int64    not null  Games the player played (both seats).
+wins         float64  not null  Games won, a tie counted as half.
+mean_margin  float64  not null  Mean of the player's seat score minus its opponent's, over its games
+                                (the family's units).
+bt_strength  float64  not null  Bradley-Terry log-strength (natural log odds, mean 0 over the
+                                population), penalised ML with ties as half a win each.
+bt_low       float64            Lower end of bt_strength's simultaneous interval: a max-|t|
+                                bootstrap band over matches, so all players' intervals hold at once
+                                at the run's confidence (bt_strength - c * se); NULL without
+                                resamples.
+bt_high      float64            Upper end of that simultaneous interval (bt_strength + c * se); NULL
+                                without resamples.
+elo          float64  not null  Elo display of bt_strength: 1500 + 400 / ln 10 * bt_strength.
+elo_low      float64            Elo display of bt_low (the simultaneous band).
+elo_high     float64            Elo display of bt_high.
+nash_mass    float64  not null  The player's probability in the maximum-entropy Nash equilibrium of
+                                the meta-game (mean margins).
+nash_rating  float64            Nash averaging rating: the player's mean margin against the
+                                equilibrium mixture (<= 0; 0 on its support); NULL for a player
+                                without games (not in the meta-game).
+confidence   float64  not null  Confidence level of the intervals.
+""")
 
-PAIRINGS = pa.schema(
-    [
-        _f("run_id", pa.string(), "Run id (a tournament).", False),
-        _f("family", pa.string(), "Game family.", False),
-        _f("player_i", pa.string(), "The first player of the pair (earlier in --players).", False),
-        _f("player_j", pa.string(), "The second player.", False),
-        _f("matches", pa.int64(), "Games the pair played (both seat orders).", False),
-        _f("wins_i", _F64, "player_i's wins, a tie counted as half.", False),
-        _f("score_diff", _F64, "Mean of player_i's seat score minus player_j's (the family's units).", False),
-        _f("diff_low", _F64, "Lower end of score_diff's percentile bootstrap interval over the pair's games; NULL without resamples."),
-        _f("diff_high", _F64, "Upper end of that interval; NULL without resamples."),
-    ]
-)
+PAIRINGS = table("""
+run_id      string   not null  Run id (a tournament).
+family      string   not null  Game family.
+player_i    string   not null  The first player of the pair (earlier in --players).
+player_j    string   not null  The second player.
+matches     int64    not null  Games the pair played (both seat orders).
+wins_i      float64  not null  player_i's wins, a tie counted as half.
+score_diff  float64  not null  Mean of player_i's seat score minus player_j's (the family's units).
+diff_low    float64            Lower end of score_diff's percentile bootstrap interval over the
+                               pair's games; NULL without resamples.
+diff_high   float64            Upper end of that interval; NULL without resamples.
+""")
 
 HARNESS_COLUMN = "harness_hash"
 """The column every table ends with: the hash of the harness that made the row (the family's
@@ -164,11 +171,16 @@ _WILSON = (f"(s / n + {_Z} * {_Z} / (2 * n)) / (1.0 + {_Z} * {_Z} / n) {{sign}} 
 MACROS: dict[str, str] = {
     "wilson_low(s, n)": f"CASE WHEN s = 0 THEN 0.0 ELSE greatest(0.0, {_WILSON.format(sign='-')}) END",
     "wilson_high(s, n)": f"CASE WHEN s = n THEN 1.0 ELSE least(1.0, {_WILSON.format(sign='+')}) END",
+    "share(c)": "avg(CASE WHEN c THEN 1.0 ELSE 0.0 END)",
+    "share_among(c, among)": "avg(CASE WHEN c THEN 1.0 ELSE 0.0 END) FILTER (WHERE among)",
 }
 """SQL macros every connection has (the queries use them; so can a user's SQL):
 ``wilson_low(successes, n)`` and ``wilson_high(successes, n)``, the 95% Wilson score interval
 of the rate ``successes / n`` within [0, 1] (successes may be fractional: a draw counts half),
-the formula of :func:`distbench.report.stats.wilson_interval`."""
+the formula of :func:`distbench.report.stats.wilson_interval`; ``share(condition)``, the
+share of the group's rows where ``condition`` holds (NULL counts as not), and
+``share_among(condition, among)``, the same over the rows where ``among`` holds (aggregates:
+use them in a grouped SELECT)."""
 
 VIEWS: dict[str, tuple[str, tuple[str, ...]]] = {}
 """Views the game families registered (:func:`register_views`): name -> (SELECT statement,

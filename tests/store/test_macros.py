@@ -40,3 +40,20 @@ def test_a_runs_connection_has_them(tmp_path):
                             "count(*)), wilson_high(1, 2) from trials").fetchone()
     assert low == pytest.approx(wilson_interval(12, 12)[0])
     assert high == pytest.approx(wilson_interval(1, 2)[1])
+
+
+def test_the_share_macros_are_the_averaged_indicator_they_replace():
+    """``share(c)`` and ``share_among(c, among)`` give what the queries wrote out before:
+    ``avg(CASE WHEN c THEN 1.0 ELSE 0.0 END)`` (NULL counts as not), over the ``among`` rows."""
+    con = duckdb.connect()
+    for name, body in MACROS.items():
+        con.execute(f"CREATE MACRO {name} AS {body}")
+    con.execute("CREATE TABLE t AS SELECT i % 3 AS g, CASE WHEN i % 7 = 0 THEN NULL "
+                "ELSE i % 2 = 0 END AS c, i % 5 <> 0 AS among FROM range(40) r(i)")
+    got = con.execute("SELECT g, share(c), share_among(c, among) FROM t GROUP BY g "
+                      "ORDER BY g").fetchall()
+    written = con.execute("SELECT g, avg(CASE WHEN c THEN 1.0 ELSE 0.0 END), "
+                          "avg(CASE WHEN c THEN 1.0 ELSE 0.0 END) FILTER (WHERE among) "
+                          "FROM t GROUP BY g ORDER BY g").fetchall()
+    assert got == written
+    assert {type(v) for row in got for v in row[1:]} == {float}

@@ -9,9 +9,8 @@ import pyarrow as pa
 
 from distbench.report.headline import QUALITY_TOLERANCE
 from distbench.store.fields import column as _f
-from distbench.store.fields import row_key
+from distbench.store.fields import row_key, table
 
-_F64 = pa.float64()
 _LIST_F64 = pa.list_(pa.float64())
 
 # The chance baselines of a game (the honest aggregates score an invalid answer with them),
@@ -27,129 +26,140 @@ UNIFORM_PURE_EXPLOITABILITY = ("greatest(0.0, list_avg(list_transform(payoff, "
 WORST_PURE_EXPLOITABILITY = ("greatest(0.0, list_max(list_transform(payoff, "
                              "lambda r: value - list_min(r))))")
 
-GAMES = pa.schema(
-    [
-        _f("run_id", pa.string(), "Run id (the run folder's name).", False),
-        _f("family", pa.string(), "Game family: 'matrix'.", False),
-        _f("bucket", pa.string(), "Bucket id, e.g. '3x3_midVar_mixed'.", False),
-        _f("seed", pa.int64(), "Seed of the game stream.", False),
-        _f("game_index", pa.int64(), "Index of the game in its (bucket, seed) stream.", False),
-        _f("game_id", pa.string(), "Stable game id '<bucket>/s<seed>/g<index>'.", False),
-        _f("rows", pa.int32(), "Number of row (model) actions.", False),
-        _f("cols", pa.int32(), "Number of column (opponent) actions.", False),
-        _f("payoff", pa.list_(_LIST_F64), "Payoffs to the row player, rows x cols.", False),
-        _f("nash_row", _LIST_F64, "Row player's Nash (maximin) strategy x*.", False),
-        _f("nash_col", _LIST_F64, "Column player's Nash (minimax) strategy y* (the opponent).", False),
-        _f("value", _F64, "Value of the game to the row player.", False),
-        _f("row_support", pa.int32(), "Number of row actions with x*_i > 1e-9.", False),
-        _f("col_support", pa.int32(), "Number of column actions with y*_j > 1e-9.", False),
-        _f("has_saddle", pa.bool_(), "The game has a pure saddle point.", False),
-        _f(
-            "gap_degenerate",
-            pa.bool_(),
-            "Every row action earns the value against y*, so nash_gap is 0 for any answer; "
-            "read exploitability instead.",
-            False,
-        ),
-        _f("residual", _F64, "Duality residual max_i (U y*)_i - min_j (x*'U)_j.", False),
-        _f("solver_status", pa.string(), "'ok', 'iteration_limit' or 'inaccurate' (not 'ok': do not trust the game).", False),
-        _f("uniform_nash_gap", _F64,
-           "nash_gap of the uniform strategy (1/rows on each row): max_i (U y*)_i - mean_i "
-           "(U y*)_i (0 on a gap_degenerate game), also the expected gap of a uniformly random pure action; what an invalid "
-           "answer scores in the honest aggregates (computed by the view, not stored).",
-           False, derived=UNIFORM_NASH_GAP),
-        _f("uniform_exploitability", _F64,
-           "exploitability of the uniform mixed strategy: value - min_j mean_i U_ij; what an "
-           "invalid answer scores in mixed and logprob modes (computed by the view, not "
-           "stored).", False, derived=UNIFORM_EXPLOITABILITY),
-        _f("uniform_pure_exploitability", _F64,
-           "Expected exploitability of a uniformly random pure action: mean_i (value - "
-           "min_j U_ij) (>= uniform_exploitability); what an invalid answer scores in pure "
-           "mode (computed by the view, not stored).", False,
-           derived=UNIFORM_PURE_EXPLOITABILITY),
-        _f("worst_pure_exploitability", _F64,
-           "Exploitability of the worst pure action: max_i (value - min_j U_ij), the largest "
-           "exploitability of any answer (exploitability is convex); quality = 1 - "
-           "exploitability / this (computed by the view, not stored).", False,
-           derived=WORST_PURE_EXPLOITABILITY),
-    ]
-)
+GAMES = table("""
+run_id                       string               not null  Run id (the run folder's name).
+family                       string               not null  Game family: 'matrix'.
+bucket                       string               not null  Bucket id, e.g. '3x3_midVar_mixed'.
+seed                         int64                not null  Seed of the game stream.
+game_index                   int64                not null  Index of the game in its (bucket, seed)
+                                                            stream.
+game_id                      string               not null  Stable game id
+                                                            '<bucket>/s<seed>/g<index>'.
+rows                         int32                not null  Number of row (model) actions.
+cols                         int32                not null  Number of column (opponent) actions.
+payoff                       list<list<float64>>  not null  Payoffs to the row player, rows x cols.
+nash_row                     list<float64>        not null  Row player's Nash (maximin) strategy x*.
+nash_col                     list<float64>        not null  Column player's Nash (minimax) strategy
+                                                            y* (the opponent).
+value                        float64              not null  Value of the game to the row player.
+row_support                  int32                not null  Number of row actions with x*_i > 1e-9.
+col_support                  int32                not null  Number of column actions with y*_j >
+                                                            1e-9.
+has_saddle                   bool                 not null  The game has a pure saddle point.
+gap_degenerate               bool                 not null  Every row action earns the value against
+                                                            y*, so nash_gap is 0 for any answer;
+                                                            read exploitability instead.
+residual                     float64              not null  Duality residual max_i (U y*)_i - min_j
+                                                            (x*'U)_j.
+solver_status                string               not null  'ok', 'iteration_limit' or 'inaccurate'
+                                                            (not 'ok': do not trust the game).
+uniform_nash_gap             float64              not null  nash_gap of the uniform strategy (1/rows
+                                                            on each row): max_i (U y*)_i - mean_i (U
+                                                            y*)_i (0 on a gap_degenerate game), also
+                                                            the expected gap of a uniformly random
+                                                            pure action; what an invalid answer
+                                                            scores in the honest aggregates
+                                                            (computed by the view, not stored).
+uniform_exploitability       float64              not null  exploitability of the uniform mixed
+                                                            strategy: value - min_j mean_i U_ij;
+                                                            what an invalid answer scores in mixed
+                                                            and logprob modes (computed by the view,
+                                                            not stored).
+uniform_pure_exploitability  float64              not null  Expected exploitability of a uniformly
+                                                            random pure action: mean_i (value -
+                                                            min_j U_ij) (>= uniform_exploitability);
+                                                            what an invalid answer scores in pure
+                                                            mode (computed by the view, not stored).
+worst_pure_exploitability    float64              not null  Exploitability of the worst pure action:
+                                                            max_i (value - min_j U_ij), the largest
+                                                            exploitability of any answer
+                                                            (exploitability is convex); quality = 1
+                                                            - exploitability / this (computed by the
+                                                            view, not stored).
+""", derived={
+    "uniform_nash_gap": UNIFORM_NASH_GAP,
+    "uniform_exploitability": UNIFORM_EXPLOITABILITY,
+    "uniform_pure_exploitability": UNIFORM_PURE_EXPLOITABILITY,
+    "worst_pure_exploitability": WORST_PURE_EXPLOITABILITY,
+})
 
-TRIALS = pa.schema(
-    [
-        *row_key("matrix"),
-        _f("bucket", pa.string(), "Bucket id.", False),
-        _f("seed", pa.int64(), "Seed of the game stream.", False),
-        _f("provider", pa.string(), "Model provider, e.g. 'dummy', 'openai'.", False),
-        _f("model", pa.string(), "Model name.", False),
-        _f("tier", pa.string(), "Model tier label (sweeps), NULL when none."),
-        _f("mode", pa.string(), "Answer mode: 'pure', 'mixed' or 'logprob'.", False),
-        _f("game_id", pa.string(), "Game id (joins games.game_id).", False),
-        _f("game_index", pa.int64(), "Index of the game in its stream.", False),
-        _f("trial", pa.int32(), "Trial number within (game, mode), from 0.", False),
-        _f("trial_id", pa.string(),
-           "Stable trial id '<game_id>/<mode>/t<trial>' (computed by the view from those "
-           "columns; not stored in the Parquet files).", False,
-           derived="game_id || '/' || mode || '/t' || CAST(trial AS VARCHAR)"),
-        _f("decision", pa.int32(), "Pure mode: chosen row action, 0-based; NULL when invalid."),
-        _f("strategy", _LIST_F64,
-           "Mixed / logprob mode: the strategy (sums to 1); NULL when invalid."),
-        _f("label_mass", _F64,
-           "Logprob mode: probability the model put on writing a valid action label after "
-           "the cue (white space and multi-digit labels followed); below the run's "
-           "min_label_mass the reading is invalid ('low_label_mass')."),
-        _f("parse_status", pa.string(), "'ok' or why the answer is invalid: no_answer, out_of_range, ambiguous, wrong_length, not_a_distribution, non_finite (NaN or infinity in the answer or its logprobs), empty, low_label_mass, call_failed.", False),
-        _f("parse_detail", pa.string(), "Short reason when parse_status is not 'ok'.", False),
-        _f("raw_text", pa.string(), "The model's answer text, verbatim; NULL when the call failed."),
-        _f("parser_version", pa.string(), "Version of the answer reader that set parse_status "
-           "(games/answers PARSER_VERSION, e.g. 'answers.1'); distbench rescore re-reads with "
-           "the current one. NULL in runs made before the column existed."),
-        _f("reasoning", pa.string(), "The reasoning factor: 'direct' (answer at once) or "
-           "'cot' (reasoning first, only the final line parsed; --reasoning). NULL in runs "
-           "made before the column existed (they were direct)."),
-        _f("reasoning_text", pa.string(), "cot: the answer's text before its final line (the "
-           "reasoning); NULL in direct runs and when the call failed."),
-        _f("llm_value", _F64, "x'U y*: the answer's expected payoff against the Nash opponent."),
-        _f("br_value", _F64, "max_a (U y*)_a: the best response's payoff against y*."),
-        _f("nash_gap", _F64, "br_value - llm_value >= 0."),
-        _f("exploitability", _F64, "value - min_j (x'U)_j >= 0: what a best responder takes."),
-        _f("gap_degenerate", pa.bool_(), "Copied from games: nash_gap is 0 for every answer.", False),
-        _f("call_id", pa.string(), "Row of the calls table, NULL for backends without calls."),
-        _f("latency_ms", _F64,
-           "Time on the wire of the model call's last attempt, in milliseconds (the model's "
-           "own time for in-process models; timing column)."),
-    ]
-)
+TRIALS = table("""
+bucket          string         not null  Bucket id.
+seed            int64          not null  Seed of the game stream.
+provider        string         not null  Model provider, e.g. 'dummy', 'openai'.
+model           string         not null  Model name.
+tier            string                   Model tier label (sweeps), NULL when none.
+mode            string         not null  Answer mode: 'pure', 'mixed' or 'logprob'.
+game_id         string         not null  Game id (joins games.game_id).
+game_index      int64          not null  Index of the game in its stream.
+trial           int32          not null  Trial number within (game, mode), from 0.
+trial_id        string         not null  Stable trial id '<game_id>/<mode>/t<trial>' (computed by
+                                         the view from those columns; not stored in the Parquet
+                                         files).
+decision        int32                    Pure mode: chosen row action, 0-based; NULL when invalid.
+strategy        list<float64>            Mixed / logprob mode: the strategy (sums to 1); NULL when
+                                         invalid.
+label_mass      float64                  Logprob mode: probability the model put on writing a valid
+                                         action label after the cue (white space and multi-digit
+                                         labels followed); below the run's min_label_mass the
+                                         reading is invalid ('low_label_mass').
+parse_status    string         not null  'ok' or why the answer is invalid: no_answer, out_of_range,
+                                         ambiguous, wrong_length, not_a_distribution, non_finite
+                                         (NaN or infinity in the answer or its logprobs), empty,
+                                         low_label_mass, call_failed.
+parse_detail    string         not null  Short reason when parse_status is not 'ok'.
+raw_text        string                   The model's answer text, verbatim; NULL when the call
+                                         failed.
+parser_version  string                   Version of the answer reader that set parse_status
+                                         (games/answers PARSER_VERSION, e.g. 'answers.1'); distbench
+                                         rescore re-reads with the current one. NULL in runs made
+                                         before the column existed.
+reasoning       string                   The reasoning factor: 'direct' (answer at once) or 'cot'
+                                         (reasoning first, only the final line parsed; --reasoning).
+                                         NULL in runs made before the column existed (they were
+                                         direct).
+reasoning_text  string                   cot: the answer's text before its final line (the
+                                         reasoning); NULL in direct runs and when the call failed.
+llm_value       float64                  x'U y*: the answer's expected payoff against the Nash
+                                         opponent.
+br_value        float64                  max_a (U y*)_a: the best response's payoff against y*.
+nash_gap        float64                  br_value - llm_value >= 0.
+exploitability  float64                  value - min_j (x'U)_j >= 0: what a best responder takes.
+gap_degenerate  bool           not null  Copied from games: nash_gap is 0 for every answer.
+call_id         string                   Row of the calls table, NULL for backends without calls.
+latency_ms      float64                  Time on the wire of the model call's last attempt, in
+                                         milliseconds (the model's own time for in-process models;
+                                         timing column).
+""", head=row_key("matrix"), derived={
+    "trial_id": "game_id || '/' || mode || '/t' || CAST(trial AS VARCHAR)",
+})
 
-GAME_SCORES = pa.schema(
-    [
-        _f("run_id", pa.string(), "Run id.", False),
-        _f("shard_id", pa.string(), "Shard that produced the trials.", False),
-        _f("bucket", pa.string(), "Bucket id.", False),
-        _f("seed", pa.int64(), "Seed of the game stream.", False),
-        _f("provider", pa.string(), "Model provider.", False),
-        _f("model", pa.string(), "Model name.", False),
-        _f("tier", pa.string(), "Model tier label (sweeps), NULL when none."),
-        _f("mode", pa.string(), "Answer mode.", False),
-        _f("game_id", pa.string(), "Game id (joins games.game_id).", False),
-        _f("game_index", pa.int64(), "Index of the game in its stream.", False),
-        _f("trials", pa.int32(), "Trials of this game, model and mode in this shard (a game "
-           "with more trials than a shard holds has one row per part).", False),
-        _f("valid", pa.int32(), "Trials with parse_status 'ok'.", False),
-        _f("mean_nash_gap", _F64, "Mean nash_gap over the valid trials; NULL when none."),
-        _f("var_nash_gap", _F64, "Population variance of nash_gap over the valid trials."),
-        _f("min_nash_gap", _F64, "Smallest nash_gap of a valid trial."),
-        _f("max_nash_gap", _F64, "Largest nash_gap of a valid trial."),
-        _f("mean_llm_value", _F64, "Mean llm_value over the valid trials."),
-        _f("mean_br_value", _F64, "Mean br_value over the valid trials."),
-        _f("mean_abs_br_value", _F64, "Mean |br_value| over the valid trials."),
-        _f("mean_exploitability", _F64, "Mean exploitability over the valid trials."),
-        _f("mean_label_mass", _F64,
-           "Logprob mode: mean label_mass of the game's readings, valid or not; NULL in "
-           "other modes."),
-        _f("gap_degenerate", pa.bool_(), "Copied from games.", False),
-    ]
-)
+GAME_SCORES = table("""
+run_id               string   not null  Run id.
+shard_id             string   not null  Shard that produced the trials.
+bucket               string   not null  Bucket id.
+seed                 int64    not null  Seed of the game stream.
+provider             string   not null  Model provider.
+model                string   not null  Model name.
+tier                 string             Model tier label (sweeps), NULL when none.
+mode                 string   not null  Answer mode.
+game_id              string   not null  Game id (joins games.game_id).
+game_index           int64    not null  Index of the game in its stream.
+trials               int32    not null  Trials of this game, model and mode in this shard (a game
+                                        with more trials than a shard holds has one row per part).
+valid                int32    not null  Trials with parse_status 'ok'.
+mean_nash_gap        float64            Mean nash_gap over the valid trials; NULL when none.
+var_nash_gap         float64            Population variance of nash_gap over the valid trials.
+min_nash_gap         float64            Smallest nash_gap of a valid trial.
+max_nash_gap         float64            Largest nash_gap of a valid trial.
+mean_llm_value       float64            Mean llm_value over the valid trials.
+mean_br_value        float64            Mean br_value over the valid trials.
+mean_abs_br_value    float64            Mean |br_value| over the valid trials.
+mean_exploitability  float64            Mean exploitability over the valid trials.
+mean_label_mass      float64            Logprob mode: mean label_mass of the game's readings, valid
+                                        or not; NULL in other modes.
+gap_degenerate       bool     not null  Copied from games.
+""")
 
 
 def _perturbed_trials() -> pa.Schema:
