@@ -22,8 +22,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-from contextlib import contextmanager
 from collections.abc import Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
