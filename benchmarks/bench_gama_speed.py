@@ -5,7 +5,8 @@ The protocol (``distbench suite gama``): the eight games, five runs each, ten se
 Pirate Game ends when a plan passes, so fewer are asked). The model is ``llamacpp:mock`` behind
 ``distbench serve mock --latency-ms L`` (default 200 ms per call), which answers each request
 with a valid random answer. The protocol runs as one shard in this process (``--no-parallel``:
-no Ray start in the figure): every round asks all seats of all live games at once.
+no Ray start in the figure): each game asks its next round as soon as its own answers are
+back, so one game's CPU overlaps the others' calls.
 
 Printed: the calls made, the wall time of the run, its **critical path** (the longest chain of
 calls that must follow each other: the most sequential steps of any game, a Pirate round being

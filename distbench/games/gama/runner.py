@@ -1,8 +1,11 @@
-"""Plays one ``gama`` shard: its games advance together, round by round, in one event loop;
-every round asks all the acting seats of all the live games at once (one batch per model, the
-models' batches concurrently; scripted seats answer at once), the Pirate Game in two steps
-(proposers, then voters). Runs in a Ray task or in the driver; writes nothing (the rows are
-built per game at the end and returned as tables).
+"""Plays one ``gama`` shard: each game is a coroutine of one event loop that asks its next
+round as soon as its own answers of the last are back (no lockstep: one game's rules, prompts
+and rows run while the others' calls are in flight); a round asks the game's acting seats
+(scripted seats answer at once), the Pirate Game in two steps (proposers, then voters). The
+requests that the games send in the same turn of the loop go to a model as one batch (so a
+local model still answers a whole round at once). Runs in a Ray task or in the driver; writes
+nothing (the rows are built per game at the end and returned as tables; the calls table in
+the order of round, step, attempt, game and seat, whatever the order the answers came in).
 
 The rules and GAMA's scores are :mod:`.rules` and :mod:`.scoring`; the words and the parser
 :mod:`.prompts`; the re-ask and forfeit policy is stated in :mod:`.plan`.
@@ -17,8 +20,10 @@ in :mod:`.players`. Answers do not depend on how games are cut into shards.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from collections.abc import Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +45,9 @@ from distbench.store.fields import Rows
 FAILED = "call_failed"
 ANSWER_CUE = "Answer:"
 """Completion style: the transcript ends with this cue and the continuation is the answer."""
+_GATHER_TURNS = 3
+"""Turns of the event loop a model's batch waits for the games woken by the same answers
+(each wakes a few turns after the batch it waited on returns) to add their requests."""
 _HERE = Path(__file__).parent
 HARNESS = stable_hash([NAME, 1] + [(_HERE / f).read_text() for f in
                                    ("prompts.py", "players.py", "runner.py", "rules.py",
@@ -82,8 +90,12 @@ class _Caller:
     def __init__(self, shard: GamaShard | GamaSuiteShard,
                  backends: Mapping[BackendSpec, Backend]) -> None:
         self.backends = backends
-        self.log: dict[BackendSpec, list[tuple[Request, Response, str, str]]] = {}
+        self.log: dict[BackendSpec, list[tuple[tuple[Any, ...],
+                                               tuple[Request, Response, str, str]]]] = {}
         self.calls = 0
+        self.order: dict[str, int] = {}  # game id -> its place in the shard (the log's order)
+        self._waiting: dict[BackendSpec, list[tuple[list[Request], asyncio.Future[Any]]]] = {}
+        self.alone = {s for s in shard.specs if _answers_call_by_call(s)}
         replay = [s for s in shard.specs if s.provider == "replay"]
         self.record = json.loads(Path(replay[0].model).read_text()) if replay else None
 
@@ -133,14 +145,17 @@ class _Caller:
             answers = await self._generate(requests)
             retry = []
             for spec, group in groups.items():
-                for ask, req, resp in zip(group, requests[spec], answers[spec], strict=True):
+                for i, (ask, req, resp) in enumerate(zip(group, requests[spec], answers[spec],
+                                                         strict=True)):
                     self.calls += 1
                     ask.reasks = attempt
                     g = ask.game
                     cid = f"{g.game_id}/r{g.state.round + 1}/s{ask.seat}/{step}/a{attempt}"
                     if spec.provider != "dummy":
                         ask.call_id = cid
-                        self.log.setdefault(spec, []).append((req, resp, cid, g.game_id))
+                        key = (g.state.round, step, attempt, self.order.get(g.game_id, 0), i)
+                        self.log.setdefault(spec, []).append((key, (req, resp, cid,
+                                                                    g.game_id)))
                     ask.text = resp.text
                     if resp.status != "ok" or resp.text is None:
                         ask.parsed = Parsed(None, FAILED, resp.error or "call failed")
@@ -153,9 +168,46 @@ class _Caller:
 
     async def _generate(self, requests: dict[BackendSpec, list[Request]]
                         ) -> dict[BackendSpec, list[Response]]:
-        specs = list(requests)
-        results = await asyncio.gather(*(self.backends[s].generate(requests[s]) for s in specs))
-        return dict(zip(specs, results, strict=True))
+        """The answers to ``requests``: a model over HTTP's at once (each call returns on its
+        own), another's with the other games' requests of this turn of the loop as one batch."""
+        loop = asyncio.get_running_loop()
+        futures: dict[BackendSpec, Any] = {}
+        for spec, reqs in requests.items():
+            if spec in self.alone:
+                futures[spec] = loop.create_task(self.backends[spec].generate(reqs))
+                continue
+            futures[spec] = loop.create_future()
+            if spec not in self._waiting:
+                self._waiting[spec] = []
+                loop.create_task(self._send(spec))
+            self._waiting[spec].append((reqs, futures[spec]))
+        return {spec: await future for spec, future in futures.items()}
+
+    async def _send(self, spec: BackendSpec) -> None:
+        """Sends one model's waiting requests as one batch, once the games that were ready in
+        the same turn of the loop have added theirs, and hands each its answers."""
+        for _ in range(_GATHER_TURNS):
+            await asyncio.sleep(0)
+        waiting = self._waiting.pop(spec)
+        try:
+            answers = await self.backends[spec].generate([r for reqs, _ in waiting
+                                                          for r in reqs])
+        except asyncio.CancelledError:
+            for _, future in waiting:
+                future.cancel()
+            raise
+        except Exception as exc:  # noqa: BLE001 - each waiting game raises it
+            for _, future in waiting:
+                future.set_exception(exc)
+            return
+        start = 0
+        for reqs, future in waiting:
+            future.set_result(answers[start:start + len(reqs)])
+            start += len(reqs)
+
+    def sorted_log(self, spec: BackendSpec) -> list[tuple[Request, Response, str, str]]:
+        """``spec``'s calls in the order of round, step, attempt, game and seat."""
+        return [entry for _, entry in sorted(self.log[spec], key=lambda e: e[0])]
 
     @staticmethod
     def _parse(ask: _Ask, completion: bool = False) -> None:
@@ -164,6 +216,18 @@ class _Caller:
             text = f"{ANSWER_CUE} {text}"
         ask.parsed = prompts.parse_answer(ask.game.state, ask.seat, text,
                                           proposer=ask.proposer, plan=ask.plan)
+
+
+def _answers_call_by_call(spec: BackendSpec) -> bool:
+    """Whether ``spec``'s model is asked over HTTP, one call per request (a game need not wait
+    for the others' answers); the local model, in contrast, answers a batch in one pass."""
+    from distbench.llm.http import OpenAICompatibleBackend
+    from distbench.llm.registry import backend_class
+
+    try:
+        return issubclass(backend_class(spec.provider), OpenAICompatibleBackend)
+    except Exception:  # noqa: BLE001 - an unknown provider: batched as before
+        return False
 
 
 def _templates(config: GamaRunConfig) -> Any:
@@ -419,18 +483,46 @@ def _table_rows(run_id: str, shard_id: str, g: _Game, rounds: list[dict[str, Any
 async def _play(caller: _Caller, games: list[_Game],
                 round_rows: dict[str, list[dict[str, Any]]]) -> None:
     """Plays ``games`` to their end in one event loop (so an endpoint's client and its
-    kept-alive connections serve every round), adding each resolved round's row."""
-    while True:
-        live = [g for g in games if g.status == "ok" and not g.state.done]
-        if not live:
-            return
-        for gid, (before, outcome) in (await _play_round(caller, live)).items():
-            round_rows[gid].append(_round_row(outcome, before))
+    kept-alive connections serve every round), each game on its own, adding each resolved
+    round's row."""
+    caller.order = {g.game_id: i for i, g in enumerate(games)}
+    await asyncio.gather(*(_play_game(caller, g, round_rows[g.game_id]) for g in games))
+
+
+async def _play_game(caller: _Caller, game: _Game, rows: list[dict[str, Any]]) -> None:
+    """Plays one game's rounds in order until it ends."""
+    while game.status == "ok" and not game.state.done:
+        for before, outcome in (await _play_round(caller, [game])).values():
+            rows.append(_round_row(outcome, before))
+
+
+@contextmanager
+def _fewer_collections() -> Any:
+    """Python's garbage collector run less often while a shard plays: its conversations make
+    many small objects that live to the end, and each full collection walks them all (about a
+    sixth of the shard's CPU with the default thresholds; the thresholds come back after)."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], _GC_YOUNG), before[1], max(before[2], _GC_OLD))
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
+_GC_YOUNG, _GC_OLD = 50_000, 100
+"""The collector's thresholds while a shard plays (allocations before a young collection;
+middle collections before a full one)."""
 
 
 def run_shard(shard: GamaShard | GamaSuiteShard,
               backends: Mapping[BackendSpec, Backend]) -> ShardResult:
     """Plays ``shard``'s games, every part's together (see the module docstring)."""
+    with _fewer_collections():
+        return _run_shard(shard, backends)
+
+
+def _run_shard(shard: GamaShard | GamaSuiteShard,
+               backends: Mapping[BackendSpec, Backend]) -> ShardResult:
     games = []
     for c, seed, start, stop in shard.parts:
         for i in range(start, stop):
@@ -448,8 +540,8 @@ def run_shard(shard: GamaShard | GamaSuiteShard,
         _table_rows(shard.run_id, shard.shard_id, g, round_rows[g.game_id], tables)
     out = {name: (shard.shard_id, rows.table()) for name, rows in tables.items()}
     calls = [calls_table(shard.run_id, shard.shard_id, spec, "gama",
-                         *map(list, zip(*group, strict=True)))
-             for spec, group in caller.log.items()]
+                         *map(list, zip(*caller.sorted_log(spec), strict=True)))
+             for spec in caller.log]
     if calls:
         out["calls"] = (shard.shard_id, pa.concat_tables(calls))
     statuses = [g.status for g in games]

@@ -253,3 +253,44 @@ def test_a_completion_style_model_continues_after_an_answer_cue():
     assert first.messages is None and first.prompt.endswith("Assistant: Answer:")
     assert first.stop == ("\n",)
     assert {m["answer"] for m in tables["gama_moves"]} == {"42"}
+
+
+class _SlowFirst(Backend):
+    """A model over HTTP (its spec's provider) whose first call returns after ``delay``
+    seconds and every other at once; records the order calls start and end in."""
+
+    def __init__(self, spec: BackendSpec, delay: float) -> None:
+        super().__init__(spec)
+        self.delay = delay
+        self.events: list[tuple[str, int]] = []
+        self.sizes: list[int] = []
+
+    async def generate(self, requests):
+        import asyncio
+
+        call = len(self.sizes)
+        self.sizes.append(len(requests))
+        self.events.append(("start", call))
+        await asyncio.sleep(self.delay if call == 0 else 0)
+        self.events.append(("end", call))
+        return [Response(text="Answer: 10") for _ in requests]
+
+
+def _http_config(delay: float):
+    spec = make_spec("llamacpp", "mock", base_url="http://127.0.0.1:9")
+    backend = _SlowFirst(spec, delay)
+    config = build_config(_options(game="dollar", num_games=2, gama_options=("rounds=3",)),
+                          spec)
+    return config, spec, backend
+
+
+def test_a_game_over_http_plays_its_rounds_without_waiting_for_the_others():
+    config, spec, backend = _http_config(0.3)
+    slow, _ = _play(config, {spec: backend})
+    assert backend.sizes == [10] * 6  # one call per game and round, not one per round
+    # the other game played its three rounds while the first game's first call was out
+    other = [e for c in (1, 2, 3) for e in (("start", c), ("end", c))]
+    assert backend.events[:8] == [("start", 0), *other, ("end", 0)]
+    config, spec, quick = _http_config(0.0)
+    fast, _ = _play(config, {spec: quick})
+    assert slow == fast  # rows and the calls table's order do not depend on the timing
