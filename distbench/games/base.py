@@ -25,7 +25,7 @@ import hashlib
 import json
 import math
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -241,6 +241,32 @@ class RunPlan:
             for spec in shard_specs(shard):
                 seen.setdefault(spec, None)
         return list(seen)
+
+
+def config_plan(config: Any, family: str, shards: list[Any],
+                game_seeds: Iterable[int] | None = None, *, seeds_key: str = "game_seeds",
+                recorded: dict[str, Any] | None = None, **fields: Any) -> RunPlan:
+    """The :class:`RunPlan` of ``config`` as most families make it: the config as recorded
+    (``recorded``; None: its identity) and its identity, its ``seeds`` (or ``game_seeds``, under
+    ``seeds_key``) and ``llm_seed`` as the seeds; ``fields``: the rest (``summarize``,
+    ``unit``...)."""
+    seeds = config.seeds if game_seeds is None else game_seeds
+    return RunPlan(family=family, identity=config.identity(), shards=shards,
+                   config=config.identity() if recorded is None else recorded,
+                   seeds={seeds_key: list(seeds), "llm_seed": config.llm_seed}, **fields)
+
+
+def game_chunks(num_games: int, shard_games: int) -> list[tuple[int, int]]:
+    """(start, stop) of each chunk of at most ``shard_games`` of ``num_games`` games, in order
+    (a shard plays one chunk)."""
+    return [(start, min(num_games, start + shard_games))
+            for start in range(0, num_games, shard_games)]
+
+
+def chunk_id(prefix: str, family: str, identity: Mapping[str, Any], **place: Any) -> str:
+    """A chunk shard's stable id, ``<prefix>-<hash>`` of the family, where the chunk stands
+    (``place``: its seed, start, stop and the like) and what decides its rows (``identity``)."""
+    return f"{prefix}-{stable_hash({'family': family, **place, **identity})}"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,15 @@ from typing import Any
 import pyarrow as pa
 
 from distbench.games.answers.replay import spec_of
-from distbench.games.base import RunPlan, SeatOutcome, ShardResult, seat_label, stable_hash
+from distbench.games.base import (
+    RunPlan,
+    SeatOutcome,
+    ShardResult,
+    chunk_id,
+    config_plan,
+    game_chunks,
+    seat_label,
+)
 from distbench.llm.base import BackendSpec
 from distbench.llm.calls import calls_table
 from distbench.store.catalog import cursor_records
@@ -60,17 +68,10 @@ def pair_shards(config: Any, run_id: str, shard_type: type[PairShard], prefix: s
     else:
         del identity["seeds"]
         keyed = True
-    shards = []
-    for seed in seeds:
-        for start in range(0, config.num_games, config.shard_games):
-            stop = min(config.num_games, start + config.shard_games)
-            key = {"family": shard_type.family, "kind": "pairing", "start": start, "stop": stop,
-                   **identity}
-            if keyed:
-                key["seed"] = seed
-            shards.append(shard_type(f"{prefix}-{stable_hash(key)}", run_id, seed, start, stop,
-                                     config))
-    return shards
+    return [shard_type(chunk_id(prefix, shard_type.family, identity, kind="pairing",
+                                start=start, stop=stop, **({"seed": seed} if keyed else {})),
+                       run_id, seed, start, stop, config)
+            for seed in seeds for start, stop in game_chunks(config.num_games, config.shard_games)]
 
 
 def pair_plan(config: Any, shards: list[PairShard], seeds: Iterable[int], *, unit: str,
@@ -80,11 +81,9 @@ def pair_plan(config: Any, shards: list[PairShard], seeds: Iterable[int], *, uni
     from distbench.llm.registry import backend_class
 
     paid = [s for s in config.specs() if not backend_class(s.provider).in_process]
-    return RunPlan(
-        family=shards[0].family if shards else "", config=config.identity(),
-        identity=config.identity(), shards=shards,
-        seeds={"game_seeds": list(seeds), "llm_seed": config.llm_seed},
-        summarize=summarize, unit=unit, summary_tables=(table,),
+    return config_plan(
+        config, shards[0].family if shards else "", shards, seeds, summarize=summarize,
+        unit=unit, summary_tables=(table,),
         expected_calls=calls_per_model * len(paid) if paid and calls_per_model else None)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from distbench.errors import did_you_mean
+from distbench.games.answers.options import bucket_option, logprob_options, trials_option
 from distbench.games.base import CommandRun, parse_player
 from distbench.games.bimatrix.instances import CLASSES, type_sets
 from distbench.games.bimatrix.plan import (
@@ -22,11 +23,8 @@ from distbench.games.bimatrix.summary import format_summary
 from distbench.llm.base import BackendSpec
 
 OPTIONS = [
-    click.Option(["--num-trials"], type=click.IntRange(min=1), default=100, show_default=True,
-                 help="Answers asked per game (and mode)."),
-    click.Option(["--bucket", "buckets"], multiple=True, metavar="ID",
-                 help="Bucket id such as 3x3_midVar_mixed (repeatable). Default: "
-                      "<rows>x<cols>_midVar_any from --num-rows/--num-cols."),
+    trials_option(),
+    bucket_option(),
     click.Option(["--class", "classes"], multiple=True, metavar="NAME",
                  help=f"Bimatrix: a named class of 2x2 games ({', '.join(CLASSES)}), "
                       "repeatable; 'all' for every class."),
@@ -35,13 +33,7 @@ OPTIONS = [
                       "indices 1..144."),
     click.Option(["--seat"], type=click.Choice(["row", "col", "both"]), default="both",
                  show_default=True, help="Bimatrix: the model's seat."),
-    click.Option(["--logprob-cue"], default="I choose Action", show_default=True, metavar="TEXT",
-                 help="Logprob mode: the text the completion prompt ends with (white space and "
-                      "multi-digit labels after it are followed automatically)."),
-    click.Option(["--min-label-mass"], type=click.FloatRange(0, 1), default=0.5,
-                 show_default=True,
-                 help="Logprob mode: a reading with less probability on the action labels is "
-                      "invalid (parse_status low_label_mass)."),
+    *logprob_options(),
 ]
 """The family's own flags (``--num-trials``, ``--bucket``, ``--logprob-cue`` and
 ``--min-label-mass`` are shared with the matrix family: same names, same meaning)."""

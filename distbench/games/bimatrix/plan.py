@@ -13,7 +13,14 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from distbench.games.base import RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.base import (
+    RunPlan,
+    check_config,
+    check_plan_size,
+    chunk_id,
+    config_plan,
+    game_chunks,
+)
 from distbench.games.bimatrix.instances import get_set
 from distbench.games.bimatrix.schema import FAMILY_TABLES
 from distbench.games.family import (
@@ -157,16 +164,10 @@ def plan_shards(config: BimatrixRunConfig, run_id: str = "") -> list[BimatrixSha
     """The shards, in a stable order (set, seed, chunk), ids hashing what decides their rows."""
     identity = config.identity()
     del identity["shard_games"], identity["sets"], identity["seeds"]
-    shards = []
-    for game_set in config.sets:
-        for seed in config.seeds:
-            for start in range(0, config.num_games, config.shard_games):
-                stop = min(config.num_games, start + config.shard_games)
-                key = {"family": NAME, "set": game_set, "seed": seed, "start": start,
-                       "stop": stop, **identity}
-                shards.append(BimatrixShard(f"bm-{stable_hash(key)}", run_id, game_set, seed,
-                                            start, stop, config))
-    return shards
+    return [BimatrixShard(chunk_id("bm", NAME, identity, set=game_set, seed=seed, start=start,
+                                   stop=stop), run_id, game_set, seed, start, stop, config)
+            for game_set in config.sets for seed in config.seeds
+            for start, stop in game_chunks(config.num_games, config.shard_games)]
 
 
 def plan_bimatrix(config: BimatrixRunConfig, run_id: str) -> RunPlan:
@@ -180,10 +181,8 @@ def plan_bimatrix(config: BimatrixRunConfig, run_id: str) -> RunPlan:
     free = all(backend_class(s.provider).in_process for s in config.specs())
     calls = sum(s.num_units for s in shards) * (1 + sum(isinstance(o, BackendSpec)
                                                         for o in config.opponents))
-    return RunPlan(
-        family=NAME, config=config.identity(), identity=config.identity(), shards=shards,
-        seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
-        summarize=summarize, unit="trials", summary_tables=("bimatrix_trials",),
+    return config_plan(
+        config, NAME, shards, summarize=summarize, unit="trials", summary_tables=("bimatrix_trials",),
         extra_styles=("completion",) if "logprob" in config.modes else (),
         expected_calls=None if free else calls, **plan_fields(shards))
 

@@ -13,7 +13,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from distbench.games.base import RunPlan, check_config, check_plan_size, seat_label, stable_hash
+from distbench.games.base import (
+    RunPlan,
+    check_config,
+    check_plan_size,
+    config_plan,
+    seat_label,
+    stable_hash,
+)
 from distbench.games.family import Identity, declare
 from distbench.games.fog.agents import TIERS, check_agent
 from distbench.games.fog.rules import Rules
@@ -248,12 +255,8 @@ def plan_fog(config: FogRunConfig, run_id: str) -> RunPlan:
     from distbench.games.fog.estimate import shard_calls, shard_estimate
     from distbench.games.fog.summary import fog_summary
 
-    return RunPlan(
-        family="fog",
-        config=config.to_dict(),
-        identity=config.identity(),
-        shards=plan_fog_shards(config, run_id),
-        seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
+    return config_plan(
+        config, "fog", plan_fog_shards(config, run_id), recorded=config.to_dict(),
         summarize=fog_summary,
         unit="games",
         shard_estimate=shard_estimate,

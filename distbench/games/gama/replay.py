@@ -13,7 +13,7 @@ from typing import Any
 
 import duckdb
 
-from distbench.report.replay import Replay, ReplayPart, asset, grouped, pick, records
+from distbench.report.replay import Replay, ReplayPart, grouped, records, replay_loop
 
 _KEY = "game || CASE WHEN variant = '' THEN '' ELSE ' (' || variant || ')' END"
 _GAME_SQL = """
@@ -90,42 +90,48 @@ def caption(game: str, params: dict[str, Any], rec: dict[str, Any]) -> str:
     return f"round {t}"
 
 
+def _steps(g: dict[str, Any], params: dict[str, Any], rounds: list[Any], moves: list[Any],
+           table: list[list[Any]]) -> list[dict[str, Any]]:
+    """A game's steps: a step per round, one per round an invalid answer ended, the end."""
+    by_round: dict[int, list[list[Any]]] = {}
+    for m in moves:
+        by_round.setdefault(m[0], []).append(list(m[1:]))
+    steps: list[dict[str, Any]] = []
+    for row in rounds:
+        rec = dict(zip(ROUND_FIELDS, row, strict=True))
+        steps.append({"label": caption(g["game"], params, rec), "record": rec,
+                      "agg": json.loads(rec["aggregates_json"] or "{}"),
+                      "moves": by_round.pop(rec["round"], [])})
+    for t, left in sorted(by_round.items()):  # a round an invalid answer ended
+        bad = [m for m in left if m[4] != "ok"]
+        steps.append({"label": f"round {t}: not played out: "
+                      + ", ".join(f"seat {m[0]} answered invalidly ({m[4]})" for m in bad),
+                      "round": t, "moves": left})
+    steps.append({"label": f"end ({g['status']}): GAMA score {_n(g['gama_score'])}"
+                  + (f"; {g['detail']}" if g["detail"] else ""), "end": True,
+                  "seats": table, "score": g["gama_score"],
+                  "distance": g["equilibrium_distance"], "invalid": g["invalid_answers"]})
+    return steps
+
+
+def _build(gid: str, fetched: tuple[Any, ...]) -> Replay:
+    games, rounds, moves, seats = fetched
+    g = games[gid]
+    params = json.loads(g["params_json"] or "{}")
+    table = [list(s) for s in seats.get(gid, [])]
+    steps = _steps(g, params, rounds.get(gid, []), moves.get(gid, []), table)
+    return Replay(gid, f"{gid}: {g['model']}",
+                  {"game": g["game"], "variant": g["variant"], "params": params,
+                   "players": g["players"], "seats": [s[1] for s in table]}, steps)
+
+
 def replay(con: duckdb.DuckDBPyConnection, per_game: int, seed: int) -> ReplayPart:
     """Up to ``per_game`` games per game and mode, a step per round and one for the end."""
-    chosen = pick(con, "gama_games", _KEY, "game_id", per_game, seed)
-    part = ReplayPart("gama", asset("distbench.games.gama:replay.js"))
-    for key, ids in chosen.items():
-        games = records(con, _GAME_SQL, [ids])
-        rounds = grouped(con, _ROUND_SQL, [ids])
-        moves = grouped(con, _MOVE_SQL, [ids])
-        seats = grouped(con, _PLAYER_SQL, [ids])
-        replays = []
-        for gid in ids:
-            g = games[gid]
-            params = json.loads(g["params_json"] or "{}")
-            by_round: dict[int, list[list[Any]]] = {}
-            for m in moves.get(gid, []):
-                by_round.setdefault(m[0], []).append(list(m[1:]))
-            steps: list[dict[str, Any]] = []
-            for row in rounds.get(gid, []):
-                rec = dict(zip(ROUND_FIELDS, row, strict=True))
-                steps.append({"label": caption(g["game"], params, rec), "record": rec,
-                              "agg": json.loads(rec["aggregates_json"] or "{}"),
-                              "moves": by_round.pop(rec["round"], [])})
-            for t, left in sorted(by_round.items()):  # a round an invalid answer ended
-                bad = [m for m in left if m[4] != "ok"]
-                steps.append({"label": f"round {t}: not played out: "
-                              + ", ".join(f"seat {m[0]} answered invalidly ({m[4]})" for m in bad),
-                              "round": t, "moves": left})
-            table = [list(s) for s in seats.get(gid, [])]
-            steps.append({"label": f"end ({g['status']}): GAMA score {_n(g['gama_score'])}"
-                          + (f"; {g['detail']}" if g["detail"] else ""), "end": True,
-                          "seats": table, "score": g["gama_score"],
-                          "distance": g["equilibrium_distance"],
-                          "invalid": g["invalid_answers"]})
-            replays.append(Replay(gid, f"{gid}: {g['model']}",
-                                  {"game": g["game"], "variant": g["variant"], "params": params,
-                                   "players": g["players"],
-                                   "seats": [s[1] for s in table]}, steps))
-        part.games[key] = replays
-    return part
+
+    def fetch(ids: list[str], key: str) -> tuple[Any, ...]:
+        return (records(con, _GAME_SQL, [ids]), grouped(con, _ROUND_SQL, [ids]),
+                grouped(con, _MOVE_SQL, [ids]), grouped(con, _PLAYER_SQL, [ids]))
+
+    return replay_loop(con, family="gama", package="distbench.games.gama",
+                       sample=("gama_games", _KEY, "game_id"), per_game=per_game, seed=seed,
+                       fetch=fetch, build=_build)

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from distbench.games.answers.options import bucket_option, logprob_options, trials_option
 from distbench.games.answers.presentation import parse_perturb
 from distbench.games.base import CommandRun
 from distbench.games.matrix.buckets import (
@@ -22,15 +23,12 @@ from distbench.games.matrix.summary import format_summary
 from distbench.llm.base import BackendSpec
 
 OPTIONS = [
-    click.Option(["--num-trials"], type=click.IntRange(min=1), default=100, show_default=True,
-                 help="Answers asked per game (and mode)."),
+    trials_option(),
     click.Option(["--num-rows"], type=click.IntRange(1, 10), default=3, show_default=True,
                  help="Row (model) actions, when no --bucket is given."),
     click.Option(["--num-cols"], type=click.IntRange(1, 10), default=3, show_default=True,
                  help="Column (opponent) actions, when no --bucket is given."),
-    click.Option(["--bucket", "buckets"], multiple=True, metavar="ID",
-                 help="Bucket id such as 3x3_midVar_mixed (repeatable). Default: "
-                      "<rows>x<cols>_midVar_any from --num-rows/--num-cols."),
+    bucket_option(),
     click.Option(["--payoffs"], type=click.Choice(PAYOFFS), default="int", show_default=True,
                  help="Payoff distribution. int: integers uniform in the bucket's range; seed: "
                       "the seed tool's, floats uniform in the bucket's range (each bucket "
@@ -38,13 +36,7 @@ OPTIONS = [
                       " floats in [-100, 100], as the seed's main.py). Use seed to compare with "
                       "the seed tool's results."),
     click.Option(["--combined"], is_flag=True, help="Play pure and mixed mode on the same games."),
-    click.Option(["--logprob-cue"], default="I choose Action", show_default=True, metavar="TEXT",
-                 help="Logprob mode: the text the completion prompt ends with (white space and "
-                      "multi-digit labels after it are followed automatically)."),
-    click.Option(["--min-label-mass"], type=click.FloatRange(0, 1), default=0.5,
-                 show_default=True,
-                 help="Logprob mode: a reading with less probability on the action labels is "
-                      "invalid (parse_status low_label_mass)."),
+    *logprob_options(),
     click.Option(["--output-format"], type=click.Choice(["distbench", "seed"]),
                  default="distbench", show_default=True,
                  help="seed: also write the seed tool's games.json, trials.json, summary.json "

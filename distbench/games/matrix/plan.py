@@ -18,7 +18,7 @@ from typing import Any
 
 from distbench.games.answers.lengths import answer_tokens, approx_tokens
 from distbench.games.answers.presentation import parse_perturb
-from distbench.games.base import RunPlan, check_config, check_plan_size, stable_hash
+from distbench.games.base import RunPlan, check_config, check_plan_size, config_plan, stable_hash
 from distbench.games.family import Identity, declare
 from distbench.games.matrix.buckets import get_bucket
 from distbench.games.matrix.generate import BLOCK
@@ -332,13 +332,8 @@ def matrix_plan(config: MatrixRunConfig, run_id: str) -> RunPlan:
     free = _free(config.llm)
     estimate = call_estimate(shards, tokens=not free)
     tokens = (estimate.prompt_tokens, estimate.completion_tokens)
-    return RunPlan(
-        family="matrix",
-        config=config.to_dict(),
-        identity=config.identity(),
-        shards=shards,
-        seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
-        summarize=matrix_summary,
+    return config_plan(
+        config, "matrix", shards, recorded=config.to_dict(), summarize=matrix_summary,
         summary_threads=None,  # its sums run in a fixed order: the same on any thread count
         summary_tables=("game_scores", "trials", "games", "perturb_trials"),
         extra_styles=("completion",) if "logprob" in config.modes else (),

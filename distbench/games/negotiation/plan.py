@@ -21,6 +21,7 @@ from distbench.games.base import (
     RunPlan,
     check_config,
     check_plan_size,
+    config_plan,
     derive_seed,
     seed_key,
     stable_hash,
@@ -269,13 +270,9 @@ def plan_negotiation(config: NegotiationRunConfig, run_id: str) -> RunPlan:
     from distbench.games.negotiation.estimate import shard_calls, shard_estimate
     from distbench.games.negotiation.summary import negotiation_summary
 
-    return RunPlan(
-        family=NAME,
-        config=config.to_dict(),
-        identity=config.identity(),
-        shards=plan_shards(config, run_id),
-        seeds={"instance_seeds": list(config.seeds), "llm_seed": config.llm_seed},
-        summarize=negotiation_summary,
+    return config_plan(
+        config, NAME, plan_shards(config, run_id), seeds_key="instance_seeds",
+        recorded=config.to_dict(), summarize=negotiation_summary,
         unit="episodes",
         shard_estimate=shard_estimate,
         shard_calls=shard_calls,

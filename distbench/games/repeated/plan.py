@@ -21,8 +21,11 @@ from distbench.games.base import (
     RunPlan,
     check_config,
     check_plan_size,
+    chunk_id,
+    config_plan,
     derive_seed,
-    stable_hash,
+    game_chunks,
+    seat_identity,
 )
 from distbench.games.family import (
     Comparing,
@@ -71,6 +74,18 @@ def check_stage(stage: str) -> None:
                          f"{', '.join(CLASSES)}.{did_you_mean(stage, list(CLASSES))}")
 
 
+def check_matches(config: Any, strategies: Any) -> int:
+    """Checks what a run and a tournament pairing of repeated matches share: the fields'
+    types, the stage game, each named strategy and the horizon (ValueError, one line); the
+    chunks of ``shard_games`` matches per seed."""
+    check_config(config)
+    check_stage(config.stage)
+    for name in strategies:
+        get_machine(name)
+    check_horizon(config.rounds, config.continuation, config.max_rounds)
+    return -(-config.num_games // config.shard_games)
+
+
 @dataclass(frozen=True)
 class RepeatedRunConfig:
     """What a repeated run plays.
@@ -108,15 +123,10 @@ class RepeatedRunConfig:
     shard_games: int = 50
 
     def __post_init__(self) -> None:
-        check_config(self)
-        check_stage(self.stage)
         if not self.opponents:
             raise ValueError("at least one opponent is needed")
-        for o in self.opponents:
-            if isinstance(o, str) and o != "self":
-                get_machine(o)
-        check_horizon(self.rounds, self.continuation, self.max_rounds)
-        chunks = -(-self.num_games // self.shard_games)
+        chunks = check_matches(self, [o for o in self.opponents
+                                      if isinstance(o, str) and o != "self"])
         check_plan_size(len(self.opponents) * len(self.seeds) * chunks,
                         f"{len(self.opponents)} opponent(s) x {len(self.seeds)} seed(s) x "
                         f"{chunks} chunk(s)")
@@ -199,28 +209,19 @@ def plan_shards(config: RepeatedRunConfig, run_id: str = "") -> list[RepeatedSha
     """The shards in a stable order (opponent, seed, chunk)."""
     identity = config.identity()
     del identity["shard_games"], identity["opponents"], identity["seeds"]
-    shards = []
-    for opponent in config.opponents:
-        for seed in config.seeds:
-            for start in range(0, config.num_games, config.shard_games):
-                stop = min(config.num_games, start + config.shard_games)
-                who = opponent.identity() if isinstance(opponent, BackendSpec) else opponent
-                key = {"family": NAME, "opponent": who, "seed": seed, "start": start,
-                       "stop": stop, **identity}
-                shards.append(RepeatedShard(f"rp-{stable_hash(key)}", run_id, opponent, seed,
-                                            start, stop, config))
-    return shards
+    return [RepeatedShard(chunk_id("rp", NAME, identity, opponent=seat_identity(opponent),
+                                   seed=seed, start=start, stop=stop),
+                          run_id, opponent, seed, start, stop, config)
+            for opponent in config.opponents for seed in config.seeds
+            for start, stop in game_chunks(config.num_games, config.shard_games)]
 
 
 def plan_repeated(config: RepeatedRunConfig, run_id: str) -> RunPlan:
     """The :class:`RunPlan` of a configuration."""
     from distbench.games.repeated.summary import summarize
 
-    return RunPlan(
-        family=NAME, config=config.identity(), identity=config.identity(),
-        shards=plan_shards(config, run_id),
-        seeds={"game_seeds": list(config.seeds), "llm_seed": config.llm_seed},
-        summarize=summarize, unit="matches", summary_tables=("repeated_matches",),
+    return config_plan(
+        config, NAME, plan_shards(config, run_id), summarize=summarize, unit="matches", summary_tables=("repeated_matches",),
         shard_calls=shard_calls)
 
 

@@ -42,11 +42,10 @@ from distbench.games.base import (
     PairingSettings,
     RunPlan,
     SeatOutcome,
-    check_config,
     check_plan_size,
 )
-from distbench.games.repeated.plan import MAX_ROUNDS, NAME, check_horizon, check_stage
-from distbench.games.repeated.strategies import STRATEGIES, get_machine
+from distbench.games.repeated.plan import MAX_ROUNDS, NAME, check_matches
+from distbench.games.repeated.strategies import STRATEGIES
 from distbench.llm.base import BackendSpec
 
 SEATS = ("row", "col")
@@ -88,16 +87,12 @@ class RepeatedPairConfig(PairConfig):
     shard_games: int = 50
 
     def __post_init__(self) -> None:
-        check_config(self)
-        check_stage(self.stage)
-        for p in (self.player_a, self.player_b):
-            if isinstance(p, str):
-                get_machine(p)
-            elif not isinstance(p, BackendSpec):
+        players = (self.player_a, self.player_b)
+        for p in players:
+            if not isinstance(p, str | BackendSpec):
                 raise ValueError(f"a player is a strategy name or a model, got {p!r}")
+        chunks = check_matches(self, [p for p in players if isinstance(p, str)])
         self.check_players()
-        check_horizon(self.rounds, self.continuation, self.max_rounds)
-        chunks = -(-self.num_games // self.shard_games)
         check_plan_size(len(self.seeds) * chunks, f"{len(self.seeds)} seed(s) x {chunks} "
                         "chunk(s)")
 
