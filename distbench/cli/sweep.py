@@ -13,16 +13,8 @@ from typing import Any
 
 import click
 
+from distbench.cli import options as opts
 from distbench.cli.errors import UserError, interrupted
-from distbench.cli.options import (
-    check_run_id,
-    confirm_size,
-    execution_options,
-    make_output_dir,
-    output_dir_option,
-    plan_left,
-    size_options,
-)
 from distbench.cli.progress import run_with_progress
 from distbench.report.suite import write_suite_tables
 
@@ -291,7 +283,7 @@ def plan_cmd(spec: Path | None, output_dir: Path, **overrides: Any) -> None:
 @sweep.command("run", cls=ListFlagsCommand)
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
 @click.option("--run-id", default=None, help="Run folder name (re-running it resumes).")
-@output_dir_option
+@opts.output_dir_option
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Resume this run folder (its spec is reused when SPEC is not given).")
 @click.option("--output-format", type=click.Choice(["distbench", "seed"]), default="distbench",
@@ -299,8 +291,8 @@ def plan_cmd(spec: Path | None, output_dir: Path, **overrides: Any) -> None:
               help="seed: the seed tool's layout: results/tiered_suite_YYYYMMDD_HHMMSS/ with "
                    "the suite tables in it, games/seed_S/BUCKET.json and model_runs/..., "
                    "distbench's own run in the folder of the same name inside it.")
-@execution_options
-@size_options
+@opts.execution_options
+@opts.size_options
 @_override_options
 def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir: Path | None,
             output_format: str, parallel: bool | None, num_workers: int | None,
@@ -336,7 +328,7 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
         data, source = spec_data(spec, **overrides)
         name = run_id or (f"tiered_suite_{time.strftime('%Y%m%d_%H%M%S')}" if seed
                           else f"sweep_{time.strftime('%Y%m%d-%H%M%S')}")
-        check_run_id(name)
+        opts.check_run_id(name)
         run_dir = output_dir / name / name if seed else output_dir / name
     if limit is not None:
         data = limit_games(data, limit)
@@ -358,9 +350,9 @@ def run_cmd(spec: Path | None, run_id: str | None, output_dir: Path, resume_dir:
             preflight(model, plan.extra_styles)
     except (BackendUnavailable, LocalModelUnavailable) as exc:
         raise UserError(str(exc)) from None
-    confirm_size(plan, run_dir, yes)
-    plan = plan_left(plan, run_dir)  # a resume announces what it still sends
-    make_output_dir(run_dir.parent if resume_dir is None else run_dir, "--output-dir"
+    opts.confirm_size(plan, run_dir, yes)
+    plan = opts.plan_left(plan, run_dir)  # a resume announces what it still sends
+    opts.make_output_dir(run_dir.parent if resume_dir is None else run_dir, "--output-dir"
                     if resume_dir is None else "--resume")
     total = sum(s.num_units for s in plan.shards)
     click.echo(f"sweep {parsed.name}: {len(plan.shards)} shards, {total:,} units (trials, episodes, games) -> {run_dir}",

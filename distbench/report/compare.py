@@ -102,6 +102,26 @@ HEADLINE = (Metric("quality", "higher"), Metric("valid_rate", "higher"),
 """The headline and its components, first in every family."""
 
 
+def headline_sums(quality: str, valid: str, regret: str, *, regret_of_valid: bool = False) -> str:
+    """The unit SQL's select items of :data:`HEADLINE` and a ``regret`` metric, for a family
+    whose rows carry a quality, a validity condition and a regret (SQL expressions): quality
+    over its finite values, the valid rate over the rows with a quality, the quality of the
+    valid rows, and the finite regrets (of the valid rows only, with ``regret_of_valid``)."""
+    good = f"({valid}) AND isfinite({quality})"
+    bad_regret = f"({valid}) AND isfinite({regret})" if regret_of_valid else f"isfinite({regret})"
+    items = [
+        (f"sum({quality}) FILTER (WHERE isfinite({quality}))", "quality_sum"),
+        (f"count({quality}) FILTER (WHERE isfinite({quality}))", "quality_n"),
+        (f"CAST(count(*) FILTER (WHERE {valid}) AS DOUBLE)", "valid_rate_sum"),
+        (f"count({quality})", "valid_rate_n"),
+        (f"sum({quality}) FILTER (WHERE {good})", "quality_of_valid_sum"),
+        (f"count({quality}) FILTER (WHERE {good})", "quality_of_valid_n"),
+        (f"sum({regret}) FILTER (WHERE {bad_regret})", "regret_sum"),
+        (f"count({regret}) FILTER (WHERE {bad_regret})", "regret_n"),
+    ]
+    return ",\n".join(f"    {expr} AS {name}" for expr, name in items)
+
+
 
 
 

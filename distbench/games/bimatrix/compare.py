@@ -6,11 +6,17 @@ over valid answers.
 
 from __future__ import annotations
 
-from distbench.report.compare import HEADLINE, VALID_ONLY, FamilyUnits, Metric
+from distbench.report.compare import (
+    HEADLINE,
+    VALID_ONLY,
+    FamilyUnits,
+    Metric,
+    headline_sums,
+)
 
 # Per trial, the bimatrix_trials quality: NULL when a call of the model failed or another model
 # opponent's answer was invalid (left out); valid: answered and both answers it rests on parsed.
-SQL = """
+SQL = f"""
 WITH scored AS (
     SELECT *, quality IS NOT NULL AND parse_status = 'ok' AND opponent_status = 'ok' AS valid
     FROM bimatrix_trials
@@ -20,14 +26,7 @@ SELECT
     provider || ':' || model                                         AS player,
     seat || '/' || mode || ' vs ' || opponent                        AS grp,
     game_id                                                          AS unit,
-    sum(quality) FILTER (WHERE isfinite(quality))                    AS quality_sum,
-    count(quality) FILTER (WHERE isfinite(quality))                  AS quality_n,
-    CAST(count(*) FILTER (WHERE valid) AS DOUBLE)                    AS valid_rate_sum,
-    count(quality)                                                   AS valid_rate_n,
-    sum(quality) FILTER (WHERE valid AND isfinite(quality))          AS quality_of_valid_sum,
-    count(quality) FILTER (WHERE valid AND isfinite(quality))        AS quality_of_valid_n,
-    sum(regret) FILTER (WHERE valid AND isfinite(regret))            AS regret_sum,
-    count(regret) FILTER (WHERE valid AND isfinite(regret))          AS regret_n
+{headline_sums("quality", "valid", "regret", regret_of_valid=True)}
 FROM scored
 GROUP BY ALL
 ORDER BY run_id, player, grp, unit

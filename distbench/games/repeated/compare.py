@@ -6,11 +6,17 @@ own metric: regret over complete matches against a machine.
 
 from __future__ import annotations
 
-from distbench.report.compare import HEADLINE, VALID_ONLY, FamilyUnits, Metric
+from distbench.report.compare import (
+    HEADLINE,
+    VALID_ONLY,
+    FamilyUnits,
+    Metric,
+    headline_sums,
+)
 
 # Per match, the repeated_matches quality: a forfeit 0, NULL for a match ended by a failed call
 # or another model's invalid answer (left out); valid = complete.
-SQL = """
+SQL = f"""
 SELECT
     run_id,
     provider || ':' || model                                         AS player,
@@ -18,15 +24,7 @@ SELECT
                   ELSE ' p=' || CAST(continuation AS VARCHAR) END
           || ' vs ' || opponent                                      AS grp,
     match_id                                                         AS unit,
-    sum(quality) FILTER (WHERE isfinite(quality))                    AS quality_sum,
-    count(quality) FILTER (WHERE isfinite(quality))                  AS quality_n,
-    CAST(count(*) FILTER (WHERE quality IS NOT NULL AND status = 'complete') AS DOUBLE)
-                                                                     AS valid_rate_sum,
-    count(quality)                                                   AS valid_rate_n,
-    sum(quality) FILTER (WHERE status = 'complete' AND isfinite(quality)) AS quality_of_valid_sum,
-    count(quality) FILTER (WHERE status = 'complete' AND isfinite(quality)) AS quality_of_valid_n,
-    sum(regret) FILTER (WHERE isfinite(regret))                      AS regret_sum,
-    count(regret) FILTER (WHERE isfinite(regret))                    AS regret_n
+{headline_sums("quality", "quality IS NOT NULL AND status = 'complete'", "regret")}
 FROM repeated_matches
 GROUP BY ALL
 ORDER BY run_id, player, grp, unit
