@@ -51,6 +51,7 @@ import asyncio
 import contextlib
 import importlib.util
 import logging
+import math
 import os
 import tempfile
 import threading
@@ -325,14 +326,16 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _default_threads() -> int:
+def _default_threads(own: float = 0.0) -> int:
     """llama.cpp threads for a model loaded without ``n_threads``: the CPUs this process may
-    use less the load other processes put on them (the 1-minute load average), at least 1.
+    use less the load other processes put on them (the 1-minute load average less ``own``,
+    this process's part of it: :func:`_choose_threads`), at least 1.
 
     llama.cpp's threads meet at a barrier after every operation, so a thread the scheduler
     leaves waiting holds up the others: on this project's 2-core VM under a load average
     of 9, two threads took 64 to 100 s per 10-sample call where one took 5 to 13 s (at a load
-    of 4 to 10: 13 to 49 s against 2.6 to 11 s); on an idle machine two are faster. The
+    of 4 to 10: 13 to 49 s against 2.6 to 11 s); on an idle machine two are faster
+    (``benchmarks/bench_local_threads.py``, in benchmarks/README.md). The
     thread count does not change an answer (the module docstring; the same texts with 1 and
     2 threads in each of these measurements)."""
     cpus = _cpu_count()
@@ -340,8 +343,40 @@ def _default_threads() -> int:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # not available on this system
         return cpus
-    return max(1, min(cpus, int(cpus - load + 0.5)))
+    return max(1, min(cpus, int(cpus - max(0.0, load - own) + 0.5)))
 
+
+class _OwnLoad:
+    """This process's part of the 1-minute load average, estimated from its CPU time: the CPUs
+    it kept busy, averaged as the kernel averages the load (decaying over a minute).
+
+    Without it a process decoding with two threads on an idle 2-core machine reads a load of
+    2 after a minute, takes it for others' and drops to one thread (1.5x slower there). A
+    process's busy threads that wait for a CPU count in the load but not in its CPU time, so
+    under contention the estimate is low and the choice errs towards fewer threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._at, self._cpu = time.monotonic(), time.process_time()
+        self.value = 0.0
+
+    def update(self) -> float:
+        now, cpu = time.monotonic(), time.process_time()
+        with self._lock:
+            elapsed = now - self._at
+            if elapsed > 0:
+                rate = (cpu - self._cpu) / elapsed
+                self.value += (1.0 - math.exp(-elapsed / 60.0)) * (rate - self.value)
+                self._at, self._cpu = now, cpu
+            return self.value
+
+
+_OWN_LOAD = _OwnLoad()
+
+
+def _choose_threads() -> int:
+    """:func:`_default_threads` with this process's own part of the load left out."""
+    return _default_threads(own=_OWN_LOAD.update())
 
 
 # LocalModel lives in local_model.py (split for size); its names stay importable from here.
@@ -364,8 +399,8 @@ class LocalModel(LocalModelCore):
         super().__init__(
             find_model_path(model_path, model),
             name=name or (canonical_model(model) if model else DEFAULT_MODEL_NAME),
-            n_threads=n_threads or _default_threads(),
-            choose_threads=None if n_threads else _default_threads, **options)
+            n_threads=n_threads or _choose_threads(),
+            choose_threads=None if n_threads else _choose_threads, **options)
 
 _SHARED: dict[tuple[str, int | None], LocalModel] = {}
 _SHARED_LOCK = threading.Lock()

@@ -129,9 +129,9 @@ class LocalModelCore:
             together and keeps conversations' prefixes (:meth:`answer_round`), split into one
             stream per sequence; the context grows to what a round needs, up to this (about
             23 KB a cell for SmolLM2, 18 KB for Gemma 3 270M: 32,768 cells are 750 MB).
-        choose_threads: Picks the threads again before each batched call (a round, or the
-            samples of one prompt) of the batch and round contexts, so the choice follows the
-            load as it changes; None keeps ``n_threads``.
+        choose_threads: Picks the threads again before each call (one request, a round, or
+            the samples of one prompt), so the choice follows the load as it changes; None
+            keeps ``n_threads``. Prompt evaluation uses the same threads as decoding.
 
     Raises:
         LocalModelUnavailable: llama-cpp-python or the file is missing, or the file does not
@@ -186,6 +186,7 @@ class LocalModelCore:
                     model_path=str(self.path),
                     n_ctx=self.score_ctx if logits_all else self.n_ctx,
                     n_threads=self.n_threads,
+                    n_threads_batch=self.n_threads,  # llama-cpp-python's default: every CPU
                     logits_all=logits_all,
                     seed=self.seed % _SEED_MODULUS,
                     verbose=False,
@@ -276,7 +277,9 @@ class LocalModelCore:
             stop: Strings that end the completion.
         """
         with self._lock:
-            out = self._instance(logprobs is not None).create_completion(
+            llm = self._instance(logprobs is not None)
+            self._threads_now(llm._ctx)
+            out = llm.create_completion(
                 prompt,
                 max_tokens=max_tokens,
                 temperature=temperature,
@@ -313,6 +316,7 @@ class LocalModelCore:
         """
         with self._lock:
             llm = self._instance(logprobs)
+            self._threads_now(llm._ctx)
             out = llm.create_chat_completion(
                 _fold_system(messages) if llm.chat_format == "gemma" else list(messages),
                 max_tokens=max_tokens,

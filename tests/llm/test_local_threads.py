@@ -24,3 +24,48 @@ def test_without_a_load_average_every_cpu_is_used(monkeypatch):
     monkeypatch.setattr(local, "_cpu_count", lambda: 4)
     monkeypatch.setattr(local.os, "getloadavg", unavailable)
     assert local._default_threads() == 4
+
+
+@pytest.mark.parametrize("load, own, threads", [(2.0, 2.0, 2), (1.0, 1.0, 2), (3.0, 1.0, 1),
+                                                 (2.4, 0.0, 1)])
+def test_the_process_own_load_is_not_taken_for_others(monkeypatch, load, own, threads):
+    """A process decoding with two threads on an idle 2-core machine reads a load of 2: its
+    own, so it keeps both threads; others' load still takes them away."""
+    monkeypatch.setattr(local, "_cpu_count", lambda: 2)
+    monkeypatch.setattr(local.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(local._OWN_LOAD, "update", lambda: own)
+    assert local._choose_threads() == threads
+
+
+def test_own_load_follows_this_process_cpu_time(monkeypatch):
+    """Busy on two CPUs for a minute, the estimate is near 2 x (1 - 1/e); idle, it decays."""
+    clock = {"wall": 100.0, "cpu": 5.0}
+    monkeypatch.setattr(local.time, "monotonic", lambda: clock["wall"])
+    monkeypatch.setattr(local.time, "process_time", lambda: clock["cpu"])
+    own = local._OwnLoad()
+    for _ in range(12):  # 5-second steps, both CPUs busy
+        clock["wall"] += 5.0
+        clock["cpu"] += 10.0
+        busy = own.update()
+    assert busy == pytest.approx(2 * (1 - 2.718281828 ** -1), rel=1e-3)
+    clock["wall"] += 60.0  # a minute idle
+    assert own.update() == pytest.approx(busy / 2.718281828, rel=1e-3)
+
+
+def test_a_one_request_call_follows_the_choice_in_prompt_evaluation_too(monkeypatch):
+    """The one-request path picks its threads per call, for decoding and prompt evaluation
+    alike (llama-cpp-python's default for prompt evaluation is every CPU, which under load
+    spins at the barrier: 4x the CPU time at a load of 2 on the 2-core VM)."""
+    if not local.local_available():
+        pytest.skip("bundled model not installed")
+    from llama_cpp import llama_cpp as low
+
+    model = local.shared_model()
+    texts = []
+    for threads in (2, 1):
+        monkeypatch.setattr(model, "_choose_threads", lambda threads=threads: threads)
+        texts.append(model.complete("The capital of France is", max_tokens=4, seed=1)
+                     ["choices"][0]["text"])
+        ctx = model._plain._ctx.ctx
+        assert (low.llama_n_threads(ctx), low.llama_n_threads_batch(ctx)) == (threads, threads)
+    assert texts[0] == texts[1]
