@@ -5,9 +5,9 @@ Command blocks (the convention the pages follow):
 
 - A ```` ```bash ```` block is a command block and is run: the whole block as one bash script
   (``set -e``: its first failing line fails the test), pages in ``mkdocs.yml``'s nav order, blocks
-  in page order, each page in a fresh empty folder that its blocks share (``examples/`` there is
-  the repository's). ``distbench`` is this interpreter's ``python -m distbench`` (the test
-  session's ``PYTHONPATH``), ``python`` this interpreter. ``$DISTBENCH_MOCK_URL`` is the address of
+  in page order, each page in a fresh empty folder that its blocks share (``examples/`` and ``cluster/``
+  there are the repository's). ``distbench`` is this interpreter's ``python -m distbench`` (the
+  test session's ``PYTHONPATH``), ``python`` this interpreter, ``ray`` its environment's. ``$DISTBENCH_MOCK_URL`` is the address of
   the project's mock server (``distbench serve mock``), started on a free port for the test:
   a block that needs an API reaches it with ``--base-url "$DISTBENCH_MOCK_URL"``. A process a
   block leaves in the background is stopped when the block ends.
@@ -219,11 +219,14 @@ def mock_url():
 
 @pytest.fixture(scope="module")
 def shims(tmp_path_factory) -> Path:
-    """A bin folder whose ``distbench`` and ``python`` are this interpreter."""
+    """A bin folder whose ``distbench`` and ``python`` are this interpreter, and ``ray`` its
+    environment's (the cluster script calls it, as with the environment's ``bin`` on PATH)."""
     bin_dir = tmp_path_factory.mktemp("docs-bin")
-    for name, args in (("distbench", "-m distbench "), ("python", "")):
+    ray = Path(sys.executable).parent / "ray"
+    for name, command in (("distbench", f'"{sys.executable}" -m distbench'),
+                          ("python", f'"{sys.executable}"'), ("ray", f'"{ray}"')):
         shim = bin_dir / name
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" {args}"$@"\n')
+        shim.write_text(f'#!/bin/sh\nexec {command} "$@"\n')
         shim.chmod(0o755)
     return bin_dir
 
@@ -255,7 +258,8 @@ def _run_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
 @pytest.mark.parametrize("page", [p for p in nav_pages()
                                   if any(b.lang == RUN and not b.not_run for b in page_blocks(p))])
 def test_the_page_commands_run(page, tmp_path, mock_url, shims):
-    (tmp_path / "examples").symlink_to(REPO / "examples")
+    for folder in ("examples", "cluster"):
+        (tmp_path / folder).symlink_to(REPO / folder)
     ray_port = str(free_port())
     # Ray's folder is the page's own (short: Ray's socket paths have a length limit), so the
     # cluster script's `stop`, which ends the processes naming it, ends this page's nodes only.
@@ -270,7 +274,9 @@ def test_the_page_commands_run(page, tmp_path, mock_url, shims):
         for block in page_blocks(page):
             if block.lang == RUN and not block.not_run:
                 _run_block(block, tmp_path, env)
-    finally:
+    finally:  # a block that failed between the cluster's start and stop leaves no node behind
+        subprocess.run(["bash", str(REPO / "cluster" / "local.sh"), "stop"], env=env,
+                       capture_output=True, timeout=120)
         shutil.rmtree(ray_tmp, ignore_errors=True)
     print(f"\n{page}: {time.monotonic() - started:.1f} s")
 
