@@ -5,9 +5,9 @@ Command blocks (the convention the pages follow):
 
 - A ```` ```bash ```` block is a command block and is run: the whole block as one bash script
   (``set -e``: its first failing line fails the test), pages in ``mkdocs.yml``'s nav order, blocks
-  in page order, each page in a fresh empty folder that its blocks share (``examples/`` there is
-  the repository's). ``distbench`` is this interpreter's ``python -m distbench`` (the test
-  session's ``PYTHONPATH``), ``python`` this interpreter. ``$DISTBENCH_MOCK_URL`` is the address of
+  in page order, each page in a fresh empty folder that its blocks share (``examples/`` and ``cluster/``
+  there are the repository's). ``distbench`` is this interpreter's ``python -m distbench`` (the
+  test session's ``PYTHONPATH``), ``python`` this interpreter, ``ray`` its environment's. ``$DISTBENCH_MOCK_URL`` is the address of
   the project's mock server (``distbench serve mock``), started on a free port for the test:
   a block that needs an API reaches it with ``--base-url "$DISTBENCH_MOCK_URL"``. A process a
   block leaves in the background is stopped when the block ends.
@@ -17,6 +17,11 @@ Command blocks (the convention the pages follow):
   ``<!-- docs-test: not run: REASON -->`` (an install into a new environment, a real paid API
   with no mock, a file the repository does not ship). The test counts them and prints each with
   its reason.
+- A command block that CI runs instead (``.ci/run``: a fresh virtual environment from the
+  registries, then the README quick start's test command) is marked ``<!-- docs-test: ci:
+  REASON -->``: the test checks that each of its commands (a line, or one ``&&`` step of a line,
+  its comment aside) is one of the README quick start's, so the page cannot drift from what CI
+  runs (tests/test_readme.py checks that ``.ci/run`` runs the README's test line).
 - A command block that runs only with a stated change carries, on the lines right above its
   fence, one marker per change: ``<!-- docs-test: shorten: OLD -> NEW -->`` (a smaller size for
   a long run: ``--num-games 50 -> --num-games 2``) or ``<!-- docs-test: mock: OLD -> NEW -->``
@@ -58,7 +63,7 @@ REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 RUN = "bash"
 NOT_COMMANDS = {"text", "python", "toml", "json", "yaml", "sql"}
-NOT_RUN = re.compile(r"^<!-- docs-test: not run: (?P<reason>\S.*?) -->$")
+NOT_RUN = re.compile(r"^<!-- docs-test: (?P<kind>not run|ci): (?P<reason>\S.*?) -->$")
 REWRITE = re.compile(r"^<!-- docs-test: (?P<kind>shorten|mock|installed|fixture): (?P<old>\S.*?) -> (?P<new>\S.*?) -->$")
 PLACEHOLDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TOGETHER_API_KEY", "VLLM_API_KEY",
                     "LLAMACPP_API_KEY")
@@ -72,8 +77,9 @@ class Block:
     line: int
     lang: str
     text: str
-    not_run: str | None  # the reason, for a marked block
+    not_run: str | None  # the reason, for a block this test does not run
     rewrites: tuple[tuple[str, str, str], ...] = ()  # (kind, old, new), in page order
+    ci: bool = False  # not run here because CI runs it (checked against the README quick start)
 
     def script(self) -> str:
         """The text that runs: the page's, each stated change applied."""
@@ -114,7 +120,8 @@ def page_blocks(page: str) -> list[Block]:
             rewrites.insert(0, (change["kind"], change["old"], change["new"]))
             above -= 1
         blocks.append(Block(page, start + 1, lang, "\n".join(body) + "\n",
-                            marker.group("reason") if marker else None, tuple(rewrites)))
+                            marker.group("reason") if marker else None, tuple(rewrites),
+                            bool(marker) and marker.group("kind") == "ci"))
         i += 1
     return blocks
 
@@ -133,7 +140,7 @@ def test_every_block_says_whether_it_is_run_and_markers_sit_on_command_blocks():
              for n, line in enumerate((DOCS / page).read_text(encoding="utf-8").splitlines(), 1)
              if line.strip().startswith("<!-- docs-test")
              and not (NOT_RUN.match(line.strip()) or REWRITE.match(line.strip()))]
-    assert not stray, ("a docs-test marker is <!-- docs-test: not run: REASON --> or "
+    assert not stray, ("a docs-test marker is <!-- docs-test: not run|ci: REASON --> or "
                        f"<!-- docs-test: shorten|mock|installed|fixture: OLD -> NEW -->: {stray}")
     changed = [f"{b.page}:{b.line}" for b in all_blocks() if b.rewrites and (b.lang != RUN or b.not_run)]
     assert not changed, f"a shorten, mock, installed or fixture change belongs above a ```bash block that runs: {changed}"
@@ -142,13 +149,46 @@ def test_every_block_says_whether_it_is_run_and_markers_sit_on_command_blocks():
 def test_not_run_blocks_are_counted():
     marked = [b for b in all_blocks() if b.lang == RUN and b.not_run]
     run = [b for b in all_blocks() if b.lang == RUN and not b.not_run]
-    print(f"\ndocs command blocks: {len(run)} run, {len(marked)} not run")
+    by_ci = [b for b in marked if b.ci]
+    print(f"\ndocs command blocks: {len(run)} run, {len(by_ci)} run by CI (.ci/run), "
+          f"{len(marked) - len(by_ci)} not run")
     for b in marked:
-        print(f"  not run: {b.page}:{b.line}: {b.not_run}")
+        print(f"  {'ci' if b.ci else 'not run'}: {b.page}:{b.line}: {b.not_run}")
     for b in run:
         for kind, old, new in b.rewrites:
             print(f"  {kind}: {b.page}:{b.line}: {old} -> {new}")
     assert run
+
+
+def _steps(line: str) -> list[str]:
+    """A command line's ``&&`` steps, its trailing comment aside."""
+    return [step.strip() for step in re.sub(r"\s+#\s.*$", "", line).split(" && ") if step.strip()]
+
+
+def _readme_quick_start() -> list[str]:
+    section = (REPO / "README.md").read_text(encoding="utf-8").split("## Quick start", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section.split("\n## ", 1)[0], re.S)
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_blocks_marked_ci_are_commands_of_the_readme_quick_start():
+    """What a ci block shows is what CI runs: each step is a step of the README quick start."""
+    readme_steps = {step for line in _readme_quick_start() for step in _steps(line)}
+    ci = [b for b in all_blocks() if b.ci]
+    assert ci
+    for block in ci:
+        steps = [step for line in block.text.splitlines() for step in _steps(line)]
+        assert steps and not set(steps) - readme_steps, (
+            f"{block.page}:{block.line}: a ci block holds only steps of the README quick start's "
+            f"commands (which .ci/run runs); these are not: {sorted(set(steps) - readme_steps)}")
+
+
+def test_the_getting_started_quick_start_is_the_readmes():
+    """The page's first two command blocks (the install-and-run, the test command) are the README's."""
+    page = (DOCS / "getting-started.md").read_text(encoding="utf-8").split("## Quick start", 1)[1]
+    lines = [line for block in re.findall(r"```bash\n(.*?)```", page, re.S)[:2]
+             for line in block.splitlines() if line.strip()]
+    assert lines == _readme_quick_start()
 
 
 def test_generated_pages_are_current():
@@ -179,11 +219,14 @@ def mock_url():
 
 @pytest.fixture(scope="module")
 def shims(tmp_path_factory) -> Path:
-    """A bin folder whose ``distbench`` and ``python`` are this interpreter."""
+    """A bin folder whose ``distbench`` and ``python`` are this interpreter, and ``ray`` its
+    environment's (the cluster script calls it, as with the environment's ``bin`` on PATH)."""
     bin_dir = tmp_path_factory.mktemp("docs-bin")
-    for name, args in (("distbench", "-m distbench "), ("python", "")):
+    ray = Path(sys.executable).parent / "ray"
+    for name, command in (("distbench", f'"{sys.executable}" -m distbench'),
+                          ("python", f'"{sys.executable}"'), ("ray", f'"{ray}"')):
         shim = bin_dir / name
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" {args}"$@"\n')
+        shim.write_text(f'#!/bin/sh\nexec {command} "$@"\n')
         shim.chmod(0o755)
     return bin_dir
 
@@ -215,7 +258,8 @@ def _run_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
 @pytest.mark.parametrize("page", [p for p in nav_pages()
                                   if any(b.lang == RUN and not b.not_run for b in page_blocks(p))])
 def test_the_page_commands_run(page, tmp_path, mock_url, shims):
-    (tmp_path / "examples").symlink_to(REPO / "examples")
+    for folder in ("examples", "cluster"):
+        (tmp_path / folder).symlink_to(REPO / folder)
     ray_port = str(free_port())
     # Ray's folder is the page's own (short: Ray's socket paths have a length limit), so the
     # cluster script's `stop`, which ends the processes naming it, ends this page's nodes only.
@@ -230,7 +274,9 @@ def test_the_page_commands_run(page, tmp_path, mock_url, shims):
         for block in page_blocks(page):
             if block.lang == RUN and not block.not_run:
                 _run_block(block, tmp_path, env)
-    finally:
+    finally:  # a block that failed between the cluster's start and stop leaves no node behind
+        subprocess.run(["bash", str(REPO / "cluster" / "local.sh"), "stop"], env=env,
+                       capture_output=True, timeout=120)
         shutil.rmtree(ray_tmp, ignore_errors=True)
     print(f"\n{page}: {time.monotonic() - started:.1f} s")
 
