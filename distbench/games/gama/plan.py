@@ -29,6 +29,7 @@ from distbench.games.base import (
     check_config,
     check_plan_size,
     seat_identity,
+    seed_key,
     stable_hash,
 )
 from distbench.games.family import Identity, declare
@@ -122,10 +123,13 @@ class GamaRunConfig:
     def table_key(self) -> str:
         """A short hash of what sets a table apart (the game, its players, parameters, words
         and sampling: the identity but the seeds and the count of games), so that games of
-        several tables in one run (a suite, a sweep, a tournament) never share an id."""
+        several tables in one run (a suite, a sweep, a tournament) never share an id. The
+        players by their :func:`seed_key` (not where a model is reached): the game ids seed the
+        games and their calls, so one model behind two addresses plays the same games."""
         identity = self.identity()
         for name in ("seeds", "num_games"):
             identity.pop(name, None)
+        identity["seats"] = [seed_key(s) for s in self.seats]
         return stable_hash(identity, size=4)
 
     def game_id(self, seed: int, index: int) -> str:

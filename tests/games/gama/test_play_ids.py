@@ -49,3 +49,14 @@ def test_an_import_of_both_auctions_keeps_their_games_apart(tmp_path):
                        "from gama_games").fetchone() == (2, 2, 2)
     assert con.execute("select count(distinct game_id) from gama_moves").fetchone() == (2,)
     con.close()
+
+
+def test_one_model_behind_two_addresses_plays_the_same_games():
+    """Game ids seed the games and their calls: they know the model, not where it is reached
+    (two ports of a mock server drew different games before), while another model differs."""
+    def ids(url, model="mock"):
+        spec = make_spec("llamacpp", model, base_url=url)
+        return [c.game_id(42, 0) for c in suite_configs([spec], runs=1)]
+
+    assert ids("http://127.0.0.1:40001") == ids("http://127.0.0.1:40002")
+    assert ids("http://127.0.0.1:40001") != ids("http://127.0.0.1:40001", "other")
