@@ -102,6 +102,10 @@ HEADLINE = (Metric("quality", "higher"), Metric("valid_rate", "higher"),
 """The headline and its components, first in every family."""
 
 
+HEADLINE_AND_REGRET = (*HEADLINE, Metric("regret", "lower", VALID_ONLY))
+"""The metrics whose sums :func:`headline_sums` writes: the headline and regret."""
+
+
 def headline_sums(quality: str, valid: str, regret: str, *, regret_of_valid: bool = False) -> str:
     """The unit SQL's select items of :data:`HEADLINE` and a ``regret`` metric, for a family
     whose rows carry a quality, a validity condition and a regret (SQL expressions): quality

@@ -6,13 +6,7 @@ over valid answers.
 
 from __future__ import annotations
 
-from distbench.report.compare import (
-    HEADLINE,
-    VALID_ONLY,
-    FamilyUnits,
-    Metric,
-    headline_sums,
-)
+from distbench.report.compare import HEADLINE_AND_REGRET, FamilyUnits, headline_sums
 
 # Per trial, the bimatrix_trials quality: NULL when a call of the model failed or another model
 # opponent's answer was invalid (left out); valid: answered and both answers it rests on parsed.
@@ -33,5 +27,5 @@ ORDER BY run_id, player, grp, unit
 """
 
 UNITS = FamilyUnits("bimatrix", "bimatrix_trials", "games", SQL,
-                    (*HEADLINE, Metric("regret", "lower", VALID_ONLY)),
+                    HEADLINE_AND_REGRET,
                     "game sets, seeds, seats, modes or opponents", ("bimatrix_trials",))

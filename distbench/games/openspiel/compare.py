@@ -5,13 +5,7 @@ opponent; its own metric: regret.
 
 from __future__ import annotations
 
-from distbench.report.compare import (
-    HEADLINE,
-    VALID_ONLY,
-    FamilyUnits,
-    Metric,
-    headline_sums,
-)
+from distbench.report.compare import HEADLINE_AND_REGRET, FamilyUnits, headline_sums
 
 SQL = f"""
 SELECT
@@ -27,5 +21,5 @@ ORDER BY run_id, player, grp, unit
 """
 
 UNITS = FamilyUnits("openspiel", "matches", "matches", SQL,
-                    (*HEADLINE, Metric("regret", "lower", VALID_ONLY)),
+                    HEADLINE_AND_REGRET,
                     "games, seeds or opponents", ("matches",))

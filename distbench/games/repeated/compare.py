@@ -6,13 +6,7 @@ own metric: regret over complete matches against a machine.
 
 from __future__ import annotations
 
-from distbench.report.compare import (
-    HEADLINE,
-    VALID_ONLY,
-    FamilyUnits,
-    Metric,
-    headline_sums,
-)
+from distbench.report.compare import HEADLINE_AND_REGRET, FamilyUnits, headline_sums
 
 # Per match, the repeated_matches quality: a forfeit 0, NULL for a match ended by a failed call
 # or another model's invalid answer (left out); valid = complete.
@@ -31,5 +25,5 @@ ORDER BY run_id, player, grp, unit
 """
 
 UNITS = FamilyUnits("repeated", "repeated_matches", "matches", SQL,
-                    (*HEADLINE, Metric("regret", "lower", VALID_ONLY)),
+                    HEADLINE_AND_REGRET,
                     "stages, seeds, horizons or opponents", ("repeated_matches",))
