@@ -19,7 +19,8 @@ def site_families() -> list:
     models = set(providers())
 
     def scripted(label: str) -> bool:  # a model's label is <provider>:<model>
-        return label.split(":", 1)[0] not in models or ":" not in label
+        provider, colon, _ = label.partition(":")
+        return not colon or provider not in models
 
     out = []
     for name, family in families().items():
