@@ -56,6 +56,8 @@ def test_not_run_blocks_are_counted():
     for b in marked:
         print(f"  {'ci' if b.ci else 'not run'}: {b.page}:{b.line}: {b.not_run}")
     for b in run:
+        if b.at_repo:
+            print(f"  repo: {b.page}:{b.line}: runs at the repository's root: {b.at_repo}")
         for kind, old, new in b.rewrites:
             print(f"  {kind}: {b.page}:{b.line}: {old} -> {new}")
     assert run

@@ -1,5 +1,0 @@
-"""The command blocks of the pages of group a run (tests/docs_pages.py)."""
-
-from docs_pages import page_test
-
-test_the_page_commands_run = page_test("a")
