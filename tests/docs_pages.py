@@ -151,17 +151,18 @@ def runnable_pages() -> list[str]:
 
 
 PAGE_GROUPS: dict[str, tuple[str, ...]] = {
-    "gama": ("families/gama.md",),
-    "providers": ("families/negotiation.md", "families/bimatrix.md", "families/repeated.md",
-                  "providers.md"),
+    "gama": ("families/bimatrix.md", "families/repeated.md", "families/openspiel.md",
+             "families/gama.md"),
+    "providers": ("families/negotiation.md", "providers.md"),
     "running": ("tournaments.md", "running.md"),
-    "fog": ("families/fog.md", "families/openspiel.md", "recipes.md"),
+    "fog": ("families/fog.md", "recipes.md"),
     "start": ("getting-started.md", "results.md", "extending.md"),
 }
 """The pages of each ``tests/docs/test_pages_<group>.py``, balanced by their times (seconds,
-one process at load 1-2 on 2026-11-28: gama 190; negotiation 47, bimatrix 20, repeated 7,
-providers 99; tournaments 83, running 82; fog 80, openspiel 19, recipes 66; getting-started 61,
-results 35, extending 47), so that no file holds a worker much longer than another."""
+``-n 2 --dist loadfile`` at load 2 on 2026-11-28: bimatrix 12, repeated 8, openspiel 19, gama
+195; negotiation 57, providers 111; tournaments 98, running 99; fog 83, recipes 85;
+getting-started 66, results 46, extending 60): 168 to 234 s a file. pytest-xdist hands out the
+files with the most tests first, so the longest file holds the most pages."""
 
 
 def _git_status() -> str | None:
