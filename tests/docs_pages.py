@@ -1,5 +1,5 @@
-"""The docs site stays true: its generated pages are current, it builds with ``mkdocs build
---strict``, and every command block of its pages runs.
+"""How the command blocks of the docs pages are marked and run: tests/test_docs.py checks the
+marks (and that the site builds), tests/docs/test_pages_*.py run every command block.
 
 Command blocks (the convention the pages follow):
 
