@@ -24,6 +24,9 @@ OPTIONS = [
     click.Option(["--scout-accuracy"], type=click.FloatRange(0, 1), default=0.7,
                  show_default=True, help="Probability a scout reveals the exact power."),
     click.Option(["--no-scouting"], is_flag=True, help="Forbid Scout orders."),
+    click.Option(["--max-turns"], type=click.IntRange(min=1), default=20, show_default=True,
+                 help="Turn limit of a game, after which the higher surviving power wins (a "
+                      "model seat answers once a turn: fewer turns, fewer calls)."),
 ]
 """The family's own flags of ``distbench run`` (``Family.options``)."""
 
@@ -46,6 +49,7 @@ def command(options: Mapping[str, Any], spec: BackendSpec) -> CommandRun:
         num_games=options["num_games"], scout_accuracy=options["scout_accuracy"],
         scouting=not options["no_scouting"], llm_seed=options["llm_seed"],
         temperature=options["temperature"], max_tokens=options["max_tokens"] or 512,
+        max_turns=options["max_turns"],
     )
     return CommandRun(plan=lambda run_id: plan_fog(config, run_id),
                       label=f"fog | {config.num_games} games per seat order", folder="fog",

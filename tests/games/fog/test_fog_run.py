@@ -123,3 +123,22 @@ def test_round_robin_shows_a_tier_gradient():
               f"[{g['ci_low']:.3f}, {g['ci_high']:.3f}] over {g['games']} games")
     assert all(g["games"] == 200 for g in gradient)
     assert gradient_holds(gradient)
+
+
+
+def test_quick_run_max_turns_ends_each_game_by_then_and_zero_is_one_line(tmp_path, capsys):
+    """``distbench run --family fog --max-turns N``: the turn limit of its games (recorded in
+    ``fog_games.max_turns``); a limit under 1 is a one-line error naming the option."""
+    from distbench.cli.main import main
+
+    args = ["run", "--family", "fog", "--agent", "tier3", "--opponent", "tier1",
+            "--num-games", "1", "--no-parallel", "--output-dir", str(tmp_path)]
+    main([*args, "--max-turns", "2", "--run-id", "short"])
+    games = open_run(tmp_path / "short").execute(
+        "select max_turns, turns from fog_games").fetchall()
+    assert len(games) == 2 and all(limit == 2 and turns <= 2 for limit, turns in games)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main([*args, "--max-turns", "0", "--run-id", "zero"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit_.value.code != 0 and len(err) == 1 and "--max-turns" in err[0]

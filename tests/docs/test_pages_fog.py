@@ -1,0 +1,5 @@
+"""The command blocks of the docs pages of group fog run (tests/docs_pages.py)."""
+
+from docs_pages import page_test
+
+test_the_page_commands_run = page_test("fog")
