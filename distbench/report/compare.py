@@ -106,6 +106,30 @@ HEADLINE_AND_REGRET = (*HEADLINE, Metric("regret", "lower", VALID_ONLY))
 """The metrics whose sums :func:`headline_sums` writes: the headline and regret."""
 
 
+def unit_sql(source: str, *, player: str, grp: str, unit: str, sums: str, before: str = "") -> str:
+    """A family's unit SQL (:attr:`FamilyUnits.sql`): one row per run, player, group and unit
+    of ``source`` (a table, or a name ``before`` defines in a ``WITH`` clause), with the
+    ``<metric>_sum``/``<metric>_n`` select items ``sums`` (from :func:`headline_sums` or
+    :func:`answered_sums`, then the family's own). ``player``, ``grp`` and ``unit`` are SQL
+    expressions."""
+    return f"""{before}
+SELECT
+    run_id,
+    {player} AS player,
+    {grp} AS grp,
+    {unit} AS unit,
+{sums}
+FROM {source}
+GROUP BY ALL
+ORDER BY run_id, player, grp, unit
+"""
+
+
+def select_items(*items: tuple[str, str]) -> str:
+    """``(expression, name)`` pairs as the lines of a SELECT list (``expression AS name``)."""
+    return ",\n".join(f"    {expr} AS {name}" for expr, name in items)
+
+
 def headline_sums(quality: str, valid: str, regret: str, *, regret_of_valid: bool = False) -> str:
     """The unit SQL's select items of :data:`HEADLINE` and a ``regret`` metric, for a family
     whose rows carry a quality, a validity condition and a regret (SQL expressions): quality
@@ -113,7 +137,7 @@ def headline_sums(quality: str, valid: str, regret: str, *, regret_of_valid: boo
     valid rows, and the finite regrets (of the valid rows only, with ``regret_of_valid``)."""
     good = f"({valid}) AND isfinite({quality})"
     bad_regret = f"({valid}) AND isfinite({regret})" if regret_of_valid else f"isfinite({regret})"
-    items = [
+    return select_items(
         (f"sum({quality}) FILTER (WHERE isfinite({quality}))", "quality_sum"),
         (f"count({quality}) FILTER (WHERE isfinite({quality}))", "quality_n"),
         (f"CAST(count(*) FILTER (WHERE {valid}) AS DOUBLE)", "valid_rate_sum"),
@@ -122,13 +146,23 @@ def headline_sums(quality: str, valid: str, regret: str, *, regret_of_valid: boo
         (f"count({quality}) FILTER (WHERE {good})", "quality_of_valid_n"),
         (f"sum({regret}) FILTER (WHERE {bad_regret})", "regret_sum"),
         (f"count({regret}) FILTER (WHERE {bad_regret})", "regret_n"),
-    ]
-    return ",\n".join(f"    {expr} AS {name}" for expr, name in items)
+    )
 
 
-
-
-
+def answered_sums(answered: str, valid: str) -> str:
+    """The unit SQL's select items of :data:`HEADLINE` for a family whose rows carry a
+    ``quality`` (NULL where a call failed) and two conditions: ``answered`` (no failed call)
+    and ``valid`` (every answer valid): the quality, the valid rate over the answered rows and
+    the quality of the answered, valid rows."""
+    ok = f"{answered} AND {valid}"
+    return select_items(
+        ("sum(quality)", "quality_sum"),
+        ("count(quality)", "quality_n"),
+        (f"CAST(count(*) FILTER (WHERE {ok}) AS DOUBLE)", "valid_rate_sum"),
+        (f"count(*) FILTER (WHERE {answered})", "valid_rate_n"),
+        (f"sum(quality) FILTER (WHERE {ok})", "quality_of_valid_sum"),
+        (f"count(*) FILTER (WHERE {ok})", "quality_of_valid_n"),
+    )
 
 
 RUN_COLUMNS = ["run_id", "path", "family", "state"]

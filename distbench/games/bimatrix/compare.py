@@ -6,25 +6,20 @@ over valid answers.
 
 from __future__ import annotations
 
-from distbench.report.compare import HEADLINE_AND_REGRET, FamilyUnits, headline_sums
+from distbench.report.compare import HEADLINE_AND_REGRET, FamilyUnits, headline_sums, unit_sql
 
 # Per trial, the bimatrix_trials quality: NULL when a call of the model failed or another model
 # opponent's answer was invalid (left out); valid: answered and both answers it rests on parsed.
-SQL = f"""
-WITH scored AS (
+SQL = unit_sql(
+    "scored",
+    before="""WITH scored AS (
     SELECT *, quality IS NOT NULL AND parse_status = 'ok' AND opponent_status = 'ok' AS valid
     FROM bimatrix_trials
-)
-SELECT
-    run_id,
-    provider || ':' || model                                         AS player,
-    seat || '/' || mode || ' vs ' || opponent                        AS grp,
-    game_id                                                          AS unit,
-{headline_sums("quality", "valid", "regret", regret_of_valid=True)}
-FROM scored
-GROUP BY ALL
-ORDER BY run_id, player, grp, unit
-"""
+)""",
+    player="provider || ':' || model",
+    grp="seat || '/' || mode || ' vs ' || opponent",
+    unit="game_id",
+    sums=headline_sums("quality", "valid", "regret", regret_of_valid=True))
 
 UNITS = FamilyUnits("bimatrix", "bimatrix_trials", "games", SQL,
                     HEADLINE_AND_REGRET,

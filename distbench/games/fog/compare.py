@@ -5,12 +5,20 @@ scouting and scout accuracy) and the opponent; its own metric: the raw score.
 
 from __future__ import annotations
 
-from distbench.report.compare import HEADLINE, FamilyUnits, Metric
+from distbench.report.compare import (
+    HEADLINE,
+    FamilyUnits,
+    Metric,
+    answered_sums,
+    select_items,
+    unit_sql,
+)
 
 # Per seat and game: the score (win 1, draw 0.5); quality = the score when every answer of the
 # seat was valid, 0 when one was not (forfeit), NULL when a model call failed (left out).
-SQL = """
-WITH answers AS (
+SQL = unit_sql(
+    "scored",
+    before="""WITH answers AS (
     SELECT run_id, shard_id, game_id, player AS seat,
            count(*) FILTER (WHERE report_status NOT IN ('ok', 'call_failed')) AS invalid,
            count(*) FILTER (WHERE report_status = 'call_failed')              AS failed
@@ -33,27 +41,16 @@ scored AS (
                 WHEN coalesce(a.invalid, 0) > 0 THEN 0.0 ELSE p.score END AS quality
     FROM per_agent AS p
     LEFT JOIN answers AS a USING (run_id, shard_id, game_id, seat)
-)
-SELECT
-    run_id,
-    agent                                                            AS player,
-    board_size || 'x' || board_size || ' k' || num_forces || ' t' || max_turns || ' '
-        || CASE WHEN scouting THEN 'scout ' || CAST(scout_accuracy AS VARCHAR)
-                ELSE 'no scouting' END
-        || ' vs ' || CASE WHEN opponent = agent THEN 'self' ELSE opponent END AS grp,
-    's' || CAST(seed AS VARCHAR) || '/g' || CAST(game_index AS VARCHAR) AS unit,
-    sum(quality)                                                     AS quality_sum,
-    count(quality)                                                   AS quality_n,
-    CAST(count(*) FILTER (WHERE answered AND valid) AS DOUBLE)       AS valid_rate_sum,
-    count(*) FILTER (WHERE answered)                                 AS valid_rate_n,
-    sum(quality) FILTER (WHERE answered AND valid)                   AS quality_of_valid_sum,
-    count(*) FILTER (WHERE answered AND valid)                       AS quality_of_valid_n,
-    sum(score) FILTER (WHERE answered)                               AS score_sum,
-    count(*) FILTER (WHERE answered)                                 AS score_n
-FROM scored
-GROUP BY ALL
-ORDER BY run_id, player, grp, unit
-"""
+)""",
+    player="agent",
+    grp="board_size || 'x' || board_size || ' k' || num_forces || ' t' || max_turns || ' '"
+        " || CASE WHEN scouting THEN 'scout ' || CAST(scout_accuracy AS VARCHAR)"
+        " ELSE 'no scouting' END"
+        " || ' vs ' || CASE WHEN opponent = agent THEN 'self' ELSE opponent END",
+    unit="'s' || CAST(seed AS VARCHAR) || '/g' || CAST(game_index AS VARCHAR)",
+    sums=answered_sums("answered", "valid") + ",\n" + select_items(
+        ("sum(score) FILTER (WHERE answered)", "score_sum"),
+        ("count(*) FILTER (WHERE answered)", "score_n")))
 
 UNITS = FamilyUnits("fog", "fog_games", "games", SQL,
                     (*HEADLINE, Metric("score", "higher")),

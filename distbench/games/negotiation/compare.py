@@ -4,12 +4,13 @@ unit = the instance (``instance_id``), group = mode, language and opponent.
 
 from __future__ import annotations
 
-from distbench.report.compare import HEADLINE, FamilyUnits
+from distbench.report.compare import HEADLINE, FamilyUnits, answered_sums, unit_sql
 
 # Per seat: quality main_score / 100 on a deal, 0 on no deal or an abort; an episode aborted
 # by a failed call is left out (README, "The headline").
-SQL = """
-WITH seats AS (
+SQL = unit_sql(
+    "scored",
+    before="""WITH seats AS (
     SELECT run_id, player_a AS player, player_b AS opponent, mode, lang, instance_id, aborted,
            main_score, abort_reason
     FROM episodes
@@ -24,23 +25,11 @@ scored AS (
                 WHEN aborted THEN 0.0
                 ELSE greatest(0.0, least(1.0, coalesce(main_score, 0.0) / 100.0)) END AS quality
     FROM seats
-)
-SELECT
-    run_id,
-    player,
-    mode || '/' || lang || ' vs ' || CASE WHEN opponent = player THEN 'self' ELSE opponent END
-                                                                     AS grp,
-    instance_id                                                      AS unit,
-    sum(quality)                                                     AS quality_sum,
-    count(quality)                                                   AS quality_n,
-    CAST(count(*) FILTER (WHERE answered AND NOT aborted) AS DOUBLE) AS valid_rate_sum,
-    count(*) FILTER (WHERE answered)                                 AS valid_rate_n,
-    sum(quality) FILTER (WHERE answered AND NOT aborted)             AS quality_of_valid_sum,
-    count(*) FILTER (WHERE answered AND NOT aborted)                 AS quality_of_valid_n
-FROM scored
-GROUP BY ALL
-ORDER BY run_id, player, grp, unit
-"""
+)""",
+    player="player",
+    grp="mode || '/' || lang || ' vs ' || CASE WHEN opponent = player THEN 'self' ELSE opponent END",
+    unit="instance_id",
+    sums=answered_sums("answered", "NOT aborted"))
 
 UNITS = FamilyUnits("negotiation", "episodes", "instances", SQL,
                     HEADLINE,

@@ -6,23 +6,17 @@ own metric: regret over complete matches against a machine.
 
 from __future__ import annotations
 
-from distbench.report.compare import HEADLINE_AND_REGRET, FamilyUnits, headline_sums
+from distbench.report.compare import HEADLINE_AND_REGRET, FamilyUnits, headline_sums, unit_sql
 
 # Per match, the repeated_matches quality: a forfeit 0, NULL for a match ended by a failed call
 # or another model's invalid answer (left out); valid = complete.
-SQL = f"""
-SELECT
-    run_id,
-    provider || ':' || model                                         AS player,
-    stage || CASE WHEN horizon IS NOT NULL THEN ' T=' || CAST(horizon AS VARCHAR)
-                  ELSE ' p=' || CAST(continuation AS VARCHAR) END
-          || ' vs ' || opponent                                      AS grp,
-    match_id                                                         AS unit,
-{headline_sums("quality", "quality IS NOT NULL AND status = 'complete'", "regret")}
-FROM repeated_matches
-GROUP BY ALL
-ORDER BY run_id, player, grp, unit
-"""
+SQL = unit_sql(
+    "repeated_matches",
+    player="provider || ':' || model",
+    grp="stage || CASE WHEN horizon IS NOT NULL THEN ' T=' || CAST(horizon AS VARCHAR)"
+        " ELSE ' p=' || CAST(continuation AS VARCHAR) END || ' vs ' || opponent",
+    unit="match_id",
+    sums=headline_sums("quality", "quality IS NOT NULL AND status = 'complete'", "regret"))
 
 UNITS = FamilyUnits("repeated", "repeated_matches", "matches", SQL,
                     HEADLINE_AND_REGRET,
