@@ -378,6 +378,16 @@ def _with_intervals(columns: list[str], shown: list[list[str]], numeric: list[bo
     return names, rows, [numeric[i] and i not in groups for i in keep]
 
 
+def summary_lines(family: str, records: list[dict[str, Any]], explanation: str,
+                  header: tuple[str, ...], rows: list[tuple[str, ...]], width: int | None, *,
+                  keys: int) -> str:
+    """A family's console summary: the title (``<family> summary (provider:model; the
+    explanation)``, wrapped to ``width``) over the table of :func:`fit_lines`."""
+    title = f"{family} summary ({records[0]['provider']}:{records[0]['model']}; {explanation})"
+    out = fit_lines(list(header), [list(row) for row in rows], width, keys=keys)
+    return "\n".join([*(textwrap.wrap(title, width) if width else [title]), *out])
+
+
 def fit_lines(header: list[str], rows: list[list[str]], width: int | None, *, keys: int = 1,
               right: list[bool] | None = None) -> list[str]:
     """A table as aligned lines: the header, a rule, the rows. When ``width`` is given and the

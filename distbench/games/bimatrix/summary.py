@@ -8,14 +8,13 @@ one game are not independent). A group with nothing answered has no headline (No
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 import numpy as np
 
 from distbench.games.answers.classes import COORDINATION
 from distbench.report.bootstrap import finish_intervals, start_bootstrap_ci
-from distbench.report.document import fit_lines
+from distbench.report.document import summary_lines
 from distbench.report.headline import headline, headline_cell, with_interval
 from distbench.store.catalog import cursor_records
 
@@ -112,10 +111,9 @@ def format_summary(records: list[dict[str, Any]], width: int | None = None) -> s
             cells += (_fmt(r, "coordination")
                       if r["game_set"].removeprefix("class:") in COORDINATION else "-",)
         lines.append(cells)
-    out = fit_lines(list(lines[0]), [list(line) for line in lines[1:]], width, keys=4)
-    model = f"{records[0]['provider']}:{records[0]['model']}"
-    title = (f"bimatrix summary ({model}; quality (the headline): 1 - regret / (best - worst "
-             "payoff against the opponent faced), an invalid answer 0, calls that failed left "
-             "out (missing); quality = valid x quality of valid; intervals: cluster bootstrap "
-             "over games)")
-    return "\n".join([*(textwrap.wrap(title, width) if width else [title]), *out])
+    return summary_lines(
+        "bimatrix", records,
+        "quality (the headline): 1 - regret / (best - worst payoff against the opponent "
+        "faced), an invalid answer 0, calls that failed left out (missing); quality = valid x "
+        "quality of valid; intervals: cluster bootstrap over games",
+        lines[0], lines[1:], width, keys=4)

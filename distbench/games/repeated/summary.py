@@ -8,13 +8,12 @@ the means of the match metrics; each with its 95% interval (a bootstrap over mat
 from __future__ import annotations
 
 import math
-import textwrap
 from typing import Any
 
 import numpy as np
 
 from distbench.report.bootstrap import finish_intervals, start_bootstrap_ci
-from distbench.report.document import fit_lines
+from distbench.report.document import summary_lines
 from distbench.report.headline import headline, headline_cell, with_interval
 from distbench.store.catalog import cursor_records
 
@@ -93,10 +92,9 @@ def format_summary(records: list[dict[str, Any]], width: int | None = None) -> s
                        _fmt(r, "mean_total"), _fmt(r, "mean_regret"), _fmt(r, "cooperation"),
                        _fmt(r, "retaliation"), _fmt(r, "forgiveness"), _fmt(r, "brier"))
                       for r in records]
-    out = fit_lines(list(lines[0]), [list(x) for x in lines[1:]], width, keys=2)
-    model = f"{records[0]['provider']}:{records[0]['model']}"
-    title = (f"repeated summary ({model}; quality (the headline): a complete match's total "
-             "between the worst and the best achievable against the opponent, a forfeit 0, "
-             "matches ended by a failed call left out (missing); valid = complete; quality = "
-             "valid x quality of valid; intervals: bootstrap over matches)")
-    return "\n".join([*(textwrap.wrap(title, width) if width else [title]), *out])
+    return summary_lines(
+        "repeated", records,
+        "quality (the headline): a complete match's total between the worst and the best "
+        "achievable against the opponent, a forfeit 0, matches ended by a failed call left out "
+        "(missing); valid = complete; quality = valid x quality of valid; intervals: bootstrap "
+        "over matches", lines[0], lines[1:], width, keys=2)
