@@ -71,6 +71,13 @@ def _common_prefix(old: Sequence[int], new: Sequence[int]) -> int:
     return count
 
 
+def micro_batches(seqs: Sequence[int]) -> int:
+    """How many micro-batches llama.cpp cuts one decoding step of sequences ``seqs`` into:
+    ``split_equal(sequential=true)`` makes one per run of consecutive sequence ids."""
+    ids = sorted(set(seqs))
+    return sum(1 for i, s in enumerate(ids) if i == 0 or s != ids[i - 1] + 1)
+
+
 def _fill(batch: Any, entries: list[tuple[int, int, int]], *, logits_last: bool) -> None:
     """Puts (token, position, sequence) entries in a llama batch; logits for the last entry
     only (``logits_last``) or for every entry."""
@@ -119,6 +126,7 @@ class RoundDecoder:
         self._round = 0
         self.evaluated = 0  # prompt tokens evaluated (not reused), for tests and benchmarks
         self.copied = 0  # streams copied for a shared prefix
+        self.steps: list[int] = []  # micro-batches of each decoding step, for benchmarks
 
     def close(self) -> None:
         if self._ctx is not None:
@@ -213,7 +221,8 @@ class RoundDecoder:
             first = [self._evaluate(ctx, memory, batch, item, seq, sampler)
                      for item, seq, sampler in zip(items, seqs, samplers, strict=True)]
             results = decode_steps(self.llm, ctx, batch, [i.tokens for i in items], seqs,
-                                   samplers, budgets, [i.stops for i in items], first=first)
+                                   samplers, budgets, [i.stops for i in items], first=first,
+                                   steps=self.steps)
         finally:
             batch.close()
             for s in seqs:  # drop the answers' cells: the next turn evaluates them in a chunk
@@ -257,13 +266,14 @@ class RoundDecoder:
 def decode_steps(llm: Any, ctx: Any, batch: Any, prompts: Sequence[list[int]],
                  seqs: Sequence[int], samplers: Sequence[Any], budgets: Sequence[int],
                  stops: Sequence[list[str]], *, first: Sequence[int] | None = None,
-                 rows: dict[int, int] | None = None) -> list[tuple[str, str, int]]:
+                 rows: dict[int, int] | None = None,
+                 steps: list[int] | None = None) -> list[tuple[str, str, int]]:
     """Decodes answers together: sequence ``seqs[j]`` continues ``prompts[j]``, starting from
     the token ``first[j]`` already drawn, else from the logits in row ``rows[j]`` of the last
     decoded batch, sampled by ``samplers[j]``, up to
     ``budgets[j]`` tokens or a stop string of ``stops[j]`` or an end-of-generation token,
     handled as llama-cpp-python's ``create_completion`` does. Returns per answer (text, finish
-    reason, tokens generated)."""
+    reason, tokens generated). Appends each step's :func:`micro_batches` to ``steps``."""
     from llama_cpp import llama_cpp as low
 
     vocab = llm._model.vocab
@@ -307,6 +317,8 @@ def decode_steps(llm: Any, ctx: Any, batch: Any, prompts: Sequence[list[int]],
             break
         _fill(batch, [(out[j][-1], len(prompts[j]) + len(out[j]) - 1, seqs[j]) for j in active],
               logits_last=False)
+        if steps is not None:
+            steps.append(micro_batches([seqs[j] for j in active]))
         ctx.decode(batch)
         index = {j: i for i, j in enumerate(active)}
     results = []

@@ -434,3 +434,12 @@ def test_a_conversation_longer_than_2048_tokens_is_answered(model):
     assert out["usage"]["prompt_tokens"] > 2048
     assert out["choices"][0]["message"]["content"] is not None
     assert model.n_ctx == 8192 and model.score_ctx == 2048
+
+
+def test_a_step_is_one_micro_batch_per_run_of_consecutive_streams():
+    from distbench.llm.local_round import micro_batches
+
+    assert micro_batches([0, 1, 2, 3]) == 1
+    assert micro_batches([3, 1, 2, 0]) == 1  # the order in the batch does not matter
+    assert micro_batches([0, 2, 3, 5]) == 3
+    assert micro_batches([4]) == 1
