@@ -126,7 +126,8 @@ class RoundDecoder:
         self._round = 0
         self.evaluated = 0  # prompt tokens evaluated (not reused), for tests and benchmarks
         self.copied = 0  # streams copied for a shared prefix
-        self.steps: list[int] = []  # micro-batches of each decoding step, for benchmarks
+        self.steps = 0  # decoding steps, and the micro-batches llama.cpp cut them into, for
+        self.micro_batches = 0  # benchmarks (totals: a long-lived decoder keeps no list)
 
     def close(self) -> None:
         if self._ctx is not None:
@@ -220,9 +221,12 @@ class RoundDecoder:
                 samplers.append(self.llm._init_sampler(temp=item.temperature, **_SAMPLER_ARGS))
             first = [self._evaluate(ctx, memory, batch, item, seq, sampler)
                      for item, seq, sampler in zip(items, seqs, samplers, strict=True)]
+            steps: list[int] = []
             results = decode_steps(self.llm, ctx, batch, [i.tokens for i in items], seqs,
                                    samplers, budgets, [i.stops for i in items], first=first,
-                                   steps=self.steps)
+                                   steps=steps)
+            self.steps += len(steps)
+            self.micro_batches += sum(steps)
         finally:
             batch.close()
             for s in seqs:  # drop the answers' cells: the next turn evaluates them in a chunk
