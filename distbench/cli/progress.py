@@ -217,7 +217,8 @@ class Progress:
         estimate = None
         rate = self.rate()
         target = self.expected_calls or self.ceiling_calls
-        outrun = bool(target) and self.live_calls >= target  # type: ignore[operator]
+        # the plan's count reached is work done, not outrun: 0:00 until the shard commits
+        outrun = bool(target) and self.live_calls > target  # type: ignore[operator]
         if target and rate and not outrun:
             estimate = max(0.0, target - self.live_calls) / rate
         elif self._first_units is not None:

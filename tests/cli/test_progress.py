@@ -214,6 +214,23 @@ def test_calls_past_the_plans_count_drop_the_call_eta_for_the_units_one():
     p.close()
 
 
+def test_calls_that_reach_the_plans_count_exactly_end_the_eta_at_zero_not_drop_it():
+    """The last answer of a one-shard run arrives before its shard commits: the ETA says 0:00
+    (the calls are done) rather than vanishing as if the calls had outrun the plan."""
+    clock = _Clock()
+    p = Progress("trials", planned=1, clock=clock, expected_calls=10)
+    p.start(1, 10)
+    clock.now = 2.0
+    p.live({"calls": 2, "sent": 10})
+    clock.now = 4.0
+    p.live({"calls": 6, "sent": 10})
+    assert p.eta() == pytest.approx(2.0)
+    clock.now = 5.0
+    p.live({"calls": 10, "sent": 10})
+    assert p.eta() == 0.0 and "ETA 0:00" in p.suffix()
+    p.close()
+
+
 def test_a_ceiling_gives_an_eta_from_the_calls_and_tightens_as_shards_end():
     clock, out = _Clock(), _Stream()
     p = Progress("episodes", planned=2, clock=clock, stream=out, ceiling_calls=200,
