@@ -428,7 +428,7 @@ def test_system_messages_go_into_the_first_user_turn_for_gemma():
 def test_a_conversation_longer_than_2048_tokens_is_answered(model):
     """Plain calls have an 8192-token context (a negotiation's conversation outgrows 2048: the
     tournament of the bundled models lost 32 calls to it); the scoring instance keeps 2048."""
-    long_text = " ".join(f"item{k} costs {k % 7} coins." for k in range(600))
+    long_text = " ".join(f"item{k} costs {k % 7} coins." for k in range(270))
     out = model.chat([{"role": "user", "content": long_text + "\nSay OK."}], max_tokens=4,
                      seed=1, temperature=0.0)
     assert out["usage"]["prompt_tokens"] > 2048

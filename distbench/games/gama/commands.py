@@ -63,6 +63,10 @@ def suite_command(services: CommandServices) -> click.Command:
     @click.option("--max-tokens", type=click.IntRange(min=1), default=None)
     @click.option("--base-url", default=None,
                   help="Base URL of the OpenAI-compatible server answering every model.")
+    @click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None,
+                  help="Requests per minute allowed, each model (default: its provider's).")
+    @click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None,
+                  help="Tokens per minute allowed, each model (default: its provider's).")
     @click.option("--run-id", default=None, help="Run folder name (re-running it resumes).")
     @_OUTPUT_DIR
     @click.option("--parallel/--no-parallel", default=None,
@@ -73,6 +77,7 @@ def suite_command(services: CommandServices) -> click.Command:
                        "least the CPUs]")
     def gama(players: str, runs: int, reask: int, seed: int, llm_seed: int,
              temperature: float, max_tokens: int | None, base_url: str | None,
+             rpm: float | None, tpm: float | None,
              run_id: str | None, output_dir: Path, parallel: bool | None,
              num_workers: int | None) -> None:
         """Play GAMA-Bench's eight games, RUNS each, ten seats of each model, and print GAMA's
@@ -83,7 +88,7 @@ def suite_command(services: CommandServices) -> click.Command:
         from distbench.store.catalog import open_run
 
         try:
-            options = {"base_url": base_url} if base_url else {}
+            options = {"base_url": base_url, "rpm": rpm, "tpm": tpm}
             models = []
             for text in (t.strip() for t in players.split(",") if t.strip()):
                 provider, _, model = text.partition(":")
