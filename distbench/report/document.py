@@ -22,7 +22,7 @@ import io
 import math
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,6 +139,12 @@ class Table:
     keys: int = 1
     """Leading columns that name a row, repeated in each block of a table cut to fit a
     console (:func:`format_console` with a width)."""
+
+    @classmethod
+    def of_records(cls, id: str, title: str, columns: Sequence[str],
+                   records: Iterable[Mapping[str, Any]]) -> Table:
+        """The table of ``columns`` over dict rows (a key a row lacks: an empty cell)."""
+        return cls(id, title, list(columns), [tuple(r.get(c) for c in columns) for r in records])
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,6 +167,16 @@ def bars(
         ax.set_ylim(*ylim)
     ax.grid(axis="y", alpha=0.3)
     return _render(fig)
+
+
+def record_bars(records: Sequence[Mapping[str, Any]], labels: Sequence[str], column: str, *,
+                n: str, title: str, ylabel: str, ylim: tuple[float, float] | None = None
+                ) -> Drawing | None:
+    """:func:`bars` of dict rows: each row's ``column`` with its 95% interval (``<column>_lo``,
+    ``<column>_hi``) and its count ``n``."""
+    return bars(labels, [r[column] for r in records], title=title, ylabel=ylabel,
+                ns=[r[n] for r in records],
+                errors=[(r[f"{column}_lo"], r[f"{column}_hi"]) for r in records], ylim=ylim)
 
 
 def grouped_bars(

@@ -30,16 +30,15 @@ def section(doc: Any, con: Any) -> None:
     if not rows:
         sec.text("No bimatrix trials in this run.")
         return
-    sec.table(Table("bimatrix_summary", "Per game set, seat, opponent and mode", list(COLUMNS),
-                    [tuple(r.get(c) for c in COLUMNS) for r in rows]))
+    sec.table(Table.of_records("bimatrix_summary", "Per game set, seat, opponent and mode",
+                               COLUMNS, rows))
     from distbench.report import figures
 
     shown = rows[:MAX_BARS]
     labels = [f"{r['game_set']}\n{r['seat']} vs {r['opponent']}\n{r['mode']}" for r in shown]
-    drawing = figures.bars(
-        labels, [r["quality"] for r in shown], title="Mean quality per seat and opponent",
-        ylabel="quality (1 - regret / max regret; invalid = 0)", ns=[r["trials"] for r in shown],
-        errors=[(r["quality_lo"], r["quality_hi"]) for r in shown], ylim=(0.0, 1.0))
+    drawing = figures.record_bars(
+        shown, labels, "quality", n="trials", title="Mean quality per seat and opponent",
+        ylabel="quality (1 - regret / max regret; invalid = 0)", ylim=(0.0, 1.0))
     if drawing is not None:
         sec.figure(Figure("bimatrix_quality", "Mean quality (95% intervals)"
                           + (f", the first {MAX_BARS} rows" if len(rows) > MAX_BARS else ""),

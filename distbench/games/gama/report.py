@@ -31,18 +31,16 @@ def section(doc: Any, con: Any) -> None:
     if not tables:
         sec.text("No gama games in this run.")
         return
-    sec.table(Table("gama_summary", "Per game and table", list(COLUMNS),
-                    [tuple(r.get(c) for c in COLUMNS) for r in tables]))
+    sec.table(Table.of_records("gama_summary", "Per game and table", COLUMNS, tables))
     players = [r for r in rows if r["kind"] == "player"]
     if players:
-        sec.table(Table("gama_players_summary", "Players of mixed tables", list(PLAYER_COLUMNS),
-                        [tuple(r.get(c) for c in PLAYER_COLUMNS) for r in players]))
+        sec.table(Table.of_records("gama_players_summary", "Players of mixed tables",
+                                   PLAYER_COLUMNS, players))
     from distbench.report import figures
 
-    drawing = figures.bars(
-        [f"{r['game']}\n{r['table_label']}" for r in tables], [r["gama_score"] for r in tables],
-        title="GAMA's score per game", ylabel="GAMA score (0-100)",
-        ns=[r["complete"] for r in tables],
-        errors=[(r["gama_score_lo"], r["gama_score_hi"]) for r in tables], ylim=(0.0, 100.0))
+    drawing = figures.record_bars(
+        tables, [f"{r['game']}\n{r['table_label']}" for r in tables], "gama_score",
+        n="complete", title="GAMA's score per game", ylabel="GAMA score (0-100)",
+        ylim=(0.0, 100.0))
     if drawing is not None:
         sec.figure(Figure("gama_scores", "GAMA's score per game (95% intervals)", drawing))

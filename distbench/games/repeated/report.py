@@ -28,14 +28,12 @@ def section(doc: Any, con: Any) -> None:
     if not rows:
         sec.text("No repeated matches in this run.")
         return
-    sec.table(Table("repeated_summary", "Per stage, opponent and model", list(COLUMNS),
-                    [tuple(r.get(c) for c in COLUMNS) for r in rows]))
+    sec.table(Table.of_records("repeated_summary", "Per stage, opponent and model", COLUMNS, rows))
     from distbench.report import figures
 
     labels = [f"{r['stage']}\nvs {r['opponent']}" for r in rows]
-    drawing = figures.bars(
-        labels, [r["cooperation"] for r in rows], title="Cooperation rate per opponent",
-        ylabel="share of the model's moves that cooperate", ns=[r["matches"] for r in rows],
-        errors=[(r["cooperation_lo"], r["cooperation_hi"]) for r in rows], ylim=(0.0, 1.0))
+    drawing = figures.record_bars(
+        rows, labels, "cooperation", n="matches", title="Cooperation rate per opponent",
+        ylabel="share of the model's moves that cooperate", ylim=(0.0, 1.0))
     if drawing is not None:
         sec.figure(Figure("repeated_cooperation", "Cooperation rate (95% intervals)", drawing))
