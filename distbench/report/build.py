@@ -141,19 +141,17 @@ def _cost(doc: Document, con: duckdb.DuckDBPyConnection,
                      f"{likely['completion_by']}): ${likely['live']:,.4f} live, "
                      f"${likely['batch']:,.4f} at the batch price.")
     rows = records(con, "cost_endpoints")
-    sec.table(Table("cost_endpoints", "Calls per endpoint and model", list(rows[0]),
-                    [tuple(r.values()) for r in rows],
-                    note="retries = attempts beyond the first; latency over calls not answered "
-                         "from the cache, in ms."))
+    sec.table(Table.of_rows("cost_endpoints", "Calls per endpoint and model", rows,
+                            note="retries = attempts beyond the first; latency over calls not "
+                                 "answered from the cache, in ms."))
     cats = [f"{r['endpoint']}\n{r['model']}" for r in rows]
     ns = [r["calls"] for r in rows]
     sec.figure(Figure("cost_latency", "Latency percentiles", figures.grouped_bars(
-        cats, {"p50": [r["latency_p50_ms"] for r in rows], "p90": [r["latency_p90_ms"] for r in rows],
-               "p99": [r["latency_p99_ms"] for r in rows]},
+        cats, figures.series(rows, {"p50": "latency_p50_ms", "p90": "latency_p90_ms",
+                                    "p99": "latency_p99_ms"}),
         title="Call latency per endpoint", ylabel="latency (ms)", ns=ns)))
     sec.figure(Figure("cost_tokens", "Tokens", figures.grouped_bars(
-        cats, {"prompt": [r["prompt_tokens"] for r in rows],
-               "completion": [r["completion_tokens"] for r in rows]},
+        cats, figures.series(rows, {"prompt": "prompt_tokens", "completion": "completion_tokens"}),
         title="Tokens per endpoint", ylabel="tokens", ns=ns)))
 
 

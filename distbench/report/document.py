@@ -146,6 +146,13 @@ class Table:
         """The table of ``columns`` over dict rows (a key a row lacks: an empty cell)."""
         return cls(id, title, list(columns), [tuple(r.get(c) for c in columns) for r in records])
 
+    @classmethod
+    def of_rows(cls, id: str, title: str, records: Sequence[Mapping[str, Any]],
+                note: str = "") -> Table:
+        """The table of every column of a query's dict rows (the first row's keys, in order)."""
+        return cls(id, title, list(records[0]) if records else [],
+                   [tuple(r.values()) for r in records], note=note)
+
 
 @dataclass
 class Figure:

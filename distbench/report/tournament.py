@@ -57,10 +57,11 @@ def section(doc: Document, con: Any) -> None:
              "(maximum-entropy equilibrium of the matrix of mean score differences) does not "
              "reward a player for beating many copies of one weak style: a player's rating is "
              "its mean score difference against the equilibrium mixture (0 on the support).")
-    sec.table(Table("tournament_ratings", "Ranking (Bradley–Terry, Elo, Nash averaging)",
-                    list(ratings[0]), [tuple(r.values()) for r in ratings],
-                    note=f"bt_low/bt_high: {level}% simultaneous interval; nash_mass: the player's weight in "
-                         "the equilibrium; mean_margin: mean seat-score difference."))
+    sec.table(Table.of_rows("tournament_ratings",
+                            "Ranking (Bradley–Terry, Elo, Nash averaging)", ratings,
+                            note=f"bt_low/bt_high: {level}% simultaneous interval; nash_mass: "
+                                 "the player's weight in the equilibrium; mean_margin: mean "
+                                 "seat-score difference."))
     sec.figure(Figure("tournament_ranking", "Ranking with intervals", figures.dot_intervals(
         [(r["player"], "Bradley–Terry", r["bt_strength"], r["bt_low"], r["bt_high"],
           r["matches"]) for r in ratings],

@@ -18,30 +18,27 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
 
     sec = doc.section("Fog of war")
     pairings = records(con, "fog_pairings")
-    sec.table(Table("fog_pairings", "Results per agent and opponent (both seats)",
-                    list(pairings[0]) if pairings else [], [tuple(r.values()) for r in pairings]))
+    sec.table(Table.of_rows("fog_pairings", "Results per agent and opponent (both seats)", pairings))
     cats = [f"{r['agent']}\nvs {r['opponent']}" for r in pairings]
     sec.figure(Figure("fog_win_rates", "Win rates by pairing", figures.grouped_bars(
-        cats, {"win": [r["win_rate"] for r in pairings], "draw": [r["draw_rate"] for r in pairings],
-               "loss": [r["loss_rate"] for r in pairings]},
+        cats, figures.series(pairings, {"win": "win_rate", "draw": "draw_rate",
+                                        "loss": "loss_rate"}),
         title="Fog-of-war results by pairing", ylabel="share of games (0-1)",
         ns=[r["games"] for r in pairings], stacked=True)))
 
     agents = records(con, "fog_agents")
-    sec.table(Table("fog_agents", "Belief quality per agent", list(agents[0]) if agents else [],
-                    [tuple(r.values()) for r in agents],
-                    note="Brier: multi-class, 0 best, 2 worst; log loss: -ln p(true power), nats."))
+    sec.table(Table.of_rows("fog_agents", "Belief quality per agent", agents,
+                            note="Brier: multi-class, 0 best, 2 worst; log loss: -ln p(true power), nats."))
     sec.figure(Figure("fog_belief_scores", "Brier and log loss per agent", figures.grouped_bars(
-        [r["agent"] for r in agents], {"Brier": [r["mean_brier"] for r in agents],
-                                       "log loss (nats)": [r["mean_log_loss"] for r in agents]},
+        [r["agent"] for r in agents],
+        figures.series(agents, {"Brier": "mean_brier", "log loss (nats)": "mean_log_loss"}),
         title="Belief scores per agent (lower is better)", ylabel="mean per game",
         ns=[r["games"] for r in agents])))
 
     rel = records(con, "fog_reliability")
-    sec.table(Table("fog_reliability", "Reliability bins per agent",
-                    list(rel[0]) if rel else [], [tuple(r.values()) for r in rel],
-                    note="Forecast = one belief probability about a living enemy force; bins of "
-                         "width 0.1."))
+    sec.table(Table.of_rows("fog_reliability", "Reliability bins per agent", rel,
+                            note="Forecast = one belief probability about a living enemy force; "
+                                 "bins of width 0.1."))
     if rel:
         by: dict[str, list[dict]] = defaultdict(list)
         for r in rel:
@@ -53,9 +50,8 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
             title="Reliability of beliefs over enemy powers")))
 
     gain = records(con, "fog_info_gain")
-    sec.table(Table("fog_info_gain", "Information gain of scouting",
-                    list(gain[0]) if gain else [], [tuple(r.values()) for r in gain],
-                    note="Entropy drop (bits) of the beliefs about forces revealed by scouting."))
+    sec.table(Table.of_rows("fog_info_gain", "Information gain of scouting", gain,
+                            note="Entropy drop (bits) of the beliefs about forces revealed by scouting."))
     if gain:
         sec.figure(Figure("fog_info_gain", "Information gain of scouting", figures.bars(
             [f"{r['agent']} (acc {r['scout_accuracy']:g})" for r in gain],

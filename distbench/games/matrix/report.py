@@ -49,15 +49,16 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
              "units, lower is better, over valid answers; the older honest figures score an "
              "invalid answer as chance on its game (the uniform strategy).")
     board = _shown(_leaderboard(con), LEADERBOARD_DROPPED)
-    sec.table(Table("matrix_leaderboard", "Leaderboard: the headline (quality) per mode",
-                    list(board[0]) if board else [], [tuple(r.values()) for r in board],
-                    note="Ranked by quality (higher is better; an invalid answer 0, failed "
-                         "calls left out); models whose 95% intervals overlap share a rank. "
-                         "Every column: distbench query RUN --file leaderboard."))
+    sec.table(Table.of_rows("matrix_leaderboard",
+                            "Leaderboard: the headline (quality) per mode", board,
+                            note="Ranked by quality (higher is better; an invalid answer 0, "
+                                 "failed calls left out); models whose 95% intervals overlap "
+                                 "share a rank. Every column: distbench query RUN --file "
+                                 "leaderboard."))
     groups = _shown(records(con, "matrix_groups"), GROUPS_DROPPED)
-    sec.table(Table("matrix_groups", "Per bucket x model x mode",
-                    list(groups[0]) if groups else [], [tuple(r.values()) for r in groups],
-                    note="Every column: distbench query RUN --file report_matrix_groups."))
+    sec.table(Table.of_rows("matrix_groups", "Per bucket x model x mode", groups,
+                            note="Every column: distbench query RUN --file "
+                                 "report_matrix_groups."))
     from distbench.games.matrix.summary import matrix_summary
 
     summary = matrix_summary(con)

@@ -35,9 +35,9 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
     sec.table(Table("negotiation_outcomes", "Outcomes per player x mode x lang", columns, rows,
                     note="CI: percentile bootstrap resampling instances (seeded)."))
     clem = records(con, "negotiation_clembench")
-    sec.table(Table(
+    sec.table(Table.of_rows(
         "negotiation_clembench", "clembench's aggregates per player x mode x lang (and 'all')",
-        list(clem[0]) if clem else [], [tuple(r.values()) for r in clem],
+        clem,
         note="As clembench defines them: pct_played = 100 x share not aborted; quality_score = "
              "mean episode score over played episodes (coop: 100 x sum / max sum; semi: 100 x "
              "(1 - Pareto improvement / the larger player's total), 0 on lose; comp: 100); "
@@ -46,8 +46,8 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
     cats = [f"{r['player']}\n{r['mode']}/{r['lang']}" for r in out]
     ns = [r["episodes"] for r in out]
     sec.figure(Figure("negotiation_outcomes", "Outcome shares", figures.grouped_bars(
-        cats, {"success": [r["success_share"] for r in out], "lose": [r["lose_share"] for r in out],
-               "aborted": [r["aborted_share"] for r in out]},
+        cats, figures.series(out, {"success": "success_share", "lose": "lose_share",
+                                   "aborted": "aborted_share"}),
         title="Negotiation outcomes per player x mode/lang", ylabel="share of episodes (0-1)",
         ns=ns, stacked=True)))
     sec.figure(Figure("negotiation_scores", "Main score and Pareto-optimal rate",
