@@ -32,6 +32,7 @@ from distbench.engine.worker import (
 from distbench.games.base import RunPlan
 from distbench.games.registry import get_family, load_families
 from distbench.llm.base import BackendSpec, redact
+from distbench.report.bootstrap import warm_kernel
 from distbench.store.catalog import open_run
 from distbench.store.harness import harness_parts, summary_harness
 from distbench.store.integrity import COMMITS, DAMAGED_SUFFIX, Damage, set_aside, verify
@@ -394,6 +395,7 @@ def _run_plan(
         on_start(0, 0)
 
     offload = None
+    warming: threading.Thread | None = None
     if todo:
         endpoints: list = []
         if parallel:
@@ -407,6 +409,9 @@ def _run_plan(
             results = queue.results()
         else:
             results = _local_results(queue)
+        if not parallel:  # the summary runs here: its kernel loads while the shards play
+            warming = threading.Thread(target=warm_kernel, name="warm-kernel", daemon=True)
+            warming.start()
         if on_start:
             on_start(len(todo), sum(s.num_units for s in todo))
         watcher = CallWatcher(specs, endpoints if parallel else None, on_calls) \
@@ -446,6 +451,8 @@ def _run_plan(
             skipped=len(shards) - len(todo), summary=[],
             elapsed_s=time.perf_counter() - t0, retried=len(retried),
             budget_reached=figures)
+    if warming is not None:
+        warming.join()
     summary, health = _summary_and_health(plan, run_dir, specs, offload, batch_price)
     record = {"run_id": run_id, "family": plan.family, "groups": summary,
               "harness_hash": summary_harness(run_dir)}

@@ -10,11 +10,14 @@ already have it. This module itself imports no numba.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20240917
@@ -50,6 +53,19 @@ def resample_means(sums: np.ndarray, counts: np.ndarray, start: int, stop: int,
     from distbench.kernels.resample import cluster_resample_means
 
     return cluster_resample_means(sums, counts, start, stop, seed)
+
+
+def warm_kernel() -> None:
+    """Loads the resampling kernel (numba and its cached machine code: most of a second) so
+    that a summary run here later finds it loaded. The driver of a run played in its own
+    process calls it on a thread while the shards play: their model calls leave the process
+    waiting most of the time."""
+    try:
+        from distbench.kernels.resample import cluster_resample_means
+
+        cluster_resample_means(np.ones(1), np.ones(1), 0, 1, 0)
+    except Exception as exc:  # noqa: BLE001 - the summary loads it again and reports why
+        log.debug("the resampling kernel did not load ahead: %s", exc)
 
 
 def start_bootstrap_ci(
