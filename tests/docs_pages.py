@@ -160,9 +160,10 @@ PAGE_GROUPS: dict[str, tuple[str, ...]] = {
 }
 """The pages of each ``tests/docs/test_pages_<group>.py``, balanced by their times (seconds,
 ``-n 2 --dist loadfile`` at load 2 on 2026-11-28: bimatrix 12, repeated 8, openspiel 19, gama
-195; negotiation 57, providers 111; tournaments 98, running 99; fog 83, recipes 85;
-getting-started 66, results 46, extending 60): 168 to 234 s a file. pytest-xdist hands out the
-files with the most tests first, so the longest file holds the most pages."""
+195 (33 since 2026-11-29: its mock suite no longer keeps to OpenAI's request rate); negotiation
+57, providers 111; tournaments 98, running 99; fog 83, recipes 85; getting-started 66, results
+46, extending 60): 72 to 234 s a file. pytest-xdist hands out the files with the most tests
+first, so the longest file holds the most pages. Each block prints its time (``-s``)."""
 
 
 def _git_status() -> str | None:
@@ -184,6 +185,7 @@ def _run_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
         print(f"{block.page}:{block.line}: repo: runs in {REPO} with PYTEST_ADDOPTS="
               f"{env['PYTEST_ADDOPTS']!r}, leaving it as it was ({block.at_repo})")
     script = "set -e -o pipefail\n" + block.script()
+    started = time.monotonic()
     with tempfile.TemporaryFile("w+") as log:  # a file: a background process may hold it open
         proc = subprocess.Popen(["bash", "-c", script], cwd=cwd, env=env, text=True,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -199,6 +201,7 @@ def _run_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
             proc.wait()
         log.seek(0)
         output = log.read()
+    print(f"{block.page}:{block.line}: {time.monotonic() - started:.1f} s")
     assert proc.returncode == 0, (f"{block.page}:{block.line}: the block failed "
                                   f"(exit {proc.returncode}):\n{block.script()}\n--- output ---\n"
                                   f"{output[-6000:]}")
