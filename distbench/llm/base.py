@@ -409,9 +409,13 @@ class Backend(abc.ABC):
             for one that calls a model: a run gives it one endpoint actor per model, which
             holds the rate limits, the connection pool and the cache.
         reports_answers: See :meth:`answered`.
+        call_by_call: True for a backend that answers each request with its own call (an
+            HTTP model): a caller need not gather a batch before asking. False (the default)
+            for one that answers a batch in one pass (the local model).
     """
 
     in_process: ClassVar[bool] = False
+    call_by_call: ClassVar[bool] = False
     reports_answers: ClassVar[bool] = False
     """True for a backend that calls :meth:`answered` with each answer as it returns (so
     progress moves call by call); others are counted when their batch returns."""

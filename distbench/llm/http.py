@@ -263,6 +263,7 @@ class OpenAICompatibleBackend(Backend):
     """
 
     reports_answers = True
+    call_by_call = True
 
     def __init__(self, spec: BackendSpec, *, transport: httpx.AsyncBaseTransport | None = None,
                  sleep=asyncio.sleep, rng_seed: int = 0) -> None:

@@ -220,12 +220,12 @@ class _Caller:
 
 def _answers_call_by_call(spec: BackendSpec) -> bool:
     """Whether ``spec``'s model is asked over HTTP, one call per request (a game need not wait
-    for the others' answers); the local model, in contrast, answers a batch in one pass."""
-    from distbench.llm.http import OpenAICompatibleBackend
+    for the others' answers); the local model, in contrast, answers a batch in one pass.
+    The backend class declares it (:attr:`Backend.call_by_call`)."""
     from distbench.llm.registry import backend_class
 
     try:
-        return issubclass(backend_class(spec.provider), OpenAICompatibleBackend)
+        return bool(backend_class(spec.provider).call_by_call)
     except Exception:  # noqa: BLE001 - an unknown provider: batched as before
         return False
 
