@@ -147,11 +147,12 @@ def _cost(doc: Document, con: duckdb.DuckDBPyConnection,
     cats = [f"{r['endpoint']}\n{r['model']}" for r in rows]
     ns = [r["calls"] for r in rows]
     sec.figure(Figure("cost_latency", "Latency percentiles", figures.grouped_bars(
-        cats, figures.series(rows, {"p50": "latency_p50_ms", "p90": "latency_p90_ms",
-                                    "p99": "latency_p99_ms"}),
+        cats, figures.record_series(rows, {"p50": "latency_p50_ms", "p90": "latency_p90_ms",
+                                           "p99": "latency_p99_ms"}),
         title="Call latency per endpoint", ylabel="latency (ms)", ns=ns)))
     sec.figure(Figure("cost_tokens", "Tokens", figures.grouped_bars(
-        cats, figures.series(rows, {"prompt": "prompt_tokens", "completion": "completion_tokens"}),
+        cats, figures.record_series(rows, {"prompt": "prompt_tokens",
+                                           "completion": "completion_tokens"}),
         title="Tokens per endpoint", ylabel="tokens", ns=ns)))
 
 

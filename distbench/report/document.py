@@ -142,16 +142,16 @@ class Table:
 
     @classmethod
     def of_records(cls, id: str, title: str, columns: Sequence[str],
-                   records: Iterable[Mapping[str, Any]]) -> Table:
+                   records: Iterable[Mapping[str, Any]], note: str = "") -> Table:
         """The table of ``columns`` over dict rows (a key a row lacks: an empty cell)."""
-        return cls(id, title, list(columns), [tuple(r.get(c) for c in columns) for r in records])
+        return cls(id, title, list(columns), [tuple(r.get(c) for c in columns) for r in records],
+                   note=note)
 
     @classmethod
     def of_rows(cls, id: str, title: str, records: Sequence[Mapping[str, Any]],
                 note: str = "") -> Table:
         """The table of every column of a query's dict rows (the first row's keys, in order)."""
-        return cls(id, title, list(records[0]) if records else [],
-                   [tuple(r.values()) for r in records], note=note)
+        return cls.of_records(id, title, list(records[0]) if records else [], records, note)
 
 
 @dataclass

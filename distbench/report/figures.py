@@ -179,8 +179,8 @@ def record_bars(records: Sequence[Mapping[str, Any]], labels: Sequence[str], col
                 errors=[(r[f"{column}_lo"], r[f"{column}_hi"]) for r in records], ylim=ylim)
 
 
-def series(records: Sequence[Mapping[str, Any]], columns: Mapping[str, str]
-           ) -> dict[str, list[Any]]:
+def record_series(records: Sequence[Mapping[str, Any]], columns: Mapping[str, str]
+                  ) -> dict[str, list[Any]]:
     """:func:`grouped_bars`' series from dict rows: each label's values, read from its column."""
     return {label: [r[column] for r in records] for label, column in columns.items()}
 

@@ -18,20 +18,23 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
 
     sec = doc.section("Fog of war")
     pairings = records(con, "fog_pairings")
-    sec.table(Table.of_rows("fog_pairings", "Results per agent and opponent (both seats)", pairings))
+    sec.table(Table.of_rows("fog_pairings", "Results per agent and opponent (both seats)",
+                            pairings))
     cats = [f"{r['agent']}\nvs {r['opponent']}" for r in pairings]
     sec.figure(Figure("fog_win_rates", "Win rates by pairing", figures.grouped_bars(
-        cats, figures.series(pairings, {"win": "win_rate", "draw": "draw_rate",
-                                        "loss": "loss_rate"}),
+        cats, figures.record_series(pairings, {"win": "win_rate", "draw": "draw_rate",
+                                               "loss": "loss_rate"}),
         title="Fog-of-war results by pairing", ylabel="share of games (0-1)",
         ns=[r["games"] for r in pairings], stacked=True)))
 
     agents = records(con, "fog_agents")
     sec.table(Table.of_rows("fog_agents", "Belief quality per agent", agents,
-                            note="Brier: multi-class, 0 best, 2 worst; log loss: -ln p(true power), nats."))
+                            note="Brier: multi-class, 0 best, 2 worst; log loss: -ln p(true "
+                                 "power), nats."))
     sec.figure(Figure("fog_belief_scores", "Brier and log loss per agent", figures.grouped_bars(
         [r["agent"] for r in agents],
-        figures.series(agents, {"Brier": "mean_brier", "log loss (nats)": "mean_log_loss"}),
+        figures.record_series(agents, {"Brier": "mean_brier",
+                                       "log loss (nats)": "mean_log_loss"}),
         title="Belief scores per agent (lower is better)", ylabel="mean per game",
         ns=[r["games"] for r in agents])))
 
@@ -51,7 +54,8 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
 
     gain = records(con, "fog_info_gain")
     sec.table(Table.of_rows("fog_info_gain", "Information gain of scouting", gain,
-                            note="Entropy drop (bits) of the beliefs about forces revealed by scouting."))
+                            note="Entropy drop (bits) of the beliefs about forces revealed by "
+                                 "scouting."))
     if gain:
         sec.figure(Figure("fog_info_gain", "Information gain of scouting", figures.bars(
             [f"{r['agent']} (acc {r['scout_accuracy']:g})" for r in gain],

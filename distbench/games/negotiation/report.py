@@ -46,8 +46,8 @@ def section(doc: Document, con: duckdb.DuckDBPyConnection) -> None:
     cats = [f"{r['player']}\n{r['mode']}/{r['lang']}" for r in out]
     ns = [r["episodes"] for r in out]
     sec.figure(Figure("negotiation_outcomes", "Outcome shares", figures.grouped_bars(
-        cats, figures.series(out, {"success": "success_share", "lose": "lose_share",
-                                   "aborted": "aborted_share"}),
+        cats, figures.record_series(out, {"success": "success_share", "lose": "lose_share",
+                                          "aborted": "aborted_share"}),
         title="Negotiation outcomes per player x mode/lang", ylabel="share of episodes (0-1)",
         ns=ns, stacked=True)))
     sec.figure(Figure("negotiation_scores", "Main score and Pareto-optimal rate",
