@@ -82,9 +82,26 @@ class Request:
 
 def render_transcript(messages: tuple[tuple[str, str], ...]) -> str:
     """A conversation as plain text for a base model, ending where the assistant speaks next."""
-    names = {"system": "", "user": "User: ", "assistant": "Assistant: "}
-    parts = [f"{names.get(role, role.title() + ': ')}{content}".strip() for role, content in messages]
+    parts = []
+    for message in messages:
+        if type(message) is not tuple:
+            message = tuple(message)
+        part = _RENDERED.get(message)
+        if part is None:
+            if len(_RENDERED) >= _RENDERED_MAX:
+                _RENDERED.clear()
+            role, content = message
+            part = _RENDERED[message] = \
+                f"{_SPEAKERS.get(role, role.title() + ': ')}{content}".strip()
+        parts.append(part)
     return "\n\n".join(parts) + "\n\nAssistant:"
+
+
+_SPEAKERS = {"system": "", "user": "User: ", "assistant": "Assistant: "}
+_RENDERED: dict[tuple[str, str], str] = {}
+_RENDERED_MAX = 200_000
+"""Each message's rendered part (a game's transcript repeats its earlier messages every turn),
+emptied when it reaches its bound."""
 
 
 @dataclass(frozen=True, slots=True)

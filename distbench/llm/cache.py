@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from distbench.llm.base import BackendSpec, BackendUnavailable, Request, Response, token_count
+from distbench.llm.transport import spliced_json
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +40,19 @@ def cache_key(spec: BackendSpec, req: Request) -> str:
         "temperature": req.temperature,
         "logprobs": req.logprobs,
         "stop": list(req.stop) if req.stop else None,
-        "messages": [list(m) for m in req.messages] if req.messages else None,
+        "messages": None,
     }
     if req.samples:
         payload["samples"] = [int(x) for x in req.samples]
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    if req.messages:  # each message encoded once per process (a game resends them all)
+        text = spliced_json(payload, "messages", list(req.messages), _key_text, lambda r, c: [r, c])
+    else:
+        text = _key_text(payload)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _key_text(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def storable(response: Response) -> str:
