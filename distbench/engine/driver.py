@@ -34,6 +34,7 @@ from distbench.games.registry import get_family, load_families
 from distbench.llm.base import BackendSpec, redact
 from distbench.report.bootstrap import warm_kernel
 from distbench.store.catalog import open_run
+from distbench.store.fields import warm_arrow
 from distbench.store.harness import harness_parts, summary_harness
 from distbench.store.integrity import COMMITS, DAMAGED_SUFFIX, Damage, set_aside, verify
 from distbench.store.writer import (
@@ -130,6 +131,15 @@ def _ray_results(queue: ShardQueue, max_in_flight: int) -> Iterator[tuple[Any, A
     finally:  # closed early (Ctrl-C, an error): the shards in flight are cancelled
         for ref in pending:
             ray.cancel(ref, force=True)
+
+
+def _warm() -> None:
+    """Loads, while the shards play, what a run played in this process needs after them:
+    Arrow's conversion of Python lists (:func:`warm_arrow`, which the shard's tables need
+    first) and the summary's resampling kernel (:func:`warm_kernel`). Their model calls leave
+    the process waiting most of the time."""
+    warm_arrow()
+    warm_kernel()
 
 
 def _local_results(queue: ShardQueue, backends: dict[BackendSpec, Any] | None = None
@@ -409,8 +419,8 @@ def _run_plan(
             results = queue.results()
         else:
             results = _local_results(queue)
-        if not parallel:  # the summary runs here: its kernel loads while the shards play
-            warming = threading.Thread(target=warm_kernel, name="warm-kernel", daemon=True)
+        if not parallel:  # the tables and summary are built here: what they load first
+            warming = threading.Thread(target=_warm, name="warm-kernel", daemon=True)
             warming.start()
         if on_start:
             on_start(len(todo), sum(s.num_units for s in todo))

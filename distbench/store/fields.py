@@ -4,6 +4,8 @@ a whole table written as a text, one column a line."""
 
 from __future__ import annotations
 
+import logging
+
 import pyarrow as pa
 
 
@@ -70,6 +72,18 @@ class Rows:
     def table(self) -> pa.Table:
         """The Arrow table of the rows added."""
         return pa.table(self.columns, schema=self.schema)
+
+
+def warm_arrow() -> None:
+    """Loads what Arrow loads the first time it converts a Python list (pandas, to test
+    whether the list is one of its objects: about half a second, which the first table built
+    would otherwise wait for), and its compute functions."""
+    try:
+        import pyarrow.compute  # noqa: F401 - loaded for later
+
+        pa.array([0])
+    except Exception as exc:  # noqa: BLE001 - whoever converts later loads it and reports why
+        logging.getLogger(__name__).debug("Arrow's conversions did not load ahead: %s", exc)
 
 
 _SCALARS: dict[str, pa.DataType] = {

@@ -45,3 +45,27 @@ def test_nothing_to_play_loads_nothing_ahead(tmp_path, monkeypatch):
     monkeypatch.setattr(driver, "warm_kernel", lambda: seen.append("warm"))
     again = driver.run_plan(_plan("n"), tmp_path / "n", parallel=False)  # every shard committed
     assert again.executed == 0 and seen == []
+
+
+def test_the_thread_loads_arrows_list_conversion_before_the_kernel(tmp_path, monkeypatch):
+    seen: list[str] = []
+    monkeypatch.setattr(driver, "warm_arrow", lambda: seen.append("arrow"))
+    monkeypatch.setattr(driver, "warm_kernel", lambda: seen.append("kernel"))
+    driver.run_plan(_plan("a"), tmp_path / "a", parallel=False)
+    assert seen == ["arrow", "kernel"]  # the shard's tables are built before the summary
+
+
+def test_warm_arrow_loads_what_arrows_first_list_conversion_loads():
+    import subprocess
+    import sys
+
+    probe = ("import sys; import pyarrow as pa; from distbench.store.fields import warm_arrow; "
+             "before = set(sys.modules); pa.array([1]); first = set(sys.modules) - before; "
+             "print(len(first) > 0)")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True).stdout.strip() == "True"  # a first conversion loads modules
+    probe = ("import sys; import pyarrow as pa; from distbench.store.fields import warm_arrow; "
+             "warm_arrow(); before = set(sys.modules); pa.array(['x']); "
+             "pa.table({'a': [[1]]}); print(sorted(set(sys.modules) - before))")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True).stdout.strip() == "[]"  # after the warm-up: nothing more
