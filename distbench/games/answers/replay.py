@@ -16,12 +16,13 @@ deterministic, free) answers it again.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from distbench.games.base import Rescored, ShardResult
 from distbench.llm.base import Backend, BackendSpec, Request, Response
 
 NOT_STORED = "answer not stored (rescore: the re-read answers changed the rest of the game)"
@@ -128,6 +129,22 @@ def keep_stored(new: pa.Table, old: pa.Table, key: str, units: set[str], run_id:
     kept = new.filter(pc.invert(pc.is_in(new[key], value_set=marked)))
     back = restamp(old.filter(pc.is_in(old[key], value_set=marked)), run_id).cast(new.schema)
     return pa.concat_tables([kept, back]).sort_by([(key, "ascending")])
+
+
+def rescored(stored: Any, result: ShardResult, tables: dict[str, tuple[str, pa.Table]],
+             names: Sequence[str], diverged: set[str], unit: str, old: Mapping[Any, str],
+             new_of: Callable[[dict[str, tuple[str, pa.Table]]], Mapping[Any, str]]
+             ) -> Rescored:
+    """The replayed shard as the ``rescore`` hook returns it: ``names``'
+    tables keep their stored rows of the ``diverged`` matches (:func:`keep_stored`, by
+    ``match_id``), and the answers' status transitions compare ``old`` with ``new_of(tables)``
+    (after that)."""
+    for name in names:
+        stem, table = tables[name]
+        tables[name] = (stem, keep_stored(table, stored.table(name), "match_id", diverged,
+                                          stored.run_id))
+    return Rescored(ShardResult(stored.shard_id, tables, dict(result.stats)),
+                    dict(transitions(unit, old, new_of(tables))), len(diverged))
 
 
 def transitions(unit: str, old: Mapping[Any, str], new: Mapping[Any, str]

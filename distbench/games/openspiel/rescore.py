@@ -14,16 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from distbench.games.answers.replay import (
-    NOT_STORED,
-    keep_stored,
-    replays,
-    spec_of,
-    stored_response,
-    stored_tables,
-    transitions,
-)
-from distbench.games.base import Rescored, ShardResult, StoredShard
+from distbench.games.answers import replay
+from distbench.games.base import Rescored, StoredShard
 from distbench.games.base import seat_label as player_label
 from distbench.games.openspiel.plan import OpenSpielShard, move_seed
 from distbench.games.openspiel.runner import run_shard
@@ -33,10 +25,10 @@ from distbench.llm.base import Response
 def shard_of(record: Mapping[str, Any], run_id: str) -> OpenSpielShard:
     """The shard a commit record describes (for ``run_id``)."""
     fields = {k: v for k, v in record.items() if k not in ("family", "run_id")}
-    fields["player"] = spec_of(fields["player"])
-    fields["opponent"] = spec_of(fields["opponent"])
+    fields["player"] = replay.spec_of(fields["player"])
+    fields["opponent"] = replay.spec_of(fields["opponent"])
     fields["seat_orders"] = tuple(fields["seat_orders"])
-    fields["specs"] = tuple(spec_of(s) for s in fields.get("specs") or ())
+    fields["specs"] = tuple(replay.spec_of(s) for s in fields.get("specs") or ())
     return OpenSpielShard(**fields, run_id=run_id)
 
 
@@ -54,18 +46,14 @@ def rescore(stored: StoredShard) -> Rescored:
             continue  # a scripted player's move
         old[(r["match_id"], r["ply"])] = r["parse_status"]
         answers.setdefault(labels[r["player_label"]], {})[
-            move_seed(shard.llm_seed, r["match_id"], r["ply"])] = stored_response(
+            move_seed(shard.llm_seed, r["match_id"], r["ply"])] = replay.stored_response(
                 r["raw_text"], r["parse_status"] == "call_failed", r["parse_detail"],
                 r["latency_ms"])
-    result = run_shard(shard, replays(shard.specs, answers))
-    tables = stored_tables(stored, result)
+    result = run_shard(shard, replay.replays(shard.specs, answers))
+    tables = replay.stored_tables(stored, result)
     moves = tables["moves"][1]
-    diverged = {r["match_id"] for r in moves.to_pylist() if r["parse_detail"] == NOT_STORED}
-    for name in ("matches", "moves"):
-        stem, table = tables[name]
-        tables[name] = (stem, keep_stored(table, stored.table(name), "match_id", diverged,
-                                          stored.run_id))
-    new = {(r["match_id"], r["ply"]): r["parse_status"]
-           for r in tables["moves"][1].to_pylist() if r["call_id"] is not None}
-    return Rescored(ShardResult(stored.shard_id, tables, dict(result.stats)),
-                    dict(transitions("moves", old, new)), len(diverged))
+    diverged = {r["match_id"] for r in moves.to_pylist() if r["parse_detail"] == replay.NOT_STORED}
+    return replay.rescored(
+        stored, result, tables, ("matches", "moves"), diverged, "moves", old,
+        lambda t: {(r["match_id"], r["ply"]): r["parse_status"]
+                   for r in t["moves"][1].to_pylist() if r["call_id"] is not None})

@@ -18,14 +18,13 @@ from typing import Any
 from distbench.games.answers.pairing import shard_from_record
 from distbench.games.answers.replay import (
     NOT_STORED,
-    keep_stored,
     replays,
+    rescored,
     spec_of,
     stored_response,
     stored_tables,
-    transitions,
 )
-from distbench.games.base import Rescored, ShardResult, StoredShard, derive_seed
+from distbench.games.base import Rescored, StoredShard, derive_seed
 from distbench.games.repeated.plan import RepeatedRunConfig, RepeatedShard
 from distbench.games.repeated.runner import run_shard
 from distbench.games.repeated.tournament import RepeatedPairConfig, RepeatedPairShard
@@ -81,14 +80,9 @@ def rescore(stored: StoredShard) -> Rescored:
     rounds = tables["rounds"][1]
     diverged = {r["match_id"] for r in rounds.to_pylist()
                 if NOT_STORED in (r["parse_detail"] or "")}
-    for name in ("repeated_matches", "rounds"):
-        stem, table = tables[name]
-        tables[name] = (stem, keep_stored(table, stored.table(name), "match_id", diverged,
-                                          stored.run_id))
-    new = {(r["match_id"], r["round"]): r["parse_status"]
-           for r in tables["rounds"][1].to_pylist()}
-    return Rescored(ShardResult(stored.shard_id, tables, dict(result.stats)),
-                    dict(transitions("rounds", old, new)), len(diverged))
+    return rescored(stored, result, tables, ("repeated_matches", "rounds"), diverged, "rounds",
+                    old, lambda t: {(r["match_id"], r["round"]): r["parse_status"]
+                                    for r in t["rounds"][1].to_pylist()})
 
 
 def _rescore_pairing(stored: StoredShard) -> Rescored:
@@ -108,10 +102,7 @@ def _rescore_pairing(stored: StoredShard) -> Rescored:
     diverged = {r["match_id"] for r in old_rows if missed and any(
         derive_seed(c.llm_seed, r["match_id"], k, seat) in missed
         for k in range(r["rounds_planned"]) for seat in ("row", "col"))}
-    stem, table = tables["repeated_duels"]
-    tables["repeated_duels"] = (stem, keep_stored(table, stored.table("repeated_duels"),
-                                                  "match_id", diverged, stored.run_id))
-    old = {r["match_id"]: r["status"] for r in old_rows}
-    new = {r["match_id"]: r["status"] for r in tables["repeated_duels"][1].to_pylist()}
-    return Rescored(ShardResult(stored.shard_id, tables, dict(result.stats)),
-                    dict(transitions("matches", old, new)), len(diverged))
+    return rescored(stored, result, tables, ("repeated_duels",), diverged, "matches",
+                    {r["match_id"]: r["status"] for r in old_rows},
+                    lambda t: {r["match_id"]: r["status"]
+                               for r in t["repeated_duels"][1].to_pylist()})
