@@ -17,17 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from distbench.games.gama.rules import (
-    AuctionParams,
-    BarParams,
-    BattleParams,
-    DinerParams,
-    DollarParams,
-    GoodsParams,
-    GuessingParams,
-    Params,
-    PirateParams,
-)
+from distbench.games.gama import rules
 
 
 class RecordError(ValueError):
@@ -143,7 +133,7 @@ class GamaRecord:
     variant: str
     version: str
     run_index: int | None
-    params: Params
+    params: rules.Params
     meta: dict[str, Any]
     rounds: list[dict[str, Any]]
     players: list[PlayerRecord] = field(default_factory=list)
@@ -172,43 +162,45 @@ def _auction_variant(path: Path, meta: dict[str, Any]) -> str:
     return "first"
 
 
-def params_from_meta(game: str, variant: str, meta: dict[str, Any]) -> Params:
+def params_from_meta(game: str, variant: str, meta: dict[str, Any]) -> rules.Params:
     """The game's :class:`rules.Params` from a record's meta (GAMA's keys; rounds from its
     ``round_id``)."""
     n = int(meta.get("player_num", 10))
     rounds = int(meta.get("round_id", 20) or 20)
     if game == "guessing":
-        return GuessingParams(players=n, rounds=rounds, min=int(meta.get("min", 0)),
-                              max=int(meta.get("max", 100)), ratio=float(meta.get("ratio", 2 / 3)),
-                              ratio_str=str(meta.get("ratio_str", "2/3")))
+        return rules.GuessingParams(
+            players=n, rounds=rounds, min=int(meta.get("min", 0)), max=int(meta.get("max", 100)),
+            ratio=float(meta.get("ratio", 2 / 3)), ratio_str=str(meta.get("ratio_str", "2/3")))
     if game == "bar":
-        return BarParams(players=n, rounds=rounds, min=int(meta.get("min", 0)),
-                         max=int(meta.get("max", 10)), home=int(meta.get("home", 5)),
-                         ratio=float(meta.get("ratio", 0.6)),
-                         ratio_str=str(meta.get("ratio_str", "60%")),
-                         mode=str(meta.get("mode", variant or "implicit")))
+        return rules.BarParams(
+            players=n, rounds=rounds, min=int(meta.get("min", 0)), max=int(meta.get("max", 10)),
+            home=int(meta.get("home", 5)), ratio=float(meta.get("ratio", 0.6)),
+            ratio_str=str(meta.get("ratio_str", "60%")),
+            mode=str(meta.get("mode", variant or "implicit")))
     if game == "dollar":
-        return DollarParams(players=n, rounds=rounds, golds=int(meta.get("golds", 100)))
+        return rules.DollarParams(players=n, rounds=rounds, golds=int(meta.get("golds", 100)))
     if game == "goods":
-        return GoodsParams(players=n, rounds=rounds, tokens=int(meta.get("tokens", 20)),
-                           multiplier=float(meta.get("ratio", 2)), reset=bool(meta.get("reset", True)))
+        return rules.GoodsParams(
+            players=n, rounds=rounds, tokens=int(meta.get("tokens", 20)),
+            multiplier=float(meta.get("ratio", 2)), reset=bool(meta.get("reset", True)))
     if game == "diner":
-        return DinerParams(players=n, rounds=rounds, cheap_cost=int(meta.get("cheap_cost", 10)),
-                           cheap_utility=int(meta.get("cheap_utility", 15)),
-                           exp_cost=int(meta.get("exp_cost", 20)),
-                           exp_utility=int(meta.get("exp_utility", 20)))
+        return rules.DinerParams(
+            players=n, rounds=rounds, cheap_cost=int(meta.get("cheap_cost", 10)),
+            cheap_utility=int(meta.get("cheap_utility", 15)),
+            exp_cost=int(meta.get("exp_cost", 20)), exp_utility=int(meta.get("exp_utility", 20)))
     if game == "auction":
         # GAMA's meta stores the seed after its last round's increment: the first round's is
         # seed - round_id.
         seed = int(meta.get("seed", 42 + rounds)) - int(meta.get("round_id", rounds) or 0)
-        return AuctionParams(players=n, rounds=rounds,
-                             valuation_min=int(meta.get("valuation_min", 0)),
-                             valuation_max=int(meta.get("valuation_max", 200)),
-                             interval=int(meta.get("interval", 10)), mode=variant, seed=seed)
+        return rules.AuctionParams(
+            players=n, rounds=rounds, valuation_min=int(meta.get("valuation_min", 0)),
+            valuation_max=int(meta.get("valuation_max", 200)),
+            interval=int(meta.get("interval", 10)), mode=variant, seed=seed)
     if game == "battle":
-        return BattleParams(players=n, rounds=20, base_hit_rate=int(meta.get("base_hit_rate", 35)),
-                            interval=int(meta.get("interval", 5)))
-    return PirateParams(players=n, rounds=n, gold=int(meta.get("gold", 100)))
+        return rules.BattleParams(players=n, rounds=20,
+                                  base_hit_rate=int(meta.get("base_hit_rate", 35)),
+                                  interval=int(meta.get("interval", 5)))
+    return rules.PirateParams(players=n, rounds=n, gold=int(meta.get("gold", 100)))
 
 
 def messages_of(prompt: list[dict[str, Any]]) -> list[dict[str, str]]:
