@@ -263,6 +263,30 @@ def game_chunks(num_games: int, shard_games: int) -> list[tuple[int, int]]:
             for start in range(0, num_games, shard_games)]
 
 
+@dataclass(frozen=True)
+class GameChunk:
+    """Games ``start..stop-1`` of one seed of a configuration: what the chunk shards of the
+    bimatrix, repeated and gama families share (each adds what sets its shard apart, its
+    ``config`` and its ``family``; they override what differs). A commit record stores the
+    fields by name, so their order here is free."""
+
+    shard_id: str
+    run_id: str
+    seed: int
+    start: int
+    stop: int
+
+    @property
+    def specs(self) -> tuple[BackendSpec, ...]:
+        """The models the shard calls: its configuration's."""
+        return self.config.specs()  # type: ignore[attr-defined]
+
+    @property
+    def num_units(self) -> int:
+        """Progress units: games (matches)."""
+        return self.stop - self.start
+
+
 def chunk_id(prefix: str, family: str, identity: Mapping[str, Any], **place: Any) -> str:
     """A chunk shard's stable id, ``<prefix>-<hash>`` of the family, where the chunk stands
     (``place``: its seed, start, stop and the like) and what decides its rows (``identity``)."""

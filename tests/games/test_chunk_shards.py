@@ -62,3 +62,31 @@ def test_shard_ids_and_plans_unchanged(name: str, first: str, count: int,
 DIGESTS = {"bimatrix": "6d262f244c74257a", "repeated": "51ad5164697542a5",
            "bimatrix pairing": "b981677394304c50", "repeated pairing": "65ced9e5a9fed383"}
 """A digest of every shard id of each plan, as main made them before the sharing."""
+
+
+@pytest.mark.parametrize(("game", "first", "digest"), [
+    ("guessing", "gm-0d8dd6c66eec3c00", "3c4c5a49e04e3be5"),
+    ("pirate", "gm-dd0297232015015b", "2f8ac47274987747"),
+])
+def test_gama_shard_ids_unchanged_by_the_shared_chunk(game: str, first: str, digest: str) -> None:
+    """The gama shards share ``GameChunk`` and ``chunk_id`` now: their ids are the ids main
+    made before (digests taken from it)."""
+    from distbench.games.gama.plan import GamaRunConfig
+
+    config = GamaRunConfig(game=game, seats=(DUMMY,) * 10, seeds=(0, 3), num_games=5,
+                           shard_games=2)
+    ids = [s.shard_id for s in config.plan("r").shards]
+    assert (ids[0], len(ids), _digest(ids)) == (first, 6, digest)
+
+
+def test_a_chunk_shards_commit_record_rebuilds_the_shard() -> None:
+    """Rescore rebuilds a shard from its commit record by field name (the fields' order moved
+    when the shards began to share ``GameChunk``)."""
+    from distbench.engine.driver import _jsonable
+    from distbench.games.bimatrix.rescore import shard_of as bimatrix_shard
+    from distbench.games.repeated.rescore import shard_of as repeated_shard
+
+    for name, rebuild in (("bimatrix", bimatrix_shard), ("repeated", repeated_shard)):
+        shards = PLANS[name]().plan("r").shards
+        for shard in (shards[0], shards[-1]):
+            assert rebuild(_jsonable(shard), "r") == shard

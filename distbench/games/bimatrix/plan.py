@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from distbench.games.base import (
+    GameChunk,
     RunPlan,
     check_config,
     check_plan_size,
@@ -132,25 +133,16 @@ class BimatrixRunConfig:
 
 
 @dataclass(frozen=True)
-class BimatrixShard:
+class BimatrixShard(GameChunk):
     """Games ``start..stop-1`` of one (set, seed), every seat, mode and opponent."""
 
-    shard_id: str
-    run_id: str
     game_set: str
-    seed: int
-    start: int
-    stop: int
     config: BimatrixRunConfig
     family: str = NAME
 
     @property
     def llm(self) -> BackendSpec:
         return self.config.llm
-
-    @property
-    def specs(self) -> tuple[BackendSpec, ...]:
-        return self.config.specs()
 
     @property
     def num_units(self) -> int:
@@ -165,7 +157,7 @@ def plan_shards(config: BimatrixRunConfig, run_id: str = "") -> list[BimatrixSha
     identity = config.identity()
     del identity["shard_games"], identity["sets"], identity["seeds"]
     return [BimatrixShard(chunk_id("bm", NAME, identity, set=game_set, seed=seed, start=start,
-                                   stop=stop), run_id, game_set, seed, start, stop, config)
+                                   stop=stop), run_id, seed, start, stop, game_set, config)
             for game_set in config.sets for seed in config.seeds
             for start, stop in game_chunks(config.num_games, config.shard_games)]
 

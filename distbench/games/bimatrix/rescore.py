@@ -39,8 +39,8 @@ def shard_of(record: Mapping[str, Any], run_id: str) -> BimatrixShard:
         c[key] = tuple(c[key])
     c["llm"] = spec_of(c["llm"])
     c["opponents"] = tuple(spec_of(o) for o in c["opponents"])
-    return BimatrixShard(record["shard_id"], run_id, record["game_set"], int(record["seed"]),
-                         int(record["start"]), int(record["stop"]), BimatrixRunConfig(**c))
+    return BimatrixShard(record["shard_id"], run_id, int(record["seed"]), int(record["start"]),
+                         int(record["stop"]), record["game_set"], BimatrixRunConfig(**c))
 
 
 def rescore(stored: StoredShard) -> Rescored:

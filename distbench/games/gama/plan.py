@@ -25,9 +25,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from distbench.games.base import (
+    GameChunk,
     RunPlan,
     check_config,
     check_plan_size,
+    chunk_id,
+    game_chunks,
     seat_identity,
     seed_key,
     stable_hash,
@@ -142,25 +145,11 @@ class GamaRunConfig:
 
 
 @dataclass(frozen=True)
-class GamaShard:
+class GamaShard(GameChunk):
     """Games ``start..stop-1`` of one (game, seed)."""
 
-    shard_id: str
-    run_id: str
-    seed: int
-    start: int
-    stop: int
     config: GamaRunConfig
     family: str = NAME
-
-    @property
-    def specs(self) -> tuple[BackendSpec, ...]:
-        return self.config.specs()
-
-    @property
-    def num_units(self) -> int:
-        """Progress units: games."""
-        return self.stop - self.start
 
     @property
     def parts(self) -> tuple[tuple[GamaRunConfig, int, int, int], ...]:
@@ -192,14 +181,10 @@ def plan_shards(config: GamaRunConfig, run_id: str = "") -> list[GamaShard]:
     """The shards in a stable order (seed, chunk)."""
     identity = config.identity()
     del identity["seeds"]
-    shards = []
-    for seed in config.seeds:
-        for start in range(0, config.num_games, config.shard_games):
-            stop = min(config.num_games, start + config.shard_games)
-            key = {"family": NAME, "seed": seed, "start": start, "stop": stop, **identity}
-            shards.append(GamaShard(f"gm-{stable_hash(key)}", run_id, seed, start, stop,
-                                    config))
-    return shards
+    return [GamaShard(chunk_id("gm", NAME, identity, seed=seed, start=start, stop=stop), run_id,
+                      seed, start, stop, config)
+            for seed in config.seeds
+            for start, stop in game_chunks(config.num_games, config.shard_games)]
 
 
 def expected_calls(config: GamaRunConfig) -> int:

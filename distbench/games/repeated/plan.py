@@ -18,6 +18,7 @@ import numpy as np
 
 from distbench.games.answers.classes import CLASSES
 from distbench.games.base import (
+    GameChunk,
     RunPlan,
     check_config,
     check_plan_size,
@@ -144,15 +145,10 @@ class RepeatedRunConfig:
 
 
 @dataclass(frozen=True)
-class RepeatedShard:
+class RepeatedShard(GameChunk):
     """Matches ``start..stop-1`` of one (opponent, seed)."""
 
-    shard_id: str
-    run_id: str
     opponent: str | BackendSpec
-    seed: int
-    start: int
-    stop: int
     config: RepeatedRunConfig
     family: str = NAME
 
@@ -172,12 +168,6 @@ class RepeatedShard:
         """The opponent as the tables name it: a strategy, ``self`` or ``provider:model``."""
         o = self.opponent
         return o if isinstance(o, str) else f"{o.provider}:{o.model}"
-
-    @property
-    def num_units(self) -> int:
-        """Progress units: matches."""
-        return self.stop - self.start
-
 
 def planned_rounds(config: Any, seed: int, match: int) -> int:
     """The rounds match ``match`` of ``seed`` is played for: the known horizon, or its draw
@@ -211,7 +201,7 @@ def plan_shards(config: RepeatedRunConfig, run_id: str = "") -> list[RepeatedSha
     del identity["shard_games"], identity["opponents"], identity["seeds"]
     return [RepeatedShard(chunk_id("rp", NAME, identity, opponent=seat_identity(opponent),
                                    seed=seed, start=start, stop=stop),
-                          run_id, opponent, seed, start, stop, config)
+                          run_id, seed, start, stop, opponent, config)
             for opponent in config.opponents for seed in config.seeds
             for start, stop in game_chunks(config.num_games, config.shard_games)]
 

@@ -40,9 +40,8 @@ def shard_of(record: Mapping[str, Any], run_id: str) -> RepeatedShard:
     c["seeds"] = tuple(c["seeds"])
     c["llm"] = spec_of(c["llm"])
     c["opponents"] = tuple(spec_of(o) for o in c["opponents"])
-    return RepeatedShard(record["shard_id"], run_id, spec_of(record["opponent"]),
-                         int(record["seed"]), int(record["start"]), int(record["stop"]),
-                         RepeatedRunConfig(**c))
+    return RepeatedShard(record["shard_id"], run_id, int(record["seed"]), int(record["start"]),
+                         int(record["stop"]), spec_of(record["opponent"]), RepeatedRunConfig(**c))
 
 
 def _called(stored: StoredShard, llm_seed: int,
