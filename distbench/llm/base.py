@@ -69,15 +69,26 @@ class Request:
         """The style this request is sent in by a backend whose own style is ``spec_style``."""
         return self.style or spec_style
 
-    def chat_messages(self) -> list[dict[str, str]]:
+    def chat_messages(self) -> ChatMessages:
         """The OpenAI ``messages`` list of this request."""
-        if self.messages:
-            return [{"role": role, "content": content} for role, content in self.messages]
-        return [{"role": "user", "content": self.prompt}]
+        pairs = self.messages or (("user", self.prompt),)
+        return ChatMessages([{"role": role, "content": content} for role, content in pairs],
+                            pairs)
 
     def completion_prompt(self) -> str:
         """The raw prompt of this request (a transcript when it is a conversation)."""
         return render_transcript(self.messages) if self.messages else self.prompt
+
+
+class ChatMessages(list):
+    """A request's OpenAI ``messages`` (``{"role", "content"}`` dicts) that remembers the
+    (role, content) pairs it was made from (:attr:`pairs`), so that an encoder can reuse each
+    message's encoding from the turn before (:func:`~distbench.llm.transport.json_bytes`).
+    Made fresh for each request body and never changed after."""
+
+    def __init__(self, messages: list[dict[str, str]], pairs: tuple[tuple[str, str], ...]):
+        super().__init__(messages)
+        self.pairs = pairs
 
 
 def render_transcript(messages: tuple[tuple[str, str], ...]) -> str:

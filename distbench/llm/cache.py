@@ -45,7 +45,7 @@ def cache_key(spec: BackendSpec, req: Request) -> str:
     if req.samples:
         payload["samples"] = [int(x) for x in req.samples]
     if req.messages:  # each message encoded once per process (a game resends them all)
-        text = spliced_json(payload, "messages", list(req.messages), _key_text, lambda r, c: [r, c])
+        text = spliced_json(payload, "messages", req.messages, _key_text, _pair)
     else:
         text = _key_text(payload)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -53,6 +53,10 @@ def cache_key(spec: BackendSpec, req: Request) -> str:
 
 def _key_text(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _pair(role: str, content: str) -> list[str]:
+    return [role, content]
 
 
 def storable(response: Response) -> str:

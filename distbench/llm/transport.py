@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import httpx
+
+from distbench.llm.base import ChatMessages
 
 MAX_HEAD_BYTES = 64 * 1024
 """Longest status line and headers read (a longer head is a protocol error)."""
@@ -39,10 +41,8 @@ def json_bytes(body: Any) -> bytes:
     each turn of a long game sends every earlier message again, and encoding them anew was
     most of the client's JSON time. The bytes are those of one ``json.dumps`` of the body."""
     messages = body.get("messages") if isinstance(body, dict) else None
-    if isinstance(messages, list) and len(messages) > 1 and all(
-            type(m) is dict and list(m) == ["role", "content"] for m in messages):
-        return spliced_json(body, "messages", [(m["role"], m["content"]) for m in messages],
-                            _dumps, lambda r, c: {"role": r, "content": c}).encode("utf-8")
+    if type(messages) is ChatMessages and len(messages) == len(messages.pairs) > 1:
+        return spliced_json(body, "messages", messages.pairs, _dumps, chat_message).encode()
     return _dumps(body).encode("utf-8")
 
 
@@ -50,30 +50,41 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-_ENCODED: dict[tuple[Any, str, str], str] = {}
+def chat_message(role: str, content: str) -> dict[str, str]:
+    """One message of an OpenAI ``messages`` list."""
+    return {"role": role, "content": content}
+
+
+_ENCODED: dict[tuple[Any, Any], dict[tuple[str, str], str]] = {}
 _ENCODED_MAX = 200_000
-"""Encoded messages by (encoder, role, content), emptied when it reaches its bound."""
+"""Encoded messages by (encoder, shape), then by (role, content); each emptied when it reaches
+its bound."""
 
 
-def spliced_json(body: dict[str, Any], field: str, messages: list[tuple[str, str]],
+def spliced_json(body: dict[str, Any], field: str, messages: Sequence[tuple[str, str]],
                  dumps: Callable[[Any], str], shape: Callable[[str, str], Any]) -> str:
     """``dumps(body)`` where ``body[field]`` holds ``shape(role, content)`` of each message,
-    each message encoded once per process and spliced in (``dumps`` must be deterministic and
-    compact). The field is encoded as ``0`` and replaced: a quote inside a JSON string is
-    always escaped, so ``"field":0`` can only be the key itself."""
-    parts = []
-    for role, content in messages:
-        key = (dumps, role, content)
-        text = _ENCODED.get(key)
-        if text is None:
-            if len(_ENCODED) >= _ENCODED_MAX:
-                _ENCODED.clear()
-            text = _ENCODED[key] = dumps(shape(role, content))
-        parts.append(text)
+    each message encoded once per process and spliced in (``dumps`` and ``shape`` must be
+    module-level functions, and ``dumps`` deterministic and compact). The field is encoded as
+    ``0`` and replaced: a quote inside a JSON string is always escaped, so ``"field":0`` can
+    only be the key itself."""
+    known = _ENCODED.setdefault((dumps, shape), {})
+    try:
+        parts = list(map(known.get, messages))
+    except TypeError:  # a message that is a list, not a tuple
+        messages = [tuple(m) for m in messages]
+        parts = list(map(known.get, messages))
+    if None in parts:
+        if len(known) >= _ENCODED_MAX:
+            known.clear()
+        for i, part in enumerate(parts):
+            if part is None:
+                pair = tuple(messages[i])
+                parts[i] = known[pair] = dumps(shape(*pair))  # type: ignore[index]
     marker = f'"{field}":0'
     text = dumps({**body, field: 0})
     at = text.index(marker)
-    return f"{text[:at]}{marker[:-1]}[{','.join(parts)}]{text[at + len(marker):]}"
+    return f"{text[:at]}{marker[:-1]}[{','.join(parts)}]{text[at + len(marker):]}"  # type: ignore[arg-type]
 
 
 class LeanPool:

@@ -44,35 +44,46 @@ def test_spliced_bodies_hashes_and_transcripts_equal_the_whole_encodings(seed: i
     spec = make_spec("dummy", rng.choice(_TRICKY))
     for _ in range(40):
         messages = _conversation(rng, rng.randint(0, 12))
-        body = {"model": rng.choice(_TRICKY), "max_tokens": 7, "temperature": 0.7,
-                "messages": [{"role": r, "content": c} for r, c in messages],
-                **({"logprobs": True} if rng.random() < 0.5 else {})}
-        assert json_bytes(body) == json.dumps(body, ensure_ascii=False, separators=(",", ":"),
-                                              allow_nan=False).encode("utf-8")
         req = Request(prompt=rng.choice(_TRICKY), messages=messages or None, seed=rng.randint(0, 9),
                       stop=("\n",) if rng.random() < 0.5 else None,
                       samples=(1, 2) if rng.random() < 0.3 else None)
+        body = {"model": rng.choice(_TRICKY), "max_tokens": 7, "temperature": 0.7,
+                "messages": req.chat_messages(),
+                **({"logprobs": True} if rng.random() < 0.5 else {})}
+        assert json_bytes(body) == json.dumps(body, ensure_ascii=False, separators=(",", ":"),
+                                              allow_nan=False).encode("utf-8")
         assert cache_key(spec, req) == _plain_hash(spec, req)
         names = {"system": "", "user": "User: ", "assistant": "Assistant: "}
         assert render_transcript(messages) == "\n\n".join(
             f"{names.get(r, r.title() + ': ')}{c}".strip() for r, c in messages) + "\n\nAssistant:"
 
 
-def test_a_body_whose_messages_carry_other_fields_is_encoded_whole() -> None:
+def test_a_body_whose_messages_are_a_plain_list_is_encoded_whole() -> None:
     body = {"model": "m", "messages": [{"role": "user", "content": "a", "name": "x"},
                                        {"content": "b", "role": "user"}]}
     assert json_bytes(body) == json.dumps(body, ensure_ascii=False,
                                           separators=(",", ":")).encode()
 
 
+def test_the_splice_is_what_encodes_a_requests_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test above compares bytes; this one checks the remembered parts were used."""
+    monkeypatch.setattr(transport, "_ENCODED", {})
+    req = Request(prompt="p", messages=(("system", "s"), ("user", "u")), seed=0)
+    json_bytes({"messages": req.chat_messages()})
+    cache_key(make_spec("dummy", "x"), req)
+    assert sorted(len(known) for known in transport._ENCODED.values()) == [2, 2]
+
+
 def test_the_remembered_parts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(transport, "_ENCODED_MAX", 5)
+    monkeypatch.setattr(transport, "_ENCODED_MAX", 5)  # emptied before a body that finds 5
     monkeypatch.setattr(transport, "_ENCODED", {})
     monkeypatch.setattr(base, "_RENDERED_MAX", 5)
     monkeypatch.setattr(base, "_RENDERED", {})
-    messages = tuple(("user", str(i)) for i in range(12))
-    body = {"messages": [{"role": r, "content": c} for r, c in messages]}
-    assert json_bytes(body) == json.dumps(body, ensure_ascii=False,
-                                          separators=(",", ":")).encode()
-    render_transcript(messages)
-    assert len(transport._ENCODED) <= 5 and len(base._RENDERED) <= 5
+    for first in (0, 100):  # two conversations of 12 messages: at most one kept
+        messages = tuple(("user", str(i)) for i in range(first, first + 12))
+        body = {"messages": Request(prompt="", messages=messages, seed=0).chat_messages()}
+        assert json_bytes(body) == json.dumps(body, ensure_ascii=False,
+                                              separators=(",", ":")).encode()
+        render_transcript(messages)
+    assert [len(known) for known in transport._ENCODED.values()] == [12]
+    assert len(base._RENDERED) <= 5
