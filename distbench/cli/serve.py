@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import sys
 import threading
 from typing import Any
 
@@ -93,13 +94,14 @@ def mock(host: str, port: int, **faults: Any) -> None:
     <key>", as the anthropic provider sends it to /v1/messages).
     """
     from distbench.mockserver import MockAnswerer, ServerConfig
+    from distbench.mockserver.http import SWITCH_INTERVAL
 
     api_key = os.environ.get(API_KEY_ENV) or None
     try:
         config = ServerConfig(host=host, port=port, api_key=api_key, **faults)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    _serve("mock", config, MockAnswerer(config.seed))
+    _serve("mock", config, MockAnswerer(config.seed), switch_interval=SWITCH_INTERVAL)
 
 
 @serve.command()
@@ -122,8 +124,8 @@ def local(host: str, port: int, model_path: str | None, seed: int) -> None:
     _serve("local", config, LocalAnswerer(model, seed=seed))
 
 
-def _serve(kind: str, config: Any, answerer: Any) -> None:
-    """Serves until SIGINT or SIGTERM."""
+def _serve(kind: str, config: Any, answerer: Any, switch_interval: float | None = None) -> None:
+    """Serves until SIGINT or SIGTERM (with the GIL's ``switch_interval`` meanwhile, if given)."""
     from distbench.mockserver import start_server
 
     try:
@@ -142,12 +144,15 @@ def _serve(kind: str, config: Any, answerer: Any) -> None:
         stop.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(switch_interval or interval)
     try:
         click.echo(f"serving {kind} on {server.url}", err=True)
         while not stop.wait(0.5):
             pass
     finally:
         server.stop()
+        sys.setswitchinterval(interval)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     click.echo(f"stopped serving {kind}", err=True)

@@ -48,13 +48,31 @@ _GAMA_SHOOT = "Answer: <the number of the player you shoot at>"
 _GAMA_LIVING = re.compile(r"Player (\d+) \(\d+%\)")
 
 
+_MASK = 0xFFFF_FFFF_FFFF_FFFF
+_GOLDEN, _M1, _M2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+
+
+def seed_uniforms(seed: int, count: int) -> list[float]:
+    """The first ``count`` of :func:`distbench.llm.dummy.uniforms` for one ``seed``, the same
+    floats computed on Python integers (numpy's per-call set-up costs more than the draws: a
+    gama answer needs one to nine)."""
+    out = []
+    for k in range(1, count + 1):
+        z = (seed + k * _M1 + _GOLDEN) & _MASK
+        z = ((z ^ (z >> 30)) * _M1) & _MASK
+        z = ((z ^ (z >> 27)) * _M2) & _MASK
+        out.append((float((z ^ (z >> 31)) >> 11) + 0.5) / float(1 << 53))
+    return out
+
+
 def gama_answer(prompt: str, seed: int) -> str | None:
     """A valid answer, uniformly random from ``seed``, to a request of the gama family (its
     final ``Answer:`` line says what is asked), or None for another prompt."""
-    u = uniforms(np.array([seed & 0xFFFF_FFFF_FFFF_FFFF], dtype=np.uint64), 16)[0]
+    seed &= _MASK
+    u = seed_uniforms(seed, 1)
     if (m := _GAMA_PLAN.search(prompt)) is not None:
         n, gold = int(m.group(1)), int(m.group(2))
-        cuts = sorted(int(x * (gold + 1)) for x in u[: n - 1])
+        cuts = sorted(int(x * (gold + 1)) for x in seed_uniforms(seed, len(range(16)[: n - 1])))
         edges = [0, *cuts, gold]
         return "Answer: " + ", ".join(str(b - a) for a, b in zip(edges[:-1], edges[1:], strict=True))
     if (m := _GAMA_RANGE.search(prompt)) is not None:
@@ -292,8 +310,10 @@ class MockAnswerer:
         n: int = 1,
         skill: float = 0.0,
     ) -> dict[str, Any]:
-        prompt = _last_user_text(messages)
-        conversation = "\n\n".join(_user_texts(messages))
+        users = _user_texts(messages)
+        prompt = users[-1] if users else ""
+        # a negotiation's conversation is read only by a skilled answer (answer_text)
+        conversation = "\n\n".join(users) if skill > 0 else None
         base = self._seed(seed, prompt)
         texts, lps = [], []
         for i in range(n):
@@ -309,7 +329,7 @@ class MockAnswerer:
                 lp = {"content": [chat_logprob(*entry) for entry in entries], "refusal": None}
             texts.append(text)
             lps.append(lp)
-        prompt_text = "\n".join(str(msg.get("content", "")) for msg in messages)
+        prompt_text = "\n".join([str(msg.get("content", "")) for msg in messages])
         return chat_response(self.model_name, texts, approx_tokens(prompt_text), lps)
 
     def complete(

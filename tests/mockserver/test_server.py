@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
+import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -429,6 +432,32 @@ def test_serve_mock_takes_the_api_key_from_the_environment_only():
         code, err = stop_cli_server(proc)
     assert (denied.status_code, allowed.status_code) == (401, 200)
     assert code == 0 and key not in err
+
+
+def test_serve_mock_raises_the_gil_switch_interval_while_it_serves_only(monkeypatch):
+    from click.testing import CliRunner
+
+    from distbench.cli.main import cli
+    from distbench.mockserver import http as mock_http
+
+    seen: list[float] = []
+
+    def start(config, answerer):  # the real server; SIGTERM (to _serve's handler) once up
+        server = mock_http.start_server(config, answerer)
+
+        def stop() -> None:
+            seen.append(sys.getswitchinterval())
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Timer(0.3, stop).start()
+        return server
+
+    monkeypatch.setattr("distbench.mockserver.start_server", start)
+    before = sys.getswitchinterval()
+    result = CliRunner().invoke(cli, ["serve", "mock", "--port", "0"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert seen == [mock_http.SWITCH_INTERVAL] and before != mock_http.SWITCH_INTERVAL
+    assert sys.getswitchinterval() == before
 
 
 def test_serve_mock_on_a_taken_port_is_a_one_line_error():
