@@ -7,58 +7,20 @@ can be computed anywhere, in any split, and gives the same numbers: the driver m
 2,000 resamples of a summary into parts for the cluster's warm workers, or run them all
 here. Indices come from 32-bit halves by Lemire's multiply-and-reject method, so every cluster
 is drawn with exactly equal probability.
+
+Two implementations give the same bits: a numba kernel (:mod:`.resample_jit`) for large
+bootstraps, and numpy over whole arrays for small ones (up to :data:`NUMPY_DRAWS` draws), which
+spares a short run's summary numba's import (about half a second). Sums are taken in draw order
+from ``0.0``, as the kernel does (``np.cumsum`` adds in order; ``np.sum`` would pair them).
 """
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
-from numba import njit
 
-__all__ = ["cluster_resample_means"]
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_LOW32 = np.uint64(0xFFFFFFFF)
-_TWO32 = np.uint64(1 << 32)
-_S27, _S30, _S31, _S32 = np.uint64(27), np.uint64(30), np.uint64(31), np.uint64(32)
-
-
-@njit(cache=True, inline="always")
-def _mix(z: np.uint64) -> np.uint64:
-    """The SplitMix64 output function."""
-    z = (z ^ (z >> _S30)) * _MIX1
-    z = (z ^ (z >> _S27)) * _MIX2
-    return z ^ (z >> _S31)
-
-
-@njit(cache=True, nogil=True)
-def _means(sums, counts, start, stop, seed, out):  # pragma: no cover - compiled
-    g = sums.shape[0]
-    ug = np.uint64(g)
-    reject_below = (_TWO32 - ug) % ug  # 2^32 mod g: the low products that would bias
-    for r in range(start, stop):
-        state = _mix(np.uint64(seed) + _GOLDEN * np.uint64(r + 1))
-        total = 0.0
-        n = 0.0
-        j = 0
-        while j < g:
-            state += _GOLDEN
-            z = _mix(state)
-            m = (z >> _S32) * ug
-            if (m & _LOW32) >= reject_below:
-                i = m >> _S32
-                total += sums[i]
-                n += counts[i]
-                j += 1
-            if j < g:
-                m = (z & _LOW32) * ug
-                if (m & _LOW32) >= reject_below:
-                    i = m >> _S32
-                    total += sums[i]
-                    n += counts[i]
-                    j += 1
-        out[r - start] = total / n
+__all__ = ["NUMPY_DRAWS", "cluster_resample_means"]
 
 
 def cluster_resample_means(sums: np.ndarray, counts: np.ndarray, start: int, stop: int,
@@ -86,6 +48,97 @@ def cluster_resample_means(sums: np.ndarray, counts: np.ndarray, start: int, sto
         raise ValueError("every cluster needs a positive count")
     if not 0 <= start <= stop:
         raise ValueError(f"bad resample range {start}..{stop}")
+    if (stop - start) * len(sums) <= NUMPY_DRAWS and _JIT not in sys.modules:
+        return _numpy_means(sums, counts, int(start), int(stop), int(seed))
+    from distbench.kernels.resample_jit import means
+
     out = np.empty(stop - start, dtype=np.float64)
-    _means(sums, counts, int(start), int(stop), np.uint64(seed), out)
+    means(sums, counts, int(start), int(stop), np.uint64(seed), out)
     return out
+
+
+NUMPY_DRAWS = 1_000_000
+"""Bootstraps of at most this many draws (resamples x clusters: about 0.07 s) take the numpy
+path while numba is not loaded (a run of a family whose games use numba kernels has it)."""
+_JIT = "distbench.kernels.resample_jit"
+
+_M64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+_LOW32 = np.uint64(0xFFFFFFFF)
+_ROWS_DRAWS = 500_000
+"""Draws per block of resamples on the numpy path (bounds its arrays to tens of MB)."""
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """SplitMix64's output function over an array (uint64 arithmetic wraps)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _numpy_means(sums: np.ndarray, counts: np.ndarray, start: int, stop: int,
+                 seed: int) -> np.ndarray:
+    """The kernel's means computed with numpy, block by block of resamples."""
+    g = len(sums)
+    rows = max(1, _ROWS_DRAWS // g)
+    return np.concatenate([_numpy_block(sums, counts, lo, min(stop, lo + rows), seed)
+                           for lo in range(start, stop, rows)] or [np.empty(0)])
+
+
+def _numpy_block(sums: np.ndarray, counts: np.ndarray, start: int, stop: int,
+                 seed: int) -> np.ndarray:
+    g = len(sums)
+    ug = np.uint64(g)
+    reject_below = np.uint64(_reject_below(g))
+    steps = (g + 1) // 2 + 2  # the stream's numbers each resample takes: two draws each
+    r = np.arange(start, stop, dtype=np.uint64)
+    golden = np.uint64(_GOLDEN)
+    base = _mix(np.uint64(seed) + golden * (r + np.uint64(1)))
+    z = _mix(base[:, None] + golden * np.arange(1, steps + 1, dtype=np.uint64)[None, :])
+    halves = np.stack([z >> np.uint64(32), z & _LOW32], axis=2).reshape(len(r), 2 * steps)
+    m = halves * ug
+    accepted = (m & _LOW32) >= reject_below
+    drawn = (m >> np.uint64(32)).astype(np.intp)
+    if accepted[:, :g].all():
+        picks = drawn[:, :g]
+    else:  # a rejected draw (rare): each such resample takes its first g accepted draws
+        picks = np.empty((len(r), g), dtype=np.intp)
+        for row in range(len(r)):
+            taken = drawn[row][accepted[row]][:g]
+            if len(taken) < g:
+                taken = _stream(g, seed, start + row)
+            picks[row] = taken
+    totals = _ordered_sum(sums[picks])
+    n = _ordered_sum(counts[picks])
+    return totals / n
+
+
+def _reject_below(g: int) -> int:
+    """The low products that would bias a draw among ``g``: ``2**32 mod g``."""
+    return (1 << 32) % g
+
+
+def _ordered_sum(values: np.ndarray) -> np.ndarray:
+    """Row sums added left to right from 0.0 (the kernel's order and its sign of zero)."""
+    values[:, 0] += 0.0
+    return np.cumsum(values, axis=1)[:, -1]
+
+
+def _stream(g: int, seed: int, r: int) -> np.ndarray:
+    """Resample ``r``'s draws in plain integers (for a resample whose rejected draws outran
+    the numbers the block took)."""
+    def mix(z: int) -> int:
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+        return z ^ (z >> 31)
+
+    reject_below = _reject_below(g)
+    state = mix((seed + _GOLDEN * (r + 1)) & _M64)
+    drawn: list[int] = []
+    while len(drawn) < g:
+        state = (state + _GOLDEN) & _M64
+        z = mix(state)
+        for half in (z >> 32, z & 0xFFFFFFFF):
+            if ((half * g) & 0xFFFFFFFF) >= reject_below and len(drawn) < g:
+                drawn.append((half * g) >> 32)
+    return np.array(drawn, dtype=np.intp)

@@ -56,10 +56,10 @@ def resample_means(sums: np.ndarray, counts: np.ndarray, start: int, stop: int,
 
 
 def warm_kernel() -> None:
-    """Loads the resampling kernel (numba and its cached machine code: most of a second) so
-    that a summary run here later finds it loaded. The driver of a run played in its own
-    process calls it on a thread while the shards play: their model calls leave the process
-    waiting most of the time."""
+    """Loads the resampling module and runs it once, so that a summary run here later finds
+    it loaded. The driver of a run played in its own process calls it on a thread while the
+    shards play. (A small bootstrap runs on numpy; numba's kernel, most of a second to load, is
+    loaded by the first large one: :mod:`distbench.kernels.resample`.)"""
     try:
         from distbench.kernels.resample import cluster_resample_means
 

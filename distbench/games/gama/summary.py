@@ -25,7 +25,6 @@ import numpy as np
 
 from distbench.report.bootstrap import start_bootstrap_ci
 from distbench.report.document import fit_lines
-from distbench.report.ratings import bootstrap_plackett_luce
 
 _GAMES_SQL = """
 SELECT game, variant, model AS table_label, count(*) AS games,
@@ -66,6 +65,8 @@ def plackett_luce_records(con: Any, *, resamples: int = RATING_RESAMPLES, seed: 
     labels = sorted({p for _, players, _ in rows for p in players})
     if len(labels) < 2:
         return []
+    from distbench.report.ratings import bootstrap_plackett_luce  # numba: mixed tables only
+
     index = {p: i for i, p in enumerate(labels)}
     games = [([index[p] for p in players], [-float(r) for r in ranks])
              for _, players, ranks in rows]
