@@ -93,18 +93,19 @@ class ChatMessages(list):
 
 def render_transcript(messages: tuple[tuple[str, str], ...]) -> str:
     """A conversation as plain text for a base model, ending where the assistant speaks next."""
-    parts = []
-    for message in messages:
-        if type(message) is not tuple:
-            message = tuple(message)
-        part = _RENDERED.get(message)
-        if part is None:
-            if len(_RENDERED) >= _RENDERED_MAX:
-                _RENDERED.clear()
-            role, content = message
-            part = _RENDERED[message] = \
-                f"{_SPEAKERS.get(role, role.title() + ': ')}{content}".strip()
-        parts.append(part)
+    try:
+        parts = list(map(_RENDERED.get, messages))
+    except TypeError:  # messages that are lists, not tuples
+        messages = tuple(tuple(m) for m in messages)  # type: ignore[misc]
+        parts = list(map(_RENDERED.get, messages))
+    if None in parts:
+        if len(_RENDERED) >= _RENDERED_MAX:
+            _RENDERED.clear()
+        for i, part in enumerate(parts):
+            if part is None:
+                role, content = messages[i]
+                parts[i] = _RENDERED[messages[i]] = \
+                    f"{_SPEAKERS.get(role, role.title() + ': ')}{content}".strip()
     return "\n\n".join(parts) + "\n\nAssistant:"
 
 
