@@ -30,11 +30,21 @@ case "$cmd" in
     # Only this cluster's processes (they all name its temp dir), not other Ray instances
     # on the machine (`ray stop` would stop every one of them).
     # Their children (Ray's agents and workers, whose titles hide the temp dir) go too.
+    # The nodes first, the head's GCS last: a raylet told to stop while the GCS stops too
+    # waits for it (about 10 s, then the KILL below); with the GCS still up it exits in ~1 s.
     pids=$(pgrep -f -- "$TMP/" || true)
+    gcs=$(pgrep -f -- "gcs_server.*$TMP/" || true)
+    nodes=$(echo "$pids" | grep -vxF -e "${gcs:-none}" || true)
     children=""
     for p in $pids; do children="$children $(pgrep -P "$p" || true)"; done
     # shellcheck disable=SC2086
-    kill -TERM $pids $children 2>/dev/null || true
+    kill -TERM $nodes $children 2>/dev/null || true
+    for _ in $(seq 1 50); do
+      pgrep -f -- "$TMP/" | grep -qvxF -e "${gcs:-none}" || break
+      sleep 0.2
+    done
+    # shellcheck disable=SC2086
+    kill -TERM $gcs 2>/dev/null || true
     for _ in $(seq 1 50); do
       pgrep -f -- "$TMP/" >/dev/null || break
       sleep 0.2
