@@ -238,6 +238,7 @@ def run(
     print()
 
     # ---- bootstrap resampling (the run summary's 95% CI)
+    import distbench.kernels.resample_jit  # noqa: F401 - loaded: every size takes the kernel
     from distbench.kernels import cluster_resample_means
 
     resamples = 2000
