@@ -93,20 +93,33 @@ class ChatMessages(list):
 
 def render_transcript(messages: tuple[tuple[str, str], ...]) -> str:
     """A conversation as plain text for a base model, ending where the assistant speaks next."""
+    parts = remembered(_RENDERED, messages, _rendered, _RENDERED_MAX)
+    return "\n\n".join(parts) + "\n\nAssistant:"
+
+
+def _rendered(message: tuple[str, str]) -> str:
+    role, content = message
+    return f"{_SPEAKERS.get(role, role.title() + ': ')}{content}".strip()
+
+
+def remembered(memo: dict[tuple[str, str], str], messages: Sequence[Sequence[str]],
+               make: Callable[[tuple[str, str]], str], bound: int) -> list[str]:
+    """``make(message)`` of each (role, content) message, remembered in ``memo`` (a game resends
+    its earlier messages every turn); ``memo`` is emptied before new ones are added once it
+    holds ``bound``."""
+    pairs: Sequence[Any] = messages
     try:
-        parts = list(map(_RENDERED.get, messages))
+        parts = list(map(memo.get, pairs))
     except TypeError:  # messages that are lists, not tuples
-        messages = tuple(tuple(m) for m in messages)  # type: ignore[misc]
-        parts = list(map(_RENDERED.get, messages))
+        pairs = [tuple(m) for m in messages]
+        parts = list(map(memo.get, pairs))
     if None in parts:
-        if len(_RENDERED) >= _RENDERED_MAX:
-            _RENDERED.clear()
+        if len(memo) >= bound:
+            memo.clear()
         for i, part in enumerate(parts):
             if part is None:
-                role, content = messages[i]
-                parts[i] = _RENDERED[messages[i]] = \
-                    f"{_SPEAKERS.get(role, role.title() + ': ')}{content}".strip()
-    return "\n\n".join(parts) + "\n\nAssistant:"
+                parts[i] = memo[pairs[i]] = make(pairs[i])
+    return parts  # type: ignore[return-value]
 
 
 _SPEAKERS = {"system": "", "user": "User: ", "assistant": "Assistant: "}

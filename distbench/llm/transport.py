@@ -24,7 +24,7 @@ from urllib.parse import urlencode, urlsplit
 
 import httpx
 
-from distbench.llm.base import ChatMessages
+from distbench.llm.base import ChatMessages, remembered
 
 MAX_HEAD_BYTES = 64 * 1024
 """Longest status line and headers read (a longer head is a protocol error)."""
@@ -68,23 +68,12 @@ def spliced_json(body: dict[str, Any], field: str, messages: Sequence[tuple[str,
     module-level functions, and ``dumps`` deterministic and compact). The field is encoded as
     ``0`` and replaced: a quote inside a JSON string is always escaped, so ``"field":0`` can
     only be the key itself."""
-    known = _ENCODED.setdefault((dumps, shape), {})
-    try:
-        parts = list(map(known.get, messages))
-    except TypeError:  # a message that is a list, not a tuple
-        messages = [tuple(m) for m in messages]
-        parts = list(map(known.get, messages))
-    if None in parts:
-        if len(known) >= _ENCODED_MAX:
-            known.clear()
-        for i, part in enumerate(parts):
-            if part is None:
-                pair = tuple(messages[i])
-                parts[i] = known[pair] = dumps(shape(*pair))  # type: ignore[index]
+    parts = remembered(_ENCODED.setdefault((dumps, shape), {}), messages,
+                       lambda pair: dumps(shape(*pair)), _ENCODED_MAX)
     marker = f'"{field}":0'
     text = dumps({**body, field: 0})
     at = text.index(marker)
-    return f"{text[:at]}{marker[:-1]}[{','.join(parts)}]{text[at + len(marker):]}"  # type: ignore[arg-type]
+    return f"{text[:at]}{marker[:-1]}[{','.join(parts)}]{text[at + len(marker):]}"
 
 
 class LeanPool:
