@@ -74,6 +74,21 @@ def quick_start(tmp_path_factory):
     return folder, env, lines, out
 
 
+@pytest.fixture(scope="module")
+def longer_run(tmp_path_factory):
+    """The quick start's run at 10 games x 2 answers: the ETA test needs several lines after
+    the first answer, and 10 answers of the batched local model can all land within two of
+    the half-second lines on a quiet machine (session 15's CI)."""
+    folder = tmp_path_factory.mktemp("longer")
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONUNBUFFERED": "1",
+           "DISTBENCH_CACHE_DIR": str(folder / "cache")}
+    code, lines, out = _timed(["run", "--llm-type", "local", "--num-games", "10",
+                               "--num-trials", "2", "--seed", "42", "--run-id", "demo"],
+                              folder, env)
+    assert code == 0, "\n".join(text for _, text in lines)
+    return folder, env, lines, out
+
+
 def _calls(text: str) -> int:
     return int(text.split("calls ")[1].split()[0].replace(",", ""))
 
@@ -109,8 +124,8 @@ def test_off_a_terminal_lines_come_only_when_something_changed(quick_start):
     assert all(a != b for a, b in zip(progress, progress[1:], strict=False)), progress
 
 
-def test_the_eta_is_absent_until_the_pace_is_known_and_never_grows(quick_start):
-    _, _, lines, _ = quick_start
+def test_the_eta_is_absent_until_the_pace_is_known_and_never_grows(longer_run):
+    _, _, lines, _ = longer_run
     progress = [text for _, text in lines if text.startswith("progress: ")]
     first_answer = next(i for i, text in enumerate(progress) if _calls(text) > 0)
     assert all(_eta(text) is None for text in progress[: first_answer + 1]), progress
