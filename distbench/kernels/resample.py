@@ -62,7 +62,6 @@ NUMPY_DRAWS = 1_000_000
 path while numba is not loaded (a run of a family whose games use numba kernels has it)."""
 _JIT = "distbench.kernels.resample_jit"
 
-_M64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
 _LOW32 = np.uint64(0xFFFFFFFF)
 _ROWS_DRAWS = 500_000
@@ -87,30 +86,32 @@ def _numpy_means(sums: np.ndarray, counts: np.ndarray, start: int, stop: int,
 
 def _numpy_block(sums: np.ndarray, counts: np.ndarray, start: int, stop: int,
                  seed: int) -> np.ndarray:
-    g = len(sums)
+    picks = _picks(len(sums), seed, start, stop, (len(sums) + 1) // 2 + 2)
+    return _ordered_sum(sums[picks]) / _ordered_sum(counts[picks])
+
+
+def _picks(g: int, seed: int, start: int, stop: int, steps: int) -> np.ndarray:
+    """(stop - start, g): the clusters each resample draws, from the first ``steps`` numbers
+    of its stream (two draws each); a resample whose rejected draws (rare) leave fewer than
+    ``g`` takes twice the numbers."""
     ug = np.uint64(g)
-    reject_below = np.uint64(_reject_below(g))
-    steps = (g + 1) // 2 + 2  # the stream's numbers each resample takes: two draws each
-    r = np.arange(start, stop, dtype=np.uint64)
     golden = np.uint64(_GOLDEN)
+    r = np.arange(start, stop, dtype=np.uint64)
     base = _mix(np.uint64(seed) + golden * (r + np.uint64(1)))
     z = _mix(base[:, None] + golden * np.arange(1, steps + 1, dtype=np.uint64)[None, :])
     halves = np.stack([z >> np.uint64(32), z & _LOW32], axis=2).reshape(len(r), 2 * steps)
     m = halves * ug
-    accepted = (m & _LOW32) >= reject_below
+    accepted = (m & _LOW32) >= np.uint64(_reject_below(g))
     drawn = (m >> np.uint64(32)).astype(np.intp)
     if accepted[:, :g].all():
-        picks = drawn[:, :g]
-    else:  # a rejected draw (rare): each such resample takes its first g accepted draws
-        picks = np.empty((len(r), g), dtype=np.intp)
-        for row in range(len(r)):
-            taken = drawn[row][accepted[row]][:g]
-            if len(taken) < g:
-                taken = _stream(g, seed, start + row)
-            picks[row] = taken
-    totals = _ordered_sum(sums[picks])
-    n = _ordered_sum(counts[picks])
-    return totals / n
+        return drawn[:, :g]
+    picks = np.empty((len(r), g), dtype=np.intp)
+    for row in range(len(r)):
+        taken = drawn[row][accepted[row]][:g]
+        if len(taken) < g:
+            taken = _picks(g, seed, start + row, start + row + 1, 2 * steps)[0]
+        picks[row] = taken
+    return picks
 
 
 def _reject_below(g: int) -> int:
@@ -122,23 +123,3 @@ def _ordered_sum(values: np.ndarray) -> np.ndarray:
     """Row sums added left to right from 0.0 (the kernel's order and its sign of zero)."""
     values[:, 0] += 0.0
     return np.cumsum(values, axis=1)[:, -1]
-
-
-def _stream(g: int, seed: int, r: int) -> np.ndarray:
-    """Resample ``r``'s draws in plain integers (for a resample whose rejected draws outran
-    the numbers the block took)."""
-    def mix(z: int) -> int:
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
-        return z ^ (z >> 31)
-
-    reject_below = _reject_below(g)
-    state = mix((seed + _GOLDEN * (r + 1)) & _M64)
-    drawn: list[int] = []
-    while len(drawn) < g:
-        state = (state + _GOLDEN) & _M64
-        z = mix(state)
-        for half in (z >> 32, z & 0xFFFFFFFF):
-            if ((half * g) & 0xFFFFFFFF) >= reject_below and len(drawn) < g:
-                drawn.append((half * g) >> 32)
-    return np.array(drawn, dtype=np.intp)

@@ -1,11 +1,12 @@
 """Percentile bootstrap confidence intervals of a mean over clusters (games).
 
 The resampling is :func:`distbench.kernels.resample.cluster_resample_means` (numpy for a
-small bootstrap, a numba kernel for a large one, the same bits): every resample has its own counter-based stream, so the resamples can be cut into parts and
-run anywhere (here, or on the cluster's warm workers, which have the kernels loaded)
-and the interval is the same. A run's driver passes an :class:`Offload` that runs the parts on
-the cluster: loading numba would cost a new driver more than a second, and the workers
-already have it. This module itself imports no numba.
+small bootstrap, a numba kernel for a large one, the same bits): every resample has its own
+counter-based stream, so the resamples can be cut into parts and run anywhere (here, or on
+the cluster's warm workers, which have the kernels loaded) and the interval is the same. A
+run's driver passes an :class:`Offload` that runs the parts on the cluster: loading numba
+would cost a new driver more than a second, and the workers already have it. This module
+itself imports no numba.
 """
 
 from __future__ import annotations

@@ -109,7 +109,7 @@ def test_the_numpy_path_gives_the_kernels_bits(g, seed):
 def test_the_numpy_path_takes_the_first_accepted_draws(monkeypatch):
     """Rejected draws are rare (2**32 mod g in 2**32): with half of them rejected, every
     resample takes its first g accepted draws, as the documented stream does, also where the
-    block's numbers run out (the resample's own stream then)."""
+    block's numbers run out (that resample then takes more of its stream)."""
     monkeypatch.setattr(resample, "_reject_below", lambda g: 1 << 31)
     rng = np.random.default_rng(3)
     for g in (1, 5, 64):
