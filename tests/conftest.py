@@ -55,14 +55,33 @@ if os.environ.get("RAY_TMPDIR", "") in ("", os.environ.get("DISTBENCH_TEST_RAY_T
     atexit.register(shutil.rmtree, os.environ["RAY_TMPDIR"], ignore_errors=True)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def a_server_on_8080():
+_SERVER_8080: list = []  # the server this process holds on 127.0.0.1:8080, if it holds one
+
+
+def _hold_8080() -> None:
     from distbench.mockserver import ServerConfig, start_server
 
-    try:
-        server = start_server(ServerConfig(port=8080))
-    except OSError:  # taken already: the suite runs beside that one
-        yield None
+    if _SERVER_8080:
         return
-    with server:
-        yield server
+    try:
+        _SERVER_8080.append(start_server(ServerConfig(port=8080)))
+    except OSError:  # taken already: the suite runs beside that one
+        pass
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # Under pytest-xdist the controller holds the server: it outlives every worker, so a worker
+    # whose tests run last still finds it (a worker's server went away when that worker ended).
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        _hold_8080()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    while _SERVER_8080:
+        _SERVER_8080.pop().stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def a_server_on_8080():
+    _hold_8080()  # a worker started without the controller's server (none, or it failed to bind)
+    yield _SERVER_8080[0] if _SERVER_8080 else None
