@@ -40,7 +40,9 @@ both at once).
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import functools
 import logging
 import os
 import threading
@@ -69,6 +71,19 @@ _MIN_CHUNK = 16
 _SEED_MODULUS = 0xFFFFFFFF
 
 _LOAD_LOCK = threading.Lock()  # guards the temporary patch in _llama_defaults
+
+
+def _on_model_thread(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Runs a :class:`LocalModelCore` method on the model's own thread (see the class
+    docstring), or straight away when called there already."""
+
+    @functools.wraps(method)
+    def run(self: LocalModelCore, *args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() == self._thread_ident:
+            return method(self, *args, **kwargs)
+        return self._thread.submit(method, self, *args, **kwargs).result()
+
+    return run
 
 
 @contextlib.contextmanager
@@ -103,6 +118,13 @@ class LocalModelUnavailable(BackendUnavailable):
 
 class LocalModelCore:
     """A GGUF chat model in this process, answering OpenAI-shaped calls; thread-safe.
+
+    Every call runs on one thread of the model's own, whichever thread asks: llama.cpp's CPU
+    backend runs each graph on an OpenMP team of the thread that starts it, and a second
+    thread's team beside the first one's doubled the time of a decoding step on this
+    project's 2-core VM (SmolLM2, 2 threads: 5.9 ms a token from one thread, 12.2 ms once a
+    call had come from another; ``benchmarks/bench_local_multiturn.py``). Callers such as
+    ``asyncio.to_thread`` hand each call to whichever pool thread is free.
 
     Args:
         model_path: The GGUF file (see :func:`find_model_path` for the default).
@@ -162,6 +184,8 @@ class LocalModelCore:
         self.seed = seed
         self._extra_buffers = extra_buffers
         self._lock = threading.Lock()
+        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="llama")
+        self._thread_ident = self._thread.submit(threading.get_ident).result()
         self._batched: dict[int, int] = {}  # per llama instance: cache length written by a prompt
         self._capturing = False  # set (under the lock) while a call only reports its tokens
         self._captured_stop: list[str] = []
@@ -172,10 +196,13 @@ class LocalModelCore:
         self._round: Any = None  # the RoundDecoder of answer_round, made on first use
         self._choose_threads = choose_threads
         started = time.perf_counter()
-        self._plain = self._load(logits_all=False)
-        self._scoring = self._load(logits_all=True) if logprobs else None
+        self._plain, self._scoring = self._thread.submit(self._load_both, logprobs).result()
         self.load_seconds = time.perf_counter() - started
         logger.debug("loaded %s in %.2f s", self.path.name, self.load_seconds)
+
+    def _load_both(self, logprobs: bool) -> tuple[Any, Any]:
+        plain = self._load(logits_all=False)
+        return plain, self._load(logits_all=True) if logprobs else None
 
     def _load(self, *, logits_all: bool) -> Any:
         from llama_cpp import Llama
@@ -254,6 +281,7 @@ class LocalModelCore:
     def _seed(self, seed: int | None) -> int:
         return (self.seed if seed is None else seed) % _SEED_MODULUS
 
+    @_on_model_thread
     def complete(
         self,
         prompt: str,
@@ -290,6 +318,7 @@ class LocalModelCore:
             )
         return _finish(out, self.name)
 
+    @_on_model_thread
     def chat(
         self,
         messages: Sequence[dict[str, str]],
@@ -328,6 +357,7 @@ class LocalModelCore:
             )
         return _finish(out, self.name)
 
+    @_on_model_thread
     def complete_many(
         self,
         prompt: str,
@@ -356,6 +386,7 @@ class LocalModelCore:
                             for i, (text, why) in enumerate(choices)],
                 "usage": usage}
 
+    @_on_model_thread
     def chat_many(
         self,
         messages: Sequence[dict[str, str]],
@@ -513,6 +544,7 @@ class LocalModelCore:
                 low.llama_set_n_threads(ctx.ctx, self.n_threads, self.n_threads)
         return self.n_threads
 
+    @_on_model_thread
     def answer_round(self, calls: Sequence[dict[str, Any]]) -> list[dict[str, Any] | Exception]:
         """Several different prompts answered together (:mod:`distbench.llm.local_round`).
 
@@ -578,6 +610,7 @@ class LocalModelCore:
         self.complete("Hello", max_tokens=1, temperature=0.0)
         self.warm = True
 
+    @_on_model_thread
     def close(self) -> None:
         """Frees the llama contexts; the object is unusable afterwards."""
         with self._lock:
@@ -591,6 +624,7 @@ class LocalModelCore:
                 if llm is not None:
                     llm.close()
             self._plain = self._scoring = None
+        self._thread.shutdown(wait=False)  # its one thread ends once this call returns
 
 
 class _Captured(Exception):  # noqa: N818 - a signal, not an error

@@ -42,6 +42,9 @@ MAX_SEQUENCES = 64
 """Most sequences of the round context (more prompts in one round are decoded in groups)."""
 _STREAM_STEP = 1024  # a stream's cells are a multiple of this
 _COPY_GAIN = 32  # fewest prompt tokens a stream copy must save (a copy costs ~10 ms)
+# Streams per prompt of a round: the conversations of the episodes that do not ask this round
+# (the other half of a negotiation's, whose turn it is not) keep theirs for the next one.
+_SPARE = 2
 
 
 @dataclass
@@ -143,7 +146,7 @@ class RoundDecoder:
         from llama_cpp import llama_cpp as low
 
         cells = max(-(-need // _STREAM_STEP) * _STREAM_STEP, self._stream_cells)
-        streams = max(1, min(MAX_SEQUENCES, max(count, len(self._slots)),
+        streams = max(1, min(MAX_SEQUENCES, max(_SPARE * count, len(self._slots)),
                              self.max_cells // cells))
         if self._ctx is not None and cells == self._stream_cells and streams <= len(self._slots):
             return len(self._slots)
@@ -186,17 +189,28 @@ class RoundDecoder:
         return [out[copies[i]] for i in range(len(items))]
 
     def _assign(self, items: Sequence[RoundItem]) -> list[int]:
-        """The stream of each item: the free one whose kept prompt shares the longest prefix
-        with the item's, else the least recently used one."""
+        """The stream of each item. An item whose earlier prompt a stream holds (the same
+        conversation's last turn: that prompt is a prefix of the item's) continues there;
+        every other item takes the least recently used stream left (an empty one first), so
+        that it does not overwrite a conversation that asks again in a later round (in a
+        negotiation round only the episodes whose turn it is ask); the instructions it shares
+        with other prompts are copied from their stream (:meth:`_evaluate`)."""
         self._round += 1
         free = set(range(len(self._slots)))
-        seqs = []
-        for item in items:
-            best = max(free, key=lambda s, item=item: (
-                self._shared(self._slots[s].tokens, item), -self._slots[s].used, -s))
-            free.discard(best)
-            seqs.append(best)
-            self._slots[best].used = self._round
+        seqs = [-1] * len(items)
+        for i, item in enumerate(items):
+            held = [s for s in free if 0 < len(self._slots[s].tokens) == _common_prefix(
+                self._slots[s].tokens, item.tokens)]
+            if held:
+                seqs[i] = max(held, key=lambda s: (len(self._slots[s].tokens), -s))
+                free.discard(seqs[i])
+        for i, item in enumerate(items):
+            if seqs[i] < 0:
+                seqs[i] = min(free, key=lambda s, item=item: (
+                    self._slots[s].used, -self._shared(self._slots[s].tokens, item), s))
+                free.discard(seqs[i])
+        for s in seqs:
+            self._slots[s].used = self._round
         return seqs
 
     def _shared(self, tokens: Sequence[int], item: RoundItem) -> int:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
+import threading
 
 import pytest
 
@@ -133,3 +135,47 @@ def test_a_negotiation_shards_rows_are_identical_run_to_run_and_to_the_sequentia
     first = rows("1")
     assert max(sizes) >= 2  # the model's asks of a round decoded together
     assert first == rows("1") == rows("0")
+
+
+def test_a_conversation_keeps_its_stream_while_other_episodes_ask_in_between(monkeypatch):
+    # A negotiation round holds only the episodes whose turn it is: the episodes of the round
+    # in between must not take the streams of the conversations that ask again after them.
+    rules = "Each of you names a split; if the two splits add up to 100, both get theirs. "
+    values = ["; ".join(f"item {i} is worth {(7 * g + i) % 10}" for i in range(10))
+              for g in range(2)]  # each conversation's own part, longer than the slack below
+    mine = [Request(prompt=f"{rules}Game {g}: {values[g]}. Alice proposes {50 + g}. Bob:",
+                    seed=g, max_tokens=6, style="completion") for g in range(2)]
+    others = [Request(prompt=f"{rules}Game {g}. Bob opens. Alice answers:", seed=g,
+                      max_tokens=6, style="completion") for g in range(2, 4)]
+    first = _texts(monkeypatch, "1", mine)
+    _texts(monkeypatch, "1", others)
+    again = [dataclasses.replace(r, prompt=f"{r.prompt}{text}\nAlice: 70. Bob answers:",
+                                 seed=r.seed + 10) for r, text in zip(mine, first, strict=True)]
+    decoder = shared_model()._round
+    before = decoder.evaluated
+    answers = _answers(monkeypatch, "1", again)
+    new_tokens = [a.prompt_tokens - len(decoder.llm.tokenize(r.prompt.encode()))
+                  for a, r in zip(answers, mine, strict=True)]
+    assert decoder.evaluated - before <= sum(new_tokens) + 2 * 16  # a turn's new tokens only
+    assert [a.text for a in answers] == _texts(monkeypatch, "0", again)
+
+
+def test_every_call_runs_on_the_models_own_thread_whichever_thread_asks(monkeypatch):
+    # llama.cpp's OpenMP team belongs to the thread that starts a graph; two teams side by side
+    # doubled a decoding step's time on two cores (the LocalModelCore docstring).
+    model = shared_model()
+    seen: set[int] = set()
+    generate = model._plain.generate
+    monkeypatch.setattr(model._plain, "generate",
+                        lambda *a, **k: seen.add(threading.get_ident()) or generate(*a, **k))
+    monkeypatch.setenv("DISTBENCH_LOCAL_ROUNDS", "0")
+
+    async def ask() -> None:
+        backend = LocalBackend(make_spec("local"))
+        await asyncio.gather(*(backend.generate([dataclasses.replace(r, max_tokens=2)])
+                               for r in ROUND))
+
+    asyncio.run(ask())
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda r: model.complete(r.prompt, max_tokens=2, seed=r.seed), ROUND))
+    assert seen == {model._thread_ident}
