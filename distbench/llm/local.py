@@ -374,9 +374,77 @@ class _OwnLoad:
 _OWN_LOAD = _OwnLoad()
 
 
+def _busy_seconds() -> float | None:
+    """CPU seconds all processes have used on this process's CPUs since boot (``/proc/stat``:
+    all but idle and iowait, time stolen by the hypervisor included), or None off Linux."""
+    try:
+        cpus = {f"cpu{n}".encode() for n in os.sched_getaffinity(0)}
+        busy = 0
+        with open("/proc/stat", "rb") as stat:
+            for line in stat:
+                fields = line.split()
+                if fields and fields[0] in cpus:
+                    ticks = [int(x) for x in fields[1:9]]
+                    busy += sum(ticks) - ticks[3] - ticks[4]
+    except (AttributeError, OSError, ValueError):
+        return None
+    return busy / _CLOCK_TICKS if busy else None
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+class _OthersNow:
+    """The CPUs other processes keep busy now: the busy time of this process's CPUs less its
+    own CPU time, over the last half second or more (the first reading waits 0.2 s).
+
+    The 1-minute load average lags a minute: a process started after a busy minute read its
+    predecessor's load as others' and took one thread on an idle 2-core machine, 1.5x slower
+    (session 16). Under contention others' share is what they got, not what they wanted: two
+    busy loops beside two llama threads read as about 1 CPU, which still leaves one thread."""
+
+    WINDOW = 0.5
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: tuple[float, float, float] | None = None  # (monotonic, busy, own)
+        self.value = 0.0
+
+    def _sample(self) -> tuple[float, float, float] | None:
+        busy = _busy_seconds()
+        return None if busy is None else (time.monotonic(), busy, time.process_time())
+
+    def update(self) -> float | None:
+        with self._lock:
+            window = self.WINDOW
+            if self._last is None:
+                self._last = self._sample()
+                if self._last is None:
+                    return None
+                time.sleep(window := 0.2)
+            now = self._sample()
+            if now is None:
+                return None
+            elapsed = now[0] - self._last[0]
+            if elapsed >= window:
+                others = (now[1] - self._last[1]) - (now[2] - self._last[2])
+                self.value = max(0.0, others / elapsed)
+                self._last = now
+            return self.value
+
+
+_OTHERS_NOW = _OthersNow()
+
+
 def _choose_threads() -> int:
-    """:func:`_default_threads` with this process's own part of the load left out."""
-    return _default_threads(own=_OWN_LOAD.update())
+    """The CPUs this process may use less those other processes keep busy now
+    (:class:`_OthersNow`), at least 1; where that cannot be read, :func:`_default_threads`
+    with this process's own part of the load average left out."""
+    others = _OTHERS_NOW.update()
+    if others is None:
+        return _default_threads(own=_OWN_LOAD.update())
+    cpus = _cpu_count()
+    return max(1, min(cpus, int(cpus - others + 0.5)))
 
 
 # LocalModel lives in local_model.py (split for size); its names stay importable from here.

@@ -1,4 +1,4 @@
-"""The bundled model's thread count follows the load other processes put on the CPUs: two
+"""The bundled model's thread count follows the CPUs other processes keep busy: two
 llama.cpp threads waiting at a barrier for a descheduled partner were 5-10x slower than one on
 this project's loaded 2-core VM (see ``distbench.llm.local._default_threads``)."""
 
@@ -34,7 +34,54 @@ def test_the_process_own_load_is_not_taken_for_others(monkeypatch, load, own, th
     monkeypatch.setattr(local, "_cpu_count", lambda: 2)
     monkeypatch.setattr(local.os, "getloadavg", lambda: (load, load, load))
     monkeypatch.setattr(local._OWN_LOAD, "update", lambda: own)
+    monkeypatch.setattr(local._OTHERS_NOW, "update", lambda: None)  # no /proc/stat here
     assert local._choose_threads() == threads
+
+
+@pytest.mark.parametrize("cpus, others, threads", [
+    (2, 0.0, 2), (2, 0.3, 2), (2, 0.8, 1), (2, 2.0, 1), (8, 2.2, 6), (1, 0.0, 1)])
+def test_threads_are_the_cpus_less_those_others_keep_busy_now(monkeypatch, cpus, others,
+                                                               threads):
+    monkeypatch.setattr(local, "_cpu_count", lambda: cpus)
+    monkeypatch.setattr(local._OTHERS_NOW, "update", lambda: others)
+    monkeypatch.setattr(local.os, "getloadavg", lambda: (9.0, 9.0, 9.0))  # not read
+    assert local._choose_threads() == threads
+
+
+def test_others_busy_cpus_are_the_cpus_busy_time_less_this_process_over_half_a_second(
+        monkeypatch):
+    clock = {"wall": 100.0, "busy": 1000.0, "own": 5.0}
+    monkeypatch.setattr(local.time, "monotonic", lambda: clock["wall"])
+    monkeypatch.setattr(local.time, "process_time", lambda: clock["own"])
+    monkeypatch.setattr(local, "_busy_seconds", lambda: clock["busy"])
+
+    def sleep(seconds: float) -> None:  # the first reading's wait: this process idle, one
+        clock["wall"] += seconds         # busy loop elsewhere
+        clock["busy"] += seconds
+
+    monkeypatch.setattr(local.time, "sleep", sleep)
+    others = local._OthersNow()
+    assert others.update() == pytest.approx(1.0)
+    clock["wall"] += 1.0  # this process decodes on both CPUs, nothing else runs
+    clock["busy"] += 2.0
+    clock["own"] += 2.0
+    assert others.update() == pytest.approx(0.0)
+    clock["wall"] += 0.1  # too short a window: the last reading stands
+    clock["busy"] += 0.2
+    assert others.update() == pytest.approx(0.0)
+    clock["wall"] += 1.0  # two busy loops beside its two threads: each of the four gets half
+    clock["busy"] += 2.0
+    clock["own"] += 1.0
+    assert others.update() == pytest.approx(1.2 / 1.1, rel=1e-6)
+
+
+def test_off_linux_the_load_average_decides(monkeypatch):
+    monkeypatch.setattr(local, "_busy_seconds", lambda: None)
+    monkeypatch.setattr(local, "_OTHERS_NOW", local._OthersNow())
+    monkeypatch.setattr(local, "_cpu_count", lambda: 2)
+    monkeypatch.setattr(local.os, "getloadavg", lambda: (5.0, 5.0, 5.0))
+    monkeypatch.setattr(local._OWN_LOAD, "update", lambda: 0.0)
+    assert local._choose_threads() == 1
 
 
 def test_own_load_follows_this_process_cpu_time(monkeypatch):
