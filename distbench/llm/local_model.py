@@ -23,9 +23,10 @@ one-sample path: the games of a bucket share their instructions, about 170 of 25
 copied to the other sequences (``llama_memory_seq_cp``: the cells are shared, not copied), and
 every step decodes one token of each unfinished sample in one batch, each drawn by its own
 sampler seeded with its seed. What that guarantees is in :meth:`LocalModel._decode_many`.
-The decoding steps are compute-bound on two cores (a step of 20 tokens costs about as much
-as 6 one-token steps), so 20 samples in one batch answer about 3x as fast as 20 one-sample
-calls (``benchmarks/bench_samples.py``).
+The decoding steps are compute-bound on two cores (SmolLM2's Q4_1 weights have no batched
+kernel on x86: a token costs 4.4 ms in a step of 8 against 6.7 ms alone), so 20 samples in
+one batch answer about 1.8x as fast as 20 one-sample calls on this project's 2-core VM, quiet
+(``benchmarks/bench_samples.py`` and ``bench_local_matrix.py``, 2026-11-29).
 
 Log-probabilities need llama.cpp's ``logits_all=True``, which slows prompt evaluation and
 keeps an ``n_ctx x vocab`` float32 score buffer: at ``n_ctx=2048`` about 400 MB for SmolLM2
