@@ -1,6 +1,9 @@
-"""The bundled model's llama.cpp thread count, 1 against 2, idle and under a load generator.
+"""The bundled model's llama.cpp thread count, 1 against 2 against the automatic choice, idle
+and under a load generator.
 
-Each (threads, load) cell is a whole process of its own with a fixed ``n_threads``: it loads
+Each (threads, load) cell is a whole process of its own with a fixed ``n_threads`` (or, in the
+``auto`` cell, none: the threads are chosen before each call, and the row lists the counts
+taken): it loads
 SmolLM2, then times (a) the sequential path, ``--calls`` one-request calls one after another
 (``LocalModel.complete``), and (b) a round, the same prompts answered together
 (``LocalModel.answer_round``). Prompts are negotiation-like (a shared instruction block and a
@@ -38,10 +41,14 @@ def child(threads: int, calls: int, tokens: int) -> None:
     """One whole process: the sequential part then the round part; prints a JSON line."""
     from distbench.llm.local import shared_model
 
-    model = shared_model(n_threads=threads)
+    model = shared_model(n_threads=threads or None)  # 0: chosen before each call
+    picks: list[int] = []
+    if not threads:
+        choose = model._choose_threads
+        model._choose_threads = lambda: picks.append(choose()) or picks[-1]
     model.warm_up()
     prompts = _prompts(calls)
-    row: dict = {"threads": threads}
+    row: dict = {"threads": threads or "auto"}
     for part in ("sequential", "round"):
         wall, cpu = time.perf_counter(), time.process_time()
         if part == "sequential":
@@ -59,6 +66,8 @@ def child(threads: int, calls: int, tokens: int) -> None:
         row[part] = {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "tokens": generated,
                      "ms_per_token": round(wall * 1000 / max(1, generated), 1),
                      "digest": hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:10]}
+    if picks:
+        row["picked"] = sorted(set(picks))  # the threads the automatic choice took
     print(json.dumps(row))
 
 
@@ -75,7 +84,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
+    if args.child is not None:
         child(args.child, args.calls, args.tokens)
         return
     print(time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.cpu_count(), "CPUs", flush=True)
@@ -85,7 +94,7 @@ def main() -> None:
             process.start()
         try:
             for _ in range(args.repeats):
-                for threads in (1, 2):
+                for threads in (1, 2, 0):
                     before = os.getloadavg()[0]
                     out = subprocess.run([sys.executable, __file__, "--child", str(threads),
                                           "--calls", str(args.calls), "--tokens",
