@@ -30,7 +30,8 @@ with other answers. So an answer is the one-request path's answer for the same c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,6 +130,7 @@ class RoundDecoder:
         self._round = 0
         self.evaluated = 0  # prompt tokens evaluated (not reused), for tests and benchmarks
         self.copied = 0  # streams copied for a shared prefix
+        self.retune: Retune | None = None  # picks the threads again during a round
         self.steps = 0  # decoding steps, and the micro-batches llama.cpp cut them into, for
         self.micro_batches = 0  # benchmarks (totals: a long-lived decoder keeps no list)
 
@@ -238,7 +240,7 @@ class RoundDecoder:
             steps: list[int] = []
             results = decode_steps(self.llm, ctx, batch, [i.tokens for i in items], seqs,
                                    samplers, budgets, [i.stops for i in items], first=first,
-                                   steps=steps)
+                                   steps=steps, retune=self.retune)
             self.steps += len(steps)
             self.micro_batches += sum(steps)
         finally:
@@ -281,17 +283,42 @@ class RoundDecoder:
         return sampler.sample(ctx, len(chunk) - 1)
 
 
+class Retune:
+    """Calls ``retune`` (which picks the llama threads again) at most every ``every`` seconds;
+    as a llama-cpp-python stopping criterion it never stops a generation.
+
+    A call or round can last minutes, and the load changes under it: another process (the
+    other model of a tournament, a test worker) starting to decode beside two llama threads
+    turns each step's barrier into a wait for a descheduled thread (a round of 6 took 162 s
+    instead of 4.5, ``benchmarks/bench_local_threads.py``). The thread count changes no
+    answer."""
+
+    every = 0.5
+
+    def __init__(self, retune: Callable[[], Any]) -> None:
+        self.retune = retune
+        self._at = time.monotonic()
+
+    def __call__(self, *_: Any) -> bool:
+        now = time.monotonic()
+        if now - self._at >= self.every:
+            self._at = now
+            self.retune()
+        return False
+
+
 def decode_steps(llm: Any, ctx: Any, batch: Any, prompts: Sequence[list[int]],
                  seqs: Sequence[int], samplers: Sequence[Any], budgets: Sequence[int],
                  stops: Sequence[list[str]], *, first: Sequence[int] | None = None,
-                 rows: dict[int, int] | None = None,
-                 steps: list[int] | None = None) -> list[tuple[str, str, int]]:
+                 rows: dict[int, int] | None = None, steps: list[int] | None = None,
+                 retune: Retune | None = None) -> list[tuple[str, str, int]]:
     """Decodes answers together: sequence ``seqs[j]`` continues ``prompts[j]``, starting from
     the token ``first[j]`` already drawn, else from the logits in row ``rows[j]`` of the last
     decoded batch, sampled by ``samplers[j]``, up to
     ``budgets[j]`` tokens or a stop string of ``stops[j]`` or an end-of-generation token,
     handled as llama-cpp-python's ``create_completion`` does. Returns per answer (text, finish
-    reason, tokens generated). Appends each step's :func:`micro_batches` to ``steps``."""
+    reason, tokens generated). Appends each step's :func:`micro_batches` to ``steps``; calls
+    ``retune`` before each step."""
     from llama_cpp import llama_cpp as low
 
     vocab = llm._model.vocab
@@ -337,6 +364,8 @@ def decode_steps(llm: Any, ctx: Any, batch: Any, prompts: Sequence[list[int]],
               logits_last=False)
         if steps is not None:
             steps.append(micro_batches([seqs[j] for j in active]))
+        if retune is not None:
+            retune()
         ctx.decode(batch)
         index = {j: i for i, j in enumerate(active)}
     results = []

@@ -116,3 +116,53 @@ def test_a_one_request_call_follows_the_choice_in_prompt_evaluation_too(monkeypa
         ctx = model._plain._ctx.ctx
         assert (low.llama_n_threads(ctx), low.llama_n_threads_batch(ctx)) == (threads, threads)
     assert texts[0] == texts[1]
+
+
+def test_retune_picks_the_threads_again_at_most_every_half_second_and_never_stops(monkeypatch):
+    from distbench.llm import local_round
+
+    clock = {"now": 10.0}
+    monkeypatch.setattr(local_round.time, "monotonic", lambda: clock["now"])
+    calls = []
+    retune = local_round.Retune(lambda: calls.append(clock["now"]))
+    for _ in range(10):  # 0.2 s steps
+        clock["now"] += 0.2
+        assert retune(None, None) is False
+    assert calls == pytest.approx([10.6, 11.2, 11.8])
+
+
+def test_threads_picked_again_during_a_call_change_no_answer(monkeypatch):
+    """A long call follows the load as it changes: the threads are picked again between the
+    steps of a round, of a game's samples and of one request, with the same answers."""
+    if not local.local_available():
+        pytest.skip("bundled model not installed")
+    from llama_cpp import llama_cpp as low
+
+    from distbench.llm import local_round
+
+    model = local.shared_model()
+    calls = [{"style": "completion", "prompt": f"Split {n} coins. I propose", "seed": n,
+              "max_tokens": 12, "temperature": 1.0} for n in (10, 20, 30)]
+
+    def answers() -> list:
+        one = model.complete("The capital of France is", max_tokens=12, seed=1)
+        many = model.complete_many("Two plus two is", [1, 2, 3], max_tokens=12)
+        return [one["choices"][0]["text"], [c["text"] for c in many["choices"]],
+                [a["text"] for a in model.answer_round(calls)]]
+
+    monkeypatch.setattr(model, "_choose_threads", lambda: 2)
+    fixed = answers()
+    picks = []
+
+    def alternate() -> int:
+        picks.append(1 + len(picks) % 2)
+        return picks[-1]
+
+    seen = set()
+    set_threads = low.llama_set_n_threads
+    monkeypatch.setattr(low, "llama_set_n_threads",
+                        lambda ctx, n, b: seen.add(n) or set_threads(ctx, n, b))
+    monkeypatch.setattr(local_round.Retune, "every", 0.0)  # before every step
+    monkeypatch.setattr(model, "_choose_threads", alternate)
+    assert answers() == fixed
+    assert len(picks) > 3 * 12 and seen == {1, 2}
