@@ -34,7 +34,7 @@ from distbench.games.fog.plan import FogRunConfig, plan_fog_shards
 from distbench.games.fog.runner import run_shard as run_fog
 from distbench.games.negotiation.plan import NegotiationRunConfig, plan_shards
 from distbench.games.negotiation.runner import run_shard as run_negotiation
-from distbench.llm.local import LocalBackend, shared_model
+from distbench.llm.local import LocalBackend
 from distbench.llm.registry import make_spec
 
 
@@ -70,28 +70,14 @@ def play(family: str, args: argparse.Namespace, rounds: bool) -> dict:
             "load": f"{load:.1f}-{os.getloadavg()[0]:.1f}"}
 
 
-def _child(family: str, args: argparse.Namespace, rounds: bool) -> None:
-    """One path in this (fresh) process: the model loaded and warmed, then the shard played;
-    prints one JSON line."""
-    model = shared_model()
-    model.warm_up()
-    result = play(family, args, rounds)
-    result["threads"] = model.n_threads
-    print("RESULT " + json.dumps(result), flush=True)
-
-
 def _run(tree: str, family: str, args: argparse.Namespace, rounds: bool) -> dict:
     """A path played in a process of its own, from the source tree ``tree`` (this one, or a
     worktree of the baseline commit): its ``play`` and its model code."""
-    code = ("import sys, argparse; sys.path[:0] = ['.', 'benchmarks']; "
-            "import bench_local_multiturn as b; "
-            f"b._child({family!r}, argparse.Namespace(**{vars(args)!r}), {rounds!r})")
-    if tree != ROOT:  # the baseline's bench has no _child: the same steps, written out
-        code = ("import sys, json, argparse; sys.path[:0] = ['.', 'benchmarks']; "
-                "import bench_local_multiturn as b; from distbench.llm.local import "
-                "shared_model; m = shared_model(); m.warm_up(); "
-                f"r = b.play({family!r}, argparse.Namespace(**{vars(args)!r}), {rounds!r}); "
-                "r['threads'] = m.n_threads; print('RESULT ' + json.dumps(r), flush=True)")
+    code = ("import sys, json, argparse; sys.path[:0] = ['.', 'benchmarks']; "
+            "import bench_local_multiturn as b; from distbench.llm.local import shared_model; "
+            "m = shared_model(); m.warm_up(); "  # loaded and warmed outside the timing
+            f"r = b.play({family!r}, argparse.Namespace(**{vars(args)!r}), {rounds!r}); "
+            "r['threads'] = m.n_threads; print('RESULT ' + json.dumps(r), flush=True)")
     env = {**os.environ, "PYTHONPATH": tree}
     out = subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, check=True,
                          capture_output=True, text=True).stdout
@@ -124,8 +110,7 @@ def main() -> None:
             stack.callback(subprocess.run, ["git", "-C", ROOT, "worktree", "remove", "--force",
                                             tree], check=False, capture_output=True)
             paths.insert(0, ("today", tree, False))
-        child = {k: v for k, v in vars(args).items() if k != "baseline"}
-        child = argparse.Namespace(**child)
+        child = argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "baseline"})
         for family in args.families.split(","):
             totals = {name: [0.0, 0] for name, _, _ in paths}
             for _ in range(args.repeats):

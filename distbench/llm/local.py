@@ -374,6 +374,9 @@ class _OwnLoad:
 _OWN_LOAD = _OwnLoad()
 
 
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
 def _busy_seconds() -> float | None:
     """CPU seconds all processes have used on this process's CPUs since boot (``/proc/stat``:
     all but idle and iowait, time stolen by the hypervisor included), or None off Linux."""
@@ -389,9 +392,6 @@ def _busy_seconds() -> float | None:
     except (AttributeError, OSError, ValueError):
         return None
     return busy / _CLOCK_TICKS if busy else None
-
-
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 class _OthersNow:

@@ -236,7 +236,7 @@ class LocalModelCore:
             if self._capturing:
                 raise _Captured(list(tokens))
             self._prepare(llm, list(tokens))
-            retune = self._retune(llm._ctx)
+            retune = self._retune(lambda: llm._ctx)
             if retune is not None:  # a criterion that never stops: threads picked again
                 from llama_cpp import StoppingCriteriaList
 
@@ -531,7 +531,8 @@ class LocalModelCore:
                 answers = decode_steps(
                     llm, ctx, batch, [tokens] * len(group), range(len(group)), samplers,
                     [max_tokens] * len(group), [stops] * len(group),
-                    rows=dict.fromkeys(range(len(group)), last), retune=self._retune(ctx))
+                    rows=dict.fromkeys(range(len(group)), last),
+                    retune=self._retune(lambda ctx=ctx: ctx))
             finally:
                 batch.close()
             for text, why, count in answers:
@@ -552,18 +553,13 @@ class LocalModelCore:
                 low.llama_set_n_threads(ctx.ctx, self.n_threads, self.n_threads)
         return self.n_threads
 
-    def _retune_round(self) -> Retune | None:
+    def _retune(self, context: Callable[[], Any]) -> Retune | None:
+        """Picks the threads of the llama context ``context()`` (read when it runs) again
+        every half second of a long call (see :class:`~distbench.llm.local_round.Retune`),
+        when they are chosen at all."""
         if self._choose_threads is None:
             return None
-        decoder = self._round  # its context may be made anew for this round: read it then
-        return Retune(lambda: setattr(decoder, "n_threads", self._threads_now(decoder._ctx)))
-
-    def _retune(self, ctx: Any) -> Retune | None:
-        """Picks the threads of ``ctx`` again every half second of a long call (see
-        :class:`~distbench.llm.local_round.Retune`), when they are chosen at all."""
-        if self._choose_threads is None:
-            return None
-        return Retune(lambda: self._threads_now(ctx))
+        return Retune(lambda: self._threads_now(context()))
 
     @_on_model_thread
     def answer_round(self, calls: Sequence[dict[str, Any]]) -> list[dict[str, Any] | Exception]:
@@ -590,7 +586,8 @@ class LocalModelCore:
                                            n_threads=self.n_threads,
                                            max_cells=self.round_cells, min_chunk=_MIN_CHUNK)
             self._round.n_threads = self._threads_now(self._round._ctx)
-            self._round.retune = self._retune_round()
+            decoder = self._round  # its context may be made anew in decode()
+            decoder.retune = self._retune(lambda: decoder._ctx)
             good = [item for item in items if isinstance(item, RoundItem)]
             answers = iter(self._round.decode(good))
         out: list[dict[str, Any] | Exception] = []
